@@ -1,0 +1,270 @@
+"""The ``ragctl`` command line: parse, open the index, call the library, print.
+
+Heavy libraries (torch, spaCy, hnswlib, rich) are imported inside the commands, so
+``ragctl --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__
+from .errors import EXIT_INTERRUPTED, RagctlError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RagctlClickError(click.ClickException):
+    """A library error shown as one line, with the error's own exit code."""
+
+    def __init__(self, error: RagctlError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except RagctlError as e:
+        raise RagctlClickError(e) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; what was committed is kept, run the command again "
+                   "to finish", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def index_option(f: F) -> F:
+    return click.option(
+        "--index", "-i", "index_name", metavar="NAME", default=None,
+        help="Which index to use (default: 'default'; env RAGCTL_INDEX).")(f)
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print a machine-readable JSON result on stdout.")(f)
+
+
+def _settings(**overrides: Any) -> Any:
+    from .config import load_settings
+
+    return load_settings(**overrides)
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    root = logging.getLogger("ragctl")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def command_errors(f: F) -> F:
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with _errors():
+            return f(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragctl")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Ask questions about your own documents, offline, with answers that cite their sources.
+
+    \b
+    Start with:
+        ragctl index ~/Documents/notes
+        ragctl search "when is the lease up for renewal"
+    """
+    _setup_logging(verbose)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@index_option
+@click.option("--embedder", metavar="NAME|DIR",
+              help="Embedding model: a registry name or a sentence-transformers directory.")
+@click.option("--chunk-words", type=click.IntRange(min=10), help="Target words per passage.")
+@click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True),
+              help="Skip files larger than this many MB.")
+@click.option("--reembed", is_flag=True,
+              help="Re-embed every passage when the index was built with another model.")
+@click.option("--force", is_flag=True, help="Re-read every file even if it looks unchanged.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@command_errors
+def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
+          chunk_words: int | None, max_file_mb: float | None, reembed: bool, force: bool,
+          quiet: bool, as_json: bool) -> None:
+    """Add files and folders to an index, or bring it up to date.
+
+    Reads .txt .md .rst .html .pdf .docx .eml .mbox. Unchanged files are skipped,
+    changed ones re-read, deleted ones removed. With no PATH, every folder indexed
+    before is refreshed.
+
+    \b
+    Examples:
+        ragctl index ~/notes ~/Documents/papers
+        ragctl index                    # refresh what was indexed before
+        ragctl index ~/mail --index mail
+    """
+    from .collection import Collection
+    from .display import RichReporter, index_summary_table, stdout
+    from .errors import AllFilesFailedError
+    from .indexer import Indexer, IndexOptions
+
+    settings = _settings(index=index_name, embedder=embedder, chunk_words=chunk_words,
+                         max_file_mb=max_file_mb)
+    with Collection.open(settings, create=True) as collection:
+        collection.lock()
+        with RichReporter(enabled=not quiet and not as_json) as reporter:
+            indexer = Indexer(collection, options=IndexOptions(reembed=reembed, force=force),
+                              reporter=reporter)
+            failure: AllFilesFailedError | None = None
+            try:
+                summary = indexer.run(list(paths))
+            except AllFilesFailedError as e:
+                failure, summary = e, indexer.summary
+    if as_json:
+        _print_json(summary.to_dict())
+    else:
+        stdout.print(index_summary_table(summary.to_dict()))
+    if failure is not None:
+        raise failure
+
+
+@cli.command()
+@click.argument("query")
+@index_option
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="How many passages (default 10).")
+@click.option("--mode", type=click.Choice(["hybrid", "vector", "bm25"]), default="hybrid",
+              show_default=True, help="Fuse both retrievers, or use one alone.")
+@json_option
+@command_errors
+def search(query: str, index_name: str | None, limit: int | None, mode: str,
+           as_json: bool) -> None:
+    """Find the passages that best match QUERY.
+
+    \b
+    Example:
+        ragctl search "notice period for the flat" -n 5
+    """
+    from .collection import Collection
+    from .retrieve import Retriever
+
+    settings = _settings(index=index_name, search_limit=limit)
+    with Collection.open(settings) as collection:
+        hits = Retriever(collection).search(query, limit=settings.search_limit,
+                                            mode=mode)  # type: ignore[arg-type]
+    if as_json:
+        _print_json({"query": query, "index": settings.index, "mode": mode,
+                     "hits": [h.to_dict() for h in hits]})
+        return
+    from rich.text import Text
+
+    from .display import short_path, stdout
+
+    if not hits:
+        stdout.print("no matching passages")
+        return
+    for rank, h in enumerate(hits, start=1):
+        where = short_path(h.path) + (f" ({h.place})" if h.place else "")
+        sim = f"  cos {h.similarity:.2f}" if h.similarity is not None else ""
+        stdout.print(Text.assemble((f"{rank:>2}. ", "bold"), (where, "cyan"),
+                                   (f"  score {h.score:.4f}{sim}", "dim")))
+        snippet = h.text if len(h.text) <= 400 else h.text[:397].rstrip() + "…"
+        stdout.print(Text("    " + snippet))
+
+
+@cli.command()
+@index_option
+@json_option
+@command_errors
+def status(index_name: str | None, as_json: bool) -> None:
+    """Show what an index holds: documents, passages, sizes, models, last run."""
+    from .collection import Collection
+    from .collection import status as collection_status
+
+    settings = _settings(index=index_name)
+    with Collection.open(settings) as collection:
+        info = collection_status(collection)
+    if as_json:
+        _print_json(info)
+        return
+    from rich.table import Table
+
+    from .display import human_bytes, short_path, stdout
+
+    t = Table(title=f"index {info['index']!r}", show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("location", short_path(info["path"]))
+    t.add_row("documents", f"{info['documents']}  "
+              + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
+    t.add_row("passages", str(info["passages"]))
+    t.add_row("sentences", str(info["sentences"]))
+    t.add_row("embedder", f"{info['embedder']} ({info['dim']} dims)" if info["embedder"]
+              else "(none yet)")
+    t.add_row("on disk", human_bytes(info["total_bytes"]))
+    t.add_row("folders", "\n".join(short_path(r) for r in info["roots"]) or "(none)")
+    if info["pending_vector_changes"]:
+        t.add_row("pending", f"{info['pending_vector_changes']} vector changes "
+                  "(an interrupted run; the next run or 'ragctl doctor' applies them)")
+    run = info["last_run"]
+    if run:
+        t.add_row("last run", f"{run['started']}  {run['status']}")
+    stdout.print(t)
+
+
+@cli.command()
+@index_option
+@click.option("--dry-run", is_flag=True, help="Only report problems; change nothing.")
+@json_option
+@command_errors
+def doctor(index_name: str | None, dry_run: bool, as_json: bool) -> None:
+    """Check that the store and the vector index agree, and repair what does not.
+
+    Repairs rebuild the HNSW file from the vectors kept in the store (no re-embedding)
+    and the full-text index from the passages.
+    """
+    from .collection import Collection
+
+    settings = _settings(index=index_name)
+    with Collection.open(settings) as collection:
+        if not dry_run:
+            collection.lock()
+        report = collection.doctor(repair=not dry_run)
+    if as_json:
+        _print_json({"ok": report.ok, "problems": report.problems,
+                     "repaired": report.repaired, **report.info})
+    else:
+        for p in report.problems:
+            click.echo(f"problem: {p}")
+        for r in report.repaired:
+            click.echo(f"repaired: {r}")
+        if not report.problems:
+            click.echo(f"ok: {report.info.get('documents', 0)} documents, "
+                       f"{report.info.get('passages', 0)} passages, store and vectors agree")
+    if not report.ok:
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

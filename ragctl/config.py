@@ -1,0 +1,140 @@
+"""Where ragctl keeps its files, and the settings that steer it.
+
+Precedence, highest first: command-line flags, ``RAGCTL_*`` environment variables,
+``config.toml`` in the home directory, built-in defaults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "config.toml"
+_INDEX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def home_dir() -> Path:
+    """The ragctl home: ``$RAGCTL_HOME`` if set, else the platform's user app dir."""
+    env = os.environ.get("RAGCTL_HOME")
+    if env:
+        return Path(env).expanduser().resolve()
+    import click
+
+    return Path(click.get_app_dir("ragctl"))
+
+
+def models_dir() -> Path:
+    return home_dir() / "models"
+
+
+def indexes_dir() -> Path:
+    return home_dir() / "index"
+
+
+def index_dir(name: str) -> Path:
+    """The directory of one named index (it may not exist yet)."""
+    if not _INDEX_NAME.match(name):
+        raise ConfigError(
+            f"bad index name {name!r}: use letters, digits, '.', '_' and '-' (up to 64)"
+        )
+    return indexes_dir() / name
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable default. Each one can be set in config.toml or as RAGCTL_<NAME>."""
+
+    index: str = "default"
+    embedder: str = "all-MiniLM-L6-v2"
+    chunk_words: int = 100
+    max_sentence_words: int = 200
+    max_file_mb: float = 50.0
+    embed_batch_size: int = 32
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 200
+    hnsw_ef: int = 100
+    search_limit: int = 10
+    rrf_k: int = 60
+    include_hidden: bool = False
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def _coerce(name: str, kind: Any, value: Any, source: str) -> Any:
+    kind_name = kind if isinstance(kind, str) else kind.__name__
+    try:
+        if kind_name == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(value)
+        if kind_name == "int":
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return int(value)
+        if kind_name == "float":
+            return float(value)
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: {name} must be a {kind_name}, not {value!r}") from None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Resolve settings: flags (``overrides``; None means unset) > env > config file > defaults."""
+    known = {f.name: f.type for f in fields(Settings)}
+    values: dict[str, Any] = {}
+    path = home_dir() / CONFIG_FILE
+    for key, value in _read_config_file(path).items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ConfigError(
+                f"{path}: unknown setting {key!r}; valid settings: {', '.join(sorted(known))}"
+            )
+        values[name] = _coerce(name, known[name], value, str(path))
+    for name, kind in known.items():
+        env = os.environ.get(f"RAGCTL_{name.upper()}")
+        if env is not None and env != "":
+            values[name] = _coerce(name, kind, env, f"RAGCTL_{name.upper()}")
+    for name, value in overrides.items():
+        if name not in known:
+            raise ConfigError(f"unknown setting {name!r}")
+        if value is not None:
+            values[name] = value
+    settings = Settings(**values)
+    _validate(settings)
+    return settings
+
+
+def _validate(s: Settings) -> None:
+    index_dir(s.index)
+    positive = ("chunk_words", "max_sentence_words", "embed_batch_size", "hnsw_m",
+                "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k")
+    for name in positive:
+        if getattr(s, name) < 1:
+            raise ConfigError(f"{name} must be at least 1, not {getattr(s, name)}")
+    if s.max_file_mb <= 0:
+        raise ConfigError(f"max_file_mb must be positive, not {s.max_file_mb}")

@@ -1,0 +1,388 @@
+"""The ``index`` run: walk → read → sentences → passages → embed → store + HNSW.
+
+Incremental (unchanged files are skipped by size + mtime, confirmed by sha256; renamed
+files keep their vectors; files gone from an indexed root are removed) and crash-safe:
+each file's new state is committed in one SQLite transaction together with a journal
+of vector changes, so a run killed at any moment leaves every file in its old or its
+new state, and the next run (or any search) brings the HNSW file up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .chunk import Chunk, chunk_sections
+from .collection import Collection
+from .embed import Embedder, canonical_name, load_embedder
+from .errors import AllFilesFailedError, ModelMismatchError, RagctlError
+from .ingest import ParsedDocument, SkipFile, parse, read_bytes, walk
+from .sentences import SentenceSplitter
+from .store import DocumentRecord, text_hash
+
+logger = logging.getLogger("ragctl.indexer")
+
+BATCH_PASSAGES = 256
+SAVE_EVERY_S = 120.0
+
+
+class Reporter(Protocol):
+    """What an index run tells its caller; the CLI draws a progress bar from it."""
+
+    def phase(self, name: str, total: int | None = None) -> None: ...
+    def advance(self, *, files: int = 0, passages: int = 0) -> None: ...
+    def warn(self, path: Path, reason: str) -> None: ...
+
+
+class _Silent:
+    def phase(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, *, files: int = 0, passages: int = 0) -> None:
+        pass
+
+    def warn(self, path: Path, reason: str) -> None:
+        logger.warning("%s: %s", path, reason)
+
+
+@dataclass
+class IndexSummary:
+    """What one run did; ``--json`` prints exactly this."""
+
+    index: str
+    files_seen: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    moved: int = 0
+    removed: int = 0
+    skipped: int = 0
+    passages_added: int = 0
+    passages_removed: int = 0
+    passages_reused_vectors: int = 0
+    sentences_added: int = 0
+    reembedded: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    interrupted: bool = False
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.moved + self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    reembed: bool = False
+    force: bool = False
+
+
+@dataclass
+class _Pending:
+    path: Path
+    size: int
+    mtime_ns: int
+    sha256: str
+    doc: ParsedDocument
+    chunks: list[Chunk]
+    existed: bool
+
+
+class Indexer:
+    """One index run over a :class:`Collection` (which must be locked by the caller)."""
+
+    def __init__(self, collection: Collection, *, options: IndexOptions | None = None,
+                 reporter: Reporter | None = None,
+                 embedder_factory: Callable[[str], Embedder] | None = None) -> None:
+        self.collection = collection
+        self.store = collection.store
+        self.settings = collection.settings
+        self.options = options or IndexOptions()
+        self.reporter: Reporter = reporter or _Silent()
+        self._embedder_factory = embedder_factory or load_embedder
+        self._embedder: Embedder | None = None
+        self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
+        self.summary = IndexSummary(index=collection.name)
+        self._last_save = time.monotonic()
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self.reporter.phase("loading embedding model")
+            self._embedder = self._embedder_factory(self.settings.embedder)
+            stored_dim = self.collection.dim
+            if stored_dim is None:
+                self.store.set_meta(embedder=self._embedder.name, dim=self._embedder.dim,
+                                    hnsw_m=self.settings.hnsw_m,
+                                    hnsw_ef_construction=self.settings.hnsw_ef_construction)
+        return self._embedder
+
+    def _warn(self, path: Path, reason: str) -> None:
+        self.summary.warnings.append({"path": str(path), "reason": reason})
+        self.reporter.warn(path, reason)
+
+    def _chunker_settings(self) -> dict[str, int]:
+        return {"chunk_words": self.settings.chunk_words,
+                "max_sentence_words": self.settings.max_sentence_words}
+
+    def _check_model(self) -> None:
+        stored = self.collection.embedder_name
+        wanted = canonical_name(self.settings.embedder)
+        if stored and stored != wanted and not self.options.reembed:
+            raise ModelMismatchError(
+                f"index {self.collection.name!r} was built with the embedding model "
+                f"{stored!r}, not {wanted!r}; re-run with --reembed to re-embed every "
+                f"passage with {wanted!r}, or use --embedder {stored!r}"
+            )
+
+    # ------------------------------------------------------------------ the run
+    def run(self, paths: Sequence[Path]) -> IndexSummary:
+        started = time.perf_counter()
+        run_id = self.store.start_run()
+        status = "failed"
+        try:
+            self._check_model()
+            if self.options.reembed and self.collection.embedder_name and \
+                    self.collection.embedder_name != canonical_name(self.settings.embedder):
+                self._reembed()
+            self._index(paths)
+            status = "ok"
+        except KeyboardInterrupt:
+            self.summary.interrupted = True
+            status = "interrupted"
+            raise
+        finally:
+            self._save(force=True)
+            self.summary.seconds = round(time.perf_counter() - started, 3)
+            self.store.finish_run(run_id, status, self.summary.to_dict())
+        if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
+            raise AllFilesFailedError(
+                f"none of the {self.summary.files_seen} files could be indexed "
+                "(see the warnings above)")
+        return self.summary
+
+    def _roots(self, paths: Sequence[Path]) -> list[str]:
+        if paths:
+            roots = [os.path.abspath(p) for p in paths]
+            with self.store.transaction():
+                for r in roots:
+                    self.store.add_root(r)
+            return roots
+        roots = self.store.roots()
+        if not roots:
+            raise RagctlError("nothing to index: give one or more files or folders, "
+                              "for example: ragctl index ~/Documents")
+        return roots
+
+    def _index(self, paths: Sequence[Path]) -> None:
+        roots = self._roots(paths)
+        self.reporter.phase("scanning")
+        files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
+                          include_hidden=self.settings.include_hidden, warn=self._warn))
+        for r in roots:
+            if not os.path.lexists(r):
+                self._warn(Path(r), "indexed folder no longer exists; its documents are removed")
+        known = {d.path: d for d in self.store.documents()}
+        rechunk = self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
+        seen: set[str] = set()
+        candidates: list[tuple[Path, os.stat_result]] = []
+        for f in files:
+            key = str(f)
+            seen.add(key)
+            try:
+                st = f.stat()
+            except OSError as e:
+                self._warn(f, f"{e.strerror}; skipped")
+                self.summary.skipped += 1
+                continue
+            old = known.get(key)
+            if old is not None and not (self.options.force or rechunk) \
+                    and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+                self.summary.unchanged += 1
+                continue
+            candidates.append((f, st))
+        self.summary.files_seen = len(files)
+        gone = [d for d in known.values()
+                if d.path not in seen and _under_roots(d.path, roots)
+                and not os.path.lexists(d.path)]
+        gone_by_sha: dict[str, list[DocumentRecord]] = {}
+        for d in gone:
+            gone_by_sha.setdefault(d.sha256, []).append(d)
+
+        self.reporter.phase("indexing", total=len(candidates))
+        max_bytes = int(self.settings.max_file_mb * 1_000_000)
+        batch: list[_Pending] = []
+        for f, st in candidates:
+            key = str(f)
+            old = known.get(key)
+            try:
+                data = read_bytes(f, max_bytes=max_bytes)
+            except SkipFile as e:
+                self._skip(f, str(e), old)
+                continue
+            sha = hashlib.sha256(data).hexdigest()
+            if old is not None and old.sha256 == sha and not (self.options.force or rechunk):
+                self.store.touch_document(old.id, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                self.summary.unchanged += 1
+                self.reporter.advance(files=1)
+                continue
+            twin = gone_by_sha.get(sha)
+            if old is None and twin and not rechunk:
+                moved = twin.pop()
+                self.store.move_document(moved.id, path=key, size=st.st_size,
+                                         mtime_ns=st.st_mtime_ns)
+                gone.remove(moved)
+                self.summary.moved += 1
+                self.reporter.advance(files=1)
+                continue
+            try:
+                doc = parse(f, data)
+            except SkipFile as e:
+                self._skip(f, str(e), old)
+                continue
+            sentences = self.splitter.split_many([s.text for s in doc.sections])
+            chunks = chunk_sections(doc.sections, sentences,
+                                    target_words=self.settings.chunk_words)
+            if not chunks:
+                self._skip(f, "no sentences found; skipped", old)
+                continue
+            batch.append(_Pending(f, st.st_size, st.st_mtime_ns, sha, doc, chunks,
+                                  existed=old is not None))
+            if sum(len(p.chunks) for p in batch) >= BATCH_PASSAGES:
+                self._flush(batch)
+                batch = []
+        self._flush(batch)
+        for d in gone:
+            ids = self.store.delete_document(d.id)
+            self._apply([([], ids, None)])
+            self.summary.removed += 1
+            self.summary.passages_removed += len(ids)
+        self.store.set_meta(chunker=_json(self._chunker_settings()))
+
+    def _skip(self, path: Path, reason: str, old: DocumentRecord | None) -> None:
+        if old is not None:
+            reason += " (the previously indexed version is kept)"
+        self._warn(path, reason)
+        self.summary.skipped += 1
+        self.reporter.advance(files=1)
+
+    def _flush(self, batch: list[_Pending]) -> None:
+        if not batch:
+            return
+        texts = [c.text for p in batch for c in p.chunks]
+        hashes = [text_hash(t) for t in texts]
+        reused = self.store.embeddings_by_hash(hashes) if self.collection.dim else {}
+        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
+                       if h not in reused}.items())
+        vectors: dict[str, np.ndarray] = {
+            h: np.frombuffer(b, dtype=np.float32) for h, b in reused.items()}
+        if todo:
+            t0 = time.perf_counter()
+            embedder = self.embedder
+            new = embedder.embed([t for _, t in todo], batch_size=self.settings.embed_batch_size)
+            self.summary.embed_seconds += time.perf_counter() - t0
+            vectors.update({h: new[i] for i, (h, _) in enumerate(todo)})
+        self.summary.passages_reused_vectors += sum(1 for h in hashes if h in reused)
+        changes: list[tuple[list[int], list[int], np.ndarray]] = []
+        pos = 0
+        with self.store.transaction():
+            for p in batch:
+                n = len(p.chunks)
+                matrix = np.stack([vectors[h] for h in hashes[pos:pos + n]])
+                pos += n
+                ids, old_ids = self.store.replace_document(
+                    path=str(p.path), format=p.doc.format, title=p.doc.title, size=p.size,
+                    mtime_ns=p.mtime_ns, sha256=p.sha256, chunks=p.chunks, embeddings=matrix)
+                changes.append((ids, old_ids, matrix))
+        # Committed: mirror the change in the HNSW index. Until it is saved, the store's
+        # journal holds the same change, so a crash from here on loses nothing.
+        self._apply(changes)
+        for p, (_, old_ids, _) in zip(batch, changes, strict=True):
+            self.summary.passages_removed += len(old_ids)
+            self.summary.passages_added += len(p.chunks)
+            self.summary.sentences_added += sum(len(c.sentences) for c in p.chunks)
+            if p.existed:
+                self.summary.updated += 1
+            else:
+                self.summary.added += 1
+            self.reporter.advance(files=1, passages=len(p.chunks))
+        self._save()
+
+    def _apply(self, changes: Sequence[tuple[Sequence[int], Sequence[int], np.ndarray | None]],
+               ) -> None:
+        seq = self.store.journal_seq()
+        vi = self.collection.vectors()
+        if vi is None:
+            return
+        for ids, old_ids, matrix in changes:
+            vi.delete(old_ids)
+            if matrix is not None and len(ids):
+                vi.add(np.asarray(ids), matrix)
+        self.collection.applied_seq = seq
+
+    def _save(self, *, force: bool = False) -> None:
+        vi = self.collection.loaded_vectors
+        if vi is None or not vi.dirty:
+            return
+        if force or time.monotonic() - self._last_save > SAVE_EVERY_S:
+            self.collection.save_vectors()
+            self._last_save = time.monotonic()
+
+    def _reembed(self) -> None:
+        """Re-embed every stored passage with the new model, then swap in one transaction."""
+        store = self.store
+        old_name = self.collection.embedder_name
+        self._embedder = self._embedder_factory(self.settings.embedder)
+        embedder = self._embedder
+        total = store.count("passages")
+        self.reporter.phase(f"re-embedding with {embedder.name}", total=total)
+        store.db.execute("CREATE TABLE IF NOT EXISTS reembed_staging "
+                         "(passage_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        with store.transaction():
+            store.db.execute("DELETE FROM reembed_staging")
+        last = -1
+        while True:
+            rows = store.db.execute("SELECT id, text FROM passages WHERE id > ? ORDER BY id "
+                                    "LIMIT ?", [last, BATCH_PASSAGES]).fetchall()
+            if not rows:
+                break
+            last = rows[-1][0]
+            vecs = embedder.embed([r[1] for r in rows], batch_size=self.settings.embed_batch_size)
+            with store.transaction():
+                store.db["reembed_staging"].insert_all(
+                    {"passage_id": r[0], "embedding": v.tobytes()}
+                    for r, v in zip(rows, vecs, strict=True))
+            self.reporter.advance(passages=len(rows))
+        with store.transaction():
+            store.db.execute("UPDATE passages SET embedding = (SELECT s.embedding FROM "
+                             "reembed_staging s WHERE s.passage_id = passages.id)")
+            store.db.execute("DELETE FROM reembed_staging")
+            store.db.execute("DELETE FROM vector_journal")
+            store.set_meta(embedder=embedder.name, dim=embedder.dim, vectors_rebuild="1")
+        logger.info("re-embedded %d passages (%s -> %s)", total, old_name, embedder.name)
+        self.summary.reembedded = total
+        self.collection.forget_vectors()
+        self.collection.rebuild_vectors(save=True)
+
+
+def _under_roots(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,440 @@
+"""Stage 1: find files and turn each one into text sections that keep their place.
+
+A *place* is what a person needs to find the text again: ``p. 3`` for a PDF page, a
+heading path such as ``Install > Linux`` for Markdown, reStructuredText, HTML and DOCX,
+``Subject (From, Date)`` for mail. Offsets of a section are character offsets into the
+decoded file for plain-text formats, and into the page / extracted text otherwise.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger("ragctl.ingest")
+
+TEXT_FORMATS = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
+                ".rst": "rst"}
+FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
+           ".eml": "email", ".mbox": "mbox"}
+
+
+class SkipFile(Exception):
+    """A file that cannot be indexed; the message is the one-line reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class Section:
+    text: str
+    place: str = ""
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    path: Path
+    format: str
+    title: str
+    sections: list[Section] = field(default_factory=list)
+
+
+def file_format(path: Path) -> str | None:
+    """The format name of a supported file, or None."""
+    return FORMATS.get(path.suffix.lower())
+
+
+# ---------------------------------------------------------------------------- walking
+
+WarnFn = Callable[[Path, str], None]
+
+
+def walk(paths: Iterable[Path], *, include_hidden: bool = False,
+         warn: WarnFn | None = None) -> Iterator[Path]:
+    """Yield supported files under ``paths`` (absolute, each once), following symlinks.
+
+    Files named explicitly are yielded even with an unknown suffix, so that the indexer
+    can warn about them. Symlink loops, broken links and unreadable directories are
+    reported through ``warn`` and skipped.
+    """
+    warn = warn or (lambda p, msg: logger.warning("%s: %s", p, msg))
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[Path] = set()
+
+    def visit_dir(directory: Path) -> Iterator[Path]:
+        try:
+            st = directory.stat()
+        except OSError as e:
+            warn(directory, _os_reason(e))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            warn(directory, "symlink loop or directory already visited; skipped")
+            return
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as e:
+            warn(directory, _os_reason(e))
+            return
+        for entry in entries:
+            if not include_hidden and entry.name.startswith("."):
+                continue
+            child = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+                is_file = entry.is_file(follow_symlinks=True)
+            except OSError as e:
+                warn(child, _os_reason(e))
+                continue
+            if is_dir:
+                yield from visit_dir(child)
+            elif is_file:
+                if file_format(child) is not None:
+                    yield child
+            elif entry.is_symlink():
+                warn(child, "broken symlink; skipped")
+
+    for raw in paths:
+        path = Path(os.path.abspath(raw))
+        if path.is_dir():
+            found = visit_dir(path)
+        elif path.is_file():
+            found = iter([path])
+        else:
+            warn(path, "not a file or directory; skipped")
+            continue
+        for f in found:
+            if f not in seen_files:
+                seen_files.add(f)
+                yield f
+
+
+def _os_reason(e: OSError) -> str:
+    if isinstance(e, PermissionError):
+        return "permission denied; skipped"
+    if e.errno == 40:  # ELOOP
+        return "symlink loop; skipped"
+    return f"{e.strerror or e}; skipped"
+
+
+def read_bytes(path: Path, *, max_bytes: int) -> bytes:
+    """Read a whole file, refusing anything that is not a regular file or is too large."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SkipFile("not a regular file; skipped")
+    if st.st_size > max_bytes:
+        raise SkipFile(
+            f"{st.st_size / 1e6:.1f} MB is over the {max_bytes / 1e6:g} MB limit "
+            "(raise max_file_mb to index it); skipped"
+        )
+    if st.st_size == 0:
+        raise SkipFile("empty file; skipped")
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+# ---------------------------------------------------------------------------- parsing
+
+def parse(path: Path, data: bytes) -> ParsedDocument:
+    """Parse one file's bytes into sections. Raises :class:`SkipFile` with a reason."""
+    fmt = file_format(path)
+    if fmt is None:
+        raise SkipFile(f"unsupported file type {path.suffix or '(none)'!r}; skipped")
+    parser = _PARSERS[fmt]
+    try:
+        doc = parser(path, data)
+    except SkipFile:
+        raise
+    except Exception as e:  # a broken file must never stop the run
+        raise SkipFile(f"cannot read this {fmt} file ({type(e).__name__}: {e}); skipped") from None
+    sections = [s for s in doc.sections if s.text.strip()]
+    if not sections:
+        raise SkipFile("no text found; skipped")
+    return ParsedDocument(doc.path, doc.format, doc.title, sections)
+
+
+def decode_text(data: bytes) -> str:
+    """Decode plain text: UTF-8 when it is, else the charset-normalizer guess."""
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary data, not text; skipped")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data).best()
+        if best is None:
+            raise SkipFile("binary data or unknown text encoding; skipped") from None
+        text = str(best)
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _parse_text(path: Path, data: bytes) -> ParsedDocument:
+    text = decode_text(data)
+    return ParsedDocument(path, "text", path.stem, [Section(text, "", 0)])
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def _sections_from_headings(text: str, headings: list[tuple[int, int, int, str]],
+                            ) -> list[Section]:
+    """Cut ``text`` at headings given as (line_start, body_start, level, title)."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    body_start = 0
+    place = ""
+    for line_start, next_body, level, title in headings:
+        chunk = text[body_start:line_start]
+        if chunk.strip():
+            sections.append(Section(chunk, place, body_start))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        place = " > ".join(t for _, t in stack)
+        body_start = next_body
+    chunk = text[body_start:]
+    if chunk.strip():
+        sections.append(Section(chunk, place, body_start))
+    return sections
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.split("\n"):
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return spans
+
+
+def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
+    text = decode_text(data)
+    spans = _line_spans(text)
+    headings: list[tuple[int, int, int, str]] = []
+    in_fence = False
+    for i, (start, end) in enumerate(spans):
+        line = text[start:end]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _ATX.match(line)
+        if m:
+            headings.append((start, min(end + 1, len(text)), len(m.group(1)), m.group(2)))
+            continue
+        m = _SETEXT.match(line)
+        if m and i > 0:
+            pstart, pend = spans[i - 1]
+            prev = text[pstart:pend]
+            before = text[spans[i - 2][0]:spans[i - 2][1]] if i > 1 else ""
+            if prev.strip() and not before.strip() and not _ATX.match(prev) \
+                    and not prev.lstrip().startswith(("-", "*", ">", "|")):
+                level = 1 if m.group(1).startswith("=") else 2
+                headings.append((pstart, min(end + 1, len(text)), level, prev.strip()))
+    sections = _sections_from_headings(text, headings)
+    title = headings[0][3] if headings else path.stem
+    return ParsedDocument(path, "markdown", title, sections)
+
+
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
+
+
+def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
+    text = decode_text(data)
+    spans = _line_spans(text)
+    levels: list[str] = []
+    headings: list[tuple[int, int, int, str]] = []
+    for i in range(1, len(spans)):
+        line = text[spans[i][0]:spans[i][1]]
+        m = _RST_UNDERLINE.match(line)
+        prev = text[spans[i - 1][0]:spans[i - 1][1]]
+        if not m or not prev.strip() or _RST_UNDERLINE.match(prev):
+            continue
+        if len(line.rstrip()) < len(prev.rstrip()):
+            continue
+        start = spans[i - 1][0]
+        overline = i > 1 and text[spans[i - 2][0]:spans[i - 2][1]].rstrip() == line.rstrip()
+        char = m.group(1) + ("o" if overline else "")
+        if overline:
+            start = spans[i - 2][0]
+        if char not in levels:
+            levels.append(char)
+        end = spans[i][1]
+        headings.append((start, min(end + 1, len(text)), levels.index(char) + 1, prev.strip()))
+    sections = _sections_from_headings(text, headings)
+    title = headings[0][3] if headings else path.stem
+    return ParsedDocument(path, "rst", title, sections)
+
+
+_BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "tr", "table", "pre", "blockquote", "section",
+               "article", "header", "footer", "dd", "dt", "figcaption", "caption", "br", "hr",
+               "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "main", "aside"]
+
+
+def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
+    """Visible text of an HTML page, cut at its headings; returns (title, sections)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(markup, "lxml")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
+        tag.decompose()
+    for tag in soup.find_all(re.compile(r"^h[1-6]$")):
+        heading = " ".join(tag.get_text(" ", strip=True).split())
+        tag.replace_with(f"\n\n\x01{tag.name[1]}\x02{heading}\x03\n\n")
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
+        tag.insert_after("\n\n" if tag.name not in ("td", "th", "br") else " ")
+    raw = soup.get_text()
+    lines = [" ".join(line.split()) for line in raw.split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    headings: list[tuple[int, int, int, str]] = []
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\x01(\d)\x02(.*?)\x03", text):
+        out.append(text[pos:m.start()])
+        here = sum(len(x) for x in out)
+        headings.append((here, here, int(m.group(1)), m.group(2)))
+        pos = m.end()
+    out.append(text[pos:])
+    clean = "".join(out)
+    return title, _sections_from_headings(clean, headings)
+
+
+def _parse_html(path: Path, data: bytes) -> ParsedDocument:
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary data, not HTML; skipped")
+    title, sections = html_to_sections(data)
+    return ParsedDocument(path, "html", title or path.stem, sections)
+
+
+def _parse_pdf(path: Path, data: bytes) -> ParsedDocument:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                ok = reader.decrypt("")
+            except (DependencyError, NotImplementedError):
+                ok = 0
+            if not ok:
+                raise SkipFile("encrypted PDF (needs a password); skipped")
+        sections = []
+        for number, page in enumerate(reader.pages, start=1):
+            sections.append(Section(page.extract_text() or "", f"p. {number}", 0))
+        meta = reader.metadata
+        title = str(meta.title) if meta is not None and meta.title else path.stem
+    except FileNotDecryptedError:
+        raise SkipFile("encrypted PDF (needs a password); skipped") from None
+    except PdfReadError as e:
+        raise SkipFile(f"corrupt PDF ({e}); skipped") from None
+    if not any(s.text.strip() for s in sections):
+        raise SkipFile("PDF has no text layer (a scan?); skipped")
+    return ParsedDocument(path, "pdf", title, sections)
+
+
+def _parse_docx(path: Path, data: bytes) -> ParsedDocument:
+    import zipfile
+
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (zipfile.BadZipFile, KeyError, ValueError) as e:
+        raise SkipFile(f"corrupt DOCX ({e}); skipped") from None
+    parts: list[str] = []
+    headings: list[tuple[int, int, int, str]] = []
+    pos = 0
+    for block in document.iter_inner_content():
+        if hasattr(block, "rows"):  # a table
+            rows = [" | ".join(c.text.strip() for c in row.cells) for row in block.rows]
+            text = "\n".join(r for r in rows if r.strip())
+            level = 0
+        else:
+            text = block.text
+            style = (block.style.name if block.style is not None else "") or ""
+            m = re.match(r"Heading (\d)", style)
+            level = int(m.group(1)) if m else (1 if style == "Title" else 0)
+        if not text.strip():
+            continue
+        if level:
+            headings.append((pos, pos, level, " ".join(text.split())))
+            continue
+        parts.append(text + "\n\n")
+        pos += len(text) + 2
+    full = "".join(parts)
+    title = document.core_properties.title or (headings[0][3] if headings else path.stem)
+    return ParsedDocument(path, "docx", title, _sections_from_headings(full, headings))
+
+
+def _message_text(msg: object) -> str:
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    body = msg.get_body(preferencelist=("plain", "html"))
+    if body is None:
+        return ""
+    content = body.get_content()
+    if isinstance(content, bytes):
+        content = decode_text(content)
+    if body.get_content_subtype() == "html":
+        _, sections = html_to_sections(content)
+        return "\n\n".join(s.text for s in sections)
+    return str(content).replace("\r\n", "\n")
+
+
+def _message_place(msg: object) -> str:
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    subject = " ".join(str(msg.get("subject", "") or "(no subject)").split())
+    who = ", ".join(str(x) for x in (msg.get("from"), msg.get("date")) if x)
+    return f"{subject} ({who})" if who else subject
+
+
+def _parse_email(path: Path, data: bytes) -> ParsedDocument:
+    import email
+    import email.policy
+
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    if not msg.keys():
+        raise SkipFile("not an e-mail message (no headers); skipped")
+    place = _message_place(msg)
+    subject = str(msg.get("subject", "") or path.stem)
+    return ParsedDocument(path, "email", subject, [Section(_message_text(msg), place, 0)])
+
+
+def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
+    import email
+    import email.policy
+
+    sections = []
+    chunks = re.split(rb"(?m)^From .*\r?\n", data)
+    for number, raw in enumerate((c for c in chunks if c.strip()), start=1):
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        if not msg.keys():
+            continue
+        sections.append(Section(_message_text(msg), f"#{number}: {_message_place(msg)}", 0))
+    return ParsedDocument(path, "mbox", path.stem, sections)
+
+
+_PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
+    "text": _parse_text, "markdown": _parse_markdown, "rst": _parse_rst, "html": _parse_html,
+    "pdf": _parse_pdf, "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox,
+}

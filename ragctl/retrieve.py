@@ -1,0 +1,110 @@
+"""Stage 6: hybrid retrieval — HNSW nearest neighbours and FTS5 BM25, fused by RRF.
+
+Reciprocal rank fusion: score(p) = Σ_r 1 / (k + rank_r(p)) over the retrievers that
+returned p (k = 60 by default). Each retriever can also be used alone. Every hit carries
+the cosine similarity of its passage to the question (from the stored vector), which
+later stages use as a calibrated-enough relevance signal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .collection import Collection
+from .embed import Embedder, load_embedder
+from .errors import RagctlError
+
+Mode = Literal["hybrid", "vector", "bm25"]
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "bm25")
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage_id: int
+    score: float
+    similarity: float | None
+    path: str
+    title: str
+    place: str
+    start_char: int
+    end_char: int
+    text: str
+    vector_rank: int | None = None
+    bm25_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Retriever:
+    """Searches one collection; the embedder is the one the index was built with."""
+
+    def __init__(self, collection: Collection, embedder: Embedder | None = None) -> None:
+        self.collection = collection
+        self._embedder = embedder
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            name = self.collection.embedder_name
+            if not name:
+                raise RagctlError(f"index {self.collection.name!r} is empty; "
+                                  "add documents with: ragctl index PATH")
+            self._embedder = load_embedder(name)
+        return self._embedder
+
+    def search(self, query: str, *, limit: int = 10, mode: Mode = "hybrid",
+               depth: int | None = None) -> list[Hit]:
+        """The ``limit`` best passages for ``query``."""
+        query = query.strip()
+        if not query:
+            raise RagctlError("the query is empty")
+        if mode not in MODES:
+            raise RagctlError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+        store = self.collection.store
+        n = store.count("passages")
+        if n == 0:
+            raise RagctlError(f"index {self.collection.name!r} is empty; "
+                              "add documents with: ragctl index PATH")
+        depth = min(n, depth or max(limit * 3, 50))
+        k_rrf = self.collection.settings.rrf_k
+
+        qvec: np.ndarray | None = None
+        vector_ranked: list[int] = []
+        if mode in ("hybrid", "vector"):
+            qvec = self.embedder.embed([query])[0]
+            vi = self.collection.vectors()
+            if vi is not None:
+                labels, _ = vi.search(qvec, depth)
+                vector_ranked = [int(x) for x in labels]
+        bm25_ranked: list[int] = []
+        if mode in ("hybrid", "bm25"):
+            bm25_ranked = [pid for pid, _ in store.fts_search(query, depth)]
+
+        fused: dict[int, float] = {}
+        for ranked in (vector_ranked, bm25_ranked):
+            for rank, pid in enumerate(ranked, start=1):
+                fused[pid] = fused.get(pid, 0.0) + 1.0 / (k_rrf + rank)
+        order = sorted(fused, key=lambda p: -fused[p])
+        records = store.passages(order[: limit * 2])
+        order = [p for p in order if p in records][:limit]  # ids the store no longer has
+        sims: dict[int, float] = {}
+        if qvec is not None and order:
+            dim = int(qvec.shape[0])
+            for ids, vecs in store.vectors(order, dim=dim):
+                for pid, s in zip(ids.tolist(), (vecs @ qvec).tolist(), strict=True):
+                    sims[int(pid)] = float(s)
+        vrank = {p: i for i, p in enumerate(vector_ranked, start=1)}
+        brank = {p: i for i, p in enumerate(bm25_ranked, start=1)}
+        hits = []
+        for pid in order:
+            r = records[pid]
+            hits.append(Hit(
+                passage_id=pid, score=round(fused[pid], 6), similarity=sims.get(pid),
+                path=r.path, title=r.title, place=r.place, start_char=r.start_char,
+                end_char=r.end_char, text=r.text, vector_rank=vrank.get(pid),
+                bm25_rank=brank.get(pid)))
+        return hits

@@ -1,0 +1,99 @@
+"""Stage 2: split text into sentences with spaCy, keeping character offsets.
+
+The default is a blank English pipeline with the rule-based ``sentencizer``: fast, no
+model download, and good enough on prose. Paragraph breaks (blank lines) always end a
+sentence, and a run-on "sentence" longer than ``max_words`` (tables, logs) is cut at
+word boundaries so that no passage grows without bound.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import missing_dependency
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A sentence: ``text`` is whitespace-normalized, offsets point into the source."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def n_words(self) -> int:
+        return len(self.text.split())
+
+
+class SentenceSplitter:
+    """Split texts into sentences. The spaCy pipeline is loaded on first use."""
+
+    def __init__(self, *, max_words: int = 200, model: str | None = None) -> None:
+        self.max_words = max_words
+        self.model = model
+        self._nlp: Any = None
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            try:
+                import spacy
+            except ImportError:
+                raise missing_dependency("spacy", "index") from None
+            if self.model:
+                nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "tagger"])
+            else:
+                nlp = spacy.blank("en")
+            if "sentencizer" not in nlp.pipe_names and "parser" not in nlp.pipe_names \
+                    and "senter" not in nlp.pipe_names:
+                nlp.add_pipe("sentencizer")
+            nlp.max_length = 50_000_000
+            self._nlp = nlp
+        return self._nlp
+
+    def split(self, text: str) -> list[Span]:
+        return self.split_many([text])[0]
+
+    def split_many(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Sentences of each text, with offsets relative to that text."""
+        paragraphs: list[tuple[int, int, str]] = []  # (text index, offset, paragraph)
+        for i, text in enumerate(texts):
+            pos = 0
+            for m in _PARAGRAPH.finditer(text):
+                if text[pos:m.start()].strip():
+                    paragraphs.append((i, pos, text[pos:m.start()]))
+                pos = m.end()
+            if text[pos:].strip():
+                paragraphs.append((i, pos, text[pos:]))
+        out: list[list[Span]] = [[] for _ in texts]
+        docs = self.nlp.pipe(p for _, _, p in paragraphs)
+        for (i, offset, para), doc in zip(paragraphs, docs, strict=True):
+            for sent in doc.sents:
+                start = sent.start_char
+                end = sent.end_char
+                raw = para[start:end]
+                lead = len(raw) - len(raw.lstrip())
+                trail = len(raw) - len(raw.rstrip())
+                start, end = start + lead, end - trail
+                if end <= start:
+                    continue
+                out[i].extend(self._cap(para, start, end, offset))
+        return out
+
+    def _cap(self, para: str, start: int, end: int, offset: int) -> list[Span]:
+        words = list(_WORD.finditer(para, start, end))
+        if len(words) <= self.max_words:
+            return [Span(offset + start, offset + end, " ".join(para[start:end].split()))]
+        spans = []
+        for k in range(0, len(words), self.max_words):
+            group = words[k:k + self.max_words]
+            s, e = group[0].start(), group[-1].end()
+            spans.append(Span(offset + s, offset + e, " ".join(m.group() for m in group)))
+        return spans

@@ -1,0 +1,381 @@
+"""Stage 5b: the SQLite store of one index (documents, passages, sentences, vectors).
+
+Written through sqlite-utils, in WAL mode, with numbered migrations. Every vector is
+kept as a float32 blob so the HNSW file can be rebuilt without re-embedding, and every
+change to the set of passages is journalled in ``vector_journal`` in the same
+transaction, so the HNSW file can be brought up to date after a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from .chunk import Chunk
+
+SCHEMA_VERSION_KEY = "schema_version"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------- migrations
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE roots (path TEXT PRIMARY KEY, added TEXT);
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL UNIQUE,
+            format TEXT NOT NULL,
+            title TEXT,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            n_passages INTEGER NOT NULL,
+            n_sentences INTEGER NOT NULL,
+            indexed_at TEXT NOT NULL
+        );
+        CREATE INDEX documents_sha256 ON documents(sha256);
+        CREATE TABLE passages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            document_id INTEGER NOT NULL REFERENCES documents(id),
+            seq INTEGER NOT NULL,
+            place TEXT NOT NULL,
+            start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            n_words INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            embedding BLOB NOT NULL
+        );
+        CREATE INDEX passages_document ON passages(document_id);
+        CREATE INDEX passages_hash ON passages(hash);
+        CREATE TABLE sentences (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            passage_id INTEGER NOT NULL REFERENCES passages(id),
+            document_id INTEGER NOT NULL REFERENCES documents(id),
+            seq INTEGER NOT NULL,
+            start_char INTEGER NOT NULL,
+            end_char INTEGER NOT NULL,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX sentences_passage ON sentences(passage_id);
+        CREATE TABLE vector_journal (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            passage_id INTEGER NOT NULL,
+            op TEXT NOT NULL CHECK (op IN ('add', 'delete'))
+        );
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            started TEXT NOT NULL,
+            finished TEXT,
+            status TEXT NOT NULL,
+            summary TEXT
+        );
+    """)
+    db["passages"].enable_fts(["text"], create_triggers=True,
+                              tokenize="porter unicode61 remove_diacritics 2")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial]
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply the numbered migrations not applied yet; returns the schema version."""
+    db.execute("CREATE TABLE IF NOT EXISTS _ragctl_migrations "
+               "(number INTEGER PRIMARY KEY, name TEXT, applied TEXT)")
+    done = {r[0] for r in db.execute("SELECT number FROM _ragctl_migrations").fetchall()}
+    for number, step in enumerate(MIGRATIONS, start=1):
+        if number in done:
+            continue
+        with db.atomic():
+            step(db)
+            db["_ragctl_migrations"].insert(
+                {"number": number, "name": step.__name__, "applied": now()})
+            db["meta"].upsert({"key": SCHEMA_VERSION_KEY, "value": str(number)}, pk="key")
+    return len(MIGRATIONS)
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: int
+    path: str
+    format: str
+    title: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    n_passages: int
+    n_sentences: int
+    indexed_at: str
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    id: int
+    document_id: int
+    path: str
+    title: str
+    place: str
+    start_char: int
+    end_char: int
+    text: str
+
+
+def _doc(row: dict[str, Any]) -> DocumentRecord:
+    return DocumentRecord(**{k: row[k] for k in DocumentRecord.__dataclass_fields__})
+
+
+class Store:
+    """One index's SQLite database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(path)
+        self.db.execute("PRAGMA busy_timeout = 10000")
+        self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.schema_version = migrate(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.db.atomic():
+            yield
+
+    # ------------------------------------------------------------------ meta
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, **values: Any) -> None:
+        with self.db.atomic():
+            self.db["meta"].upsert_all(
+                [{"key": k, "value": v if isinstance(v, str) else json.dumps(v)}
+                 for k, v in values.items()], pk="key")
+
+    def meta(self) -> dict[str, str]:
+        return {r["key"]: r["value"] for r in self.db["meta"].rows}
+
+    # ------------------------------------------------------------------ roots
+    def add_root(self, path: str) -> None:
+        self.db["roots"].insert({"path": path, "added": now()}, pk="path", ignore=True)
+
+    def roots(self) -> list[str]:
+        return [r["path"] for r in self.db["roots"].rows_where(order_by="path")]
+
+    # ------------------------------------------------------------------ documents
+    def document(self, path: str) -> DocumentRecord | None:
+        rows = list(self.db["documents"].rows_where("path = ?", [path], limit=1))
+        return _doc(rows[0]) if rows else None
+
+    def documents(self, under: str | None = None) -> list[DocumentRecord]:
+        if under is None:
+            return [_doc(r) for r in self.db["documents"].rows_where(order_by="path")]
+        prefix = under.rstrip("/") + "/"
+        return [_doc(r) for r in self.db["documents"].rows_where(
+            "path = ? OR substr(path, 1, ?) = ?", [under, len(prefix), prefix],
+            order_by="path")]
+
+    def documents_by_sha(self, sha: str) -> list[DocumentRecord]:
+        return [_doc(r) for r in self.db["documents"].rows_where("sha256 = ?", [sha])]
+
+    def touch_document(self, doc_id: int, *, size: int, mtime_ns: int) -> None:
+        with self.db.atomic():
+            self.db["documents"].update(doc_id, {"size": size, "mtime_ns": mtime_ns})
+
+    def move_document(self, doc_id: int, *, path: str, size: int, mtime_ns: int) -> None:
+        """A renamed file: keep its passages and vectors, change its path."""
+        with self.db.atomic():
+            self.db["documents"].update(doc_id, {"path": path, "size": size,
+                                                 "mtime_ns": mtime_ns, "indexed_at": now()})
+
+    def _delete_document_rows(self, doc_id: int) -> list[int]:
+        ids = [r[0] for r in self.db.execute(
+            "SELECT id FROM passages WHERE document_id = ?", [doc_id]).fetchall()]
+        self.db.execute("DELETE FROM sentences WHERE document_id = ?", [doc_id])
+        self.db.execute("DELETE FROM passages WHERE document_id = ?", [doc_id])
+        self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
+        if ids:
+            self.db["vector_journal"].insert_all(
+                ({"passage_id": i, "op": "delete"} for i in ids))
+        return ids
+
+    def delete_document(self, doc_id: int) -> list[int]:
+        """Remove a document, its passages and sentences; returns the passage ids."""
+        with self.db.atomic():
+            return self._delete_document_rows(doc_id)
+
+    def replace_document(self, *, path: str, format: str, title: str, size: int,
+                         mtime_ns: int, sha256: str, chunks: Sequence[Chunk],
+                         embeddings: np.ndarray) -> tuple[list[int], list[int]]:
+        """Write one file's new state in one transaction; returns (new ids, old ids).
+
+        Inside a transaction of the caller's this joins it (a savepoint), so several
+        files can be committed together and each is still all-old or all-new.
+        """
+        assert len(chunks) == len(embeddings)
+        with self.db.atomic():
+            old = self.document(path)
+            old_ids = self._delete_document_rows(old.id) if old is not None else []
+            n_sentences = sum(len(c.sentences) for c in chunks)
+            doc_id = int(self.db["documents"].insert({
+                "path": path, "format": format, "title": title, "size": size,
+                "mtime_ns": mtime_ns, "sha256": sha256, "n_passages": len(chunks),
+                "n_sentences": n_sentences, "indexed_at": now(),
+            }).last_pk)
+            vecs = np.asarray(embeddings, dtype=np.float32)
+            self.db["passages"].insert_all(({
+                "document_id": doc_id, "seq": seq, "place": c.place,
+                "start_char": c.start, "end_char": c.end, "text": c.text,
+                "n_words": c.n_words, "hash": text_hash(c.text),
+                "embedding": vecs[seq].tobytes(),
+            } for seq, c in enumerate(chunks)), batch_size=200)
+            ids = [r[0] for r in self.db.execute(
+                "SELECT id FROM passages WHERE document_id = ? ORDER BY seq", [doc_id])]
+            self.db["sentences"].insert_all(({
+                "passage_id": pid, "document_id": doc_id, "seq": k,
+                "start_char": s.start, "end_char": s.end, "text": s.text,
+            } for pid, c in zip(ids, chunks, strict=True)
+                for k, s in enumerate(c.sentences)), batch_size=500)
+            self.db["vector_journal"].insert_all(
+                ({"passage_id": i, "op": "add"} for i in ids))
+        return ids, old_ids
+
+    # ------------------------------------------------------------------ passages
+    def count(self, table: str) -> int:
+        return int(self.db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0])
+
+    def passage_ids(self) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT id FROM passages ORDER BY id")]
+
+    def embeddings_by_hash(self, hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors of passages with these texts (reused instead of re-embedding)."""
+        wanted = list(set(hashes))
+        found: dict[str, bytes] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i:i + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                    f"SELECT hash, embedding FROM passages WHERE hash IN ({marks})", part):
+                found[h] = blob
+        return found
+
+    def vectors(self, ids: Sequence[int] | None = None, *, dim: int,
+                batch: int = 5000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(ids, vectors) in batches, for all passages or the given ids."""
+        if ids is None:
+            last = -1
+            while True:
+                rows = self.db.execute(
+                    "SELECT id, embedding FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+                    [last, batch]).fetchall()
+                if not rows:
+                    return
+                last = rows[-1][0]
+                yield _unpack(rows, dim)
+        else:
+            for i in range(0, len(ids), 500):
+                part = list(ids[i:i + 500])
+                marks = ",".join("?" * len(part))
+                rows = self.db.execute(
+                    f"SELECT id, embedding FROM passages WHERE id IN ({marks})", part
+                ).fetchall()
+                if rows:
+                    yield _unpack(rows, dim)
+
+    def passages(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
+        out: dict[int, PassageRecord] = {}
+        for i in range(0, len(ids), 500):
+            part = [int(x) for x in ids[i:i + 500]]
+            marks = ",".join("?" * len(part))
+            for r in self.db.query(
+                f"SELECT p.id, p.document_id, d.path, d.title, p.place, p.start_char, "
+                f"p.end_char, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
+                f"WHERE p.id IN ({marks})", part):
+                out[r["id"]] = PassageRecord(**r)
+        return out
+
+    def fts_search(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """BM25 over passages: (passage id, bm25 score where higher is better)."""
+        terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 1 or t.isdigit()]
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
+        rows = self.db.execute(
+            "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
+            "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    # ------------------------------------------------------------------ journal
+    def journal(self) -> tuple[int, dict[int, str]]:
+        """(last seq, the last op per passage id) of vector changes not yet saved."""
+        rows = self.db.execute(
+            "SELECT seq, passage_id, op FROM vector_journal ORDER BY seq").fetchall()
+        last: dict[int, str] = {}
+        for _, pid, op in rows:
+            last[int(pid)] = op
+        return (int(rows[-1][0]) if rows else 0), last
+
+    def journal_seq(self) -> int:
+        """The newest journal entry's seq (0 when empty)."""
+        return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM vector_journal")
+                   .fetchone()[0])
+
+    def clear_journal(self, upto: int) -> None:
+        with self.db.atomic():
+            self.db.execute("DELETE FROM vector_journal WHERE seq <= ?", [upto])
+
+    # ------------------------------------------------------------------ runs
+    def start_run(self) -> int:
+        with self.db.atomic():
+            return int(self.db["runs"].insert(
+                {"started": now(), "status": "running"}).last_pk)
+
+    def finish_run(self, run_id: int, status: str, summary: dict[str, Any]) -> None:
+        with self.db.atomic():
+            self.db["runs"].update(run_id, {"finished": now(), "status": status,
+                                            "summary": json.dumps(summary)})
+
+    def last_run(self) -> dict[str, Any] | None:
+        rows = list(self.db["runs"].rows_where(order_by="id desc", limit=1))
+        if not rows:
+            return None
+        row = dict(rows[0])
+        row["summary"] = json.loads(row["summary"]) if row["summary"] else None
+        return row
+
+
+def _unpack(rows: list[Any], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+    return ids, vecs
