@@ -116,7 +116,7 @@ class VectorIndex:
                 # fewer live elements than k: ask for fewer
                 if k == 1:
                     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-                k = max(1, k // 2)
+                k -= 1
 
     def save(self, path: Path) -> None:
         """Write atomically: temporary file, fsync, rename, fsync the directory."""

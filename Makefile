@@ -1,0 +1,45 @@
+# The front door: `make demo` and `make test` do all set-up on a fresh machine.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip --disable-pip-version-check -q
+# hide this machine's notices about absent local package mirrors; keep real errors
+QUIET_PIP := 2> >(grep -v "^WARNING: Location" >&2)
+# Use this checkout's models/ and index/ folders; never reach for a model hub.
+export RAGCTL_HOME := $(CURDIR)
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install demo test test-fast lint bench clean
+
+install: $(STAMP)
+
+# Reinstall only when pyproject.toml changes. The CPU build of PyTorch goes first so
+# that nothing pulls the CUDA build.
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install torch==2.13.0 $(QUIET_PIP)
+	$(PIP) install -e '.[generate,dev]' $(QUIET_PIP)
+	$(PY) -c "import torch, hnswlib, spacy, sentence_transformers, ragctl"
+	@touch $@
+
+demo: install
+	$(VENV)/bin/ragctl index README.md docs
+	$(VENV)/bin/ragctl search "what happens if indexing is interrupted" --limit 3
+
+test: install
+	$(VENV)/bin/pytest -q
+
+test-fast: install
+	$(VENV)/bin/pytest -q -m "not real"
+
+lint: install
+	$(VENV)/bin/ruff check ragctl tests bench
+	$(VENV)/bin/mypy ragctl
+
+bench: install
+	$(PY) bench/index.py
+
+clean:
+	rm -rf $(VENV) index/*/ .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ragctl.collection import Collection
+from ragctl.config import load_settings
+from ragctl.errors import AllFilesFailedError, ModelMismatchError
+from ragctl.indexer import Indexer, IndexOptions, IndexSummary
+from ragctl.retrieve import Retriever
+from tests.conftest import FAKES
+
+
+def run(paths: list[Path], *, reembed: bool = False, **settings: object) -> IndexSummary:
+    settings.setdefault("embedder", "fake-hash")
+    s = load_settings(**settings)
+    with Collection.open(s, create=True) as c:
+        c.lock()
+        return Indexer(c, options=IndexOptions(reembed=reembed)).run(paths)
+
+
+def search(query: str, **kw: object) -> list[str]:
+    with Collection.open(load_settings()) as c:
+        return [h.text for h in Retriever(c).search(query, **kw)]  # type: ignore[arg-type]
+
+
+def check_consistent() -> None:
+    with Collection.open(load_settings()) as c:
+        report = c.doctor(repair=False)
+        assert report.problems == []
+        db = c.store.db
+        # every document's counts match its rows: no half-written file
+        for d in c.store.documents():
+            n = db.execute("SELECT count(*) FROM passages WHERE document_id=?", [d.id]).fetchone()
+            m = db.execute("SELECT count(*) FROM sentences WHERE document_id=?", [d.id]).fetchone()
+            assert (n[0], m[0]) == (d.n_passages, d.n_sentences)
+
+
+def write(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()  # make sure an edit within the same mtime tick is still seen
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    d = tmp_path / "docs"
+    d.mkdir()
+    write(d / "a.md", "# Cats\n\nCats sleep sixteen hours a day. They purr when happy.\n")
+    write(d / "b.txt", "The train to Porto leaves at nine from platform four.")
+    return d
+
+
+def test_first_run_then_nothing_to_do(docs: Path) -> None:
+    s = run([docs])
+    assert (s.added, s.passages_added, s.skipped) == (2, 2, 0)
+    assert search("train Porto", limit=1) == [
+        "The train to Porto leaves at nine from platform four."]
+    FAKES["fake-hash"].calls = 0
+    s = run([docs])
+    assert (s.added, s.unchanged, s.changed) == (0, 2, 0)
+    check_consistent()
+
+
+def test_no_path_refreshes_known_roots(docs: Path) -> None:
+    run([docs])
+    write(docs / "c.txt", "Lemons are yellow.")
+    s = run([])
+    assert s.added == 1 and s.unchanged == 2
+
+
+def test_edit_replaces_passages_and_reuses_vectors(docs: Path) -> None:
+    run([docs])
+    write(docs / "a.md", "# Cats\n\nCats sleep sixteen hours a day. They purr when happy.\n\n"
+          "## Dogs\n\nDogs bark at the postman.\n")
+    s = run([docs])
+    assert (s.updated, s.passages_added, s.passages_removed) == (1, 2, 1)
+    assert s.passages_reused_vectors == 1  # the unchanged Cats passage
+    assert search("postman bark", limit=1) == ["Dogs bark at the postman."]
+    check_consistent()
+
+
+def test_touch_without_change_only_updates_mtime(docs: Path) -> None:
+    run([docs])
+    os.utime(docs / "b.txt", ns=(time.time_ns(), time.time_ns() + 10**9))
+    s = run([docs])
+    assert s.unchanged == 2 and s.changed == 0
+
+
+def test_delete_and_rename(docs: Path) -> None:
+    run([docs])
+    (docs / "b.txt").rename(docs / "train.txt")
+    (docs / "a.md").unlink()
+    FAKES["fake-hash"].texts = 0
+    s = run([docs])
+    assert (s.moved, s.removed, s.added) == (1, 1, 0)
+    assert FAKES["fake-hash"].texts == 0  # nothing re-embedded
+    with Collection.open(load_settings()) as c:
+        assert [Path(d.path).name for d in c.store.documents()] == ["train.txt"]
+    assert search("cats sleep", limit=5) == [
+        "The train to Porto leaves at nine from platform four."]
+    check_consistent()
+
+
+def test_removed_root_folder(docs: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    write(other / "x.txt", "Xylophones are loud.")
+    run([docs, other])
+    for f in other.iterdir():
+        f.unlink()
+    other.rmdir()
+    s = run([])
+    assert s.removed == 1
+
+
+def test_unreadable_changed_file_keeps_old_version(docs: Path) -> None:
+    run([docs])
+    (docs / "b.txt").write_bytes(b"\x00\x01binary now")
+    s = run([docs])
+    assert s.skipped == 1
+    assert "previously indexed version is kept" in s.warnings[0]["reason"]
+    assert search("train Porto", limit=1)[0].startswith("The train to Porto")
+
+
+def test_model_mismatch_is_an_error_unless_reembed(docs: Path) -> None:
+    run([docs])
+    with pytest.raises(ModelMismatchError, match="--reembed"):
+        run([docs], embedder="fake-hash-32")
+    s = run([docs], embedder="fake-hash-32", reembed=True)
+    assert s.reembedded == 2
+    with Collection.open(load_settings()) as c:
+        assert (c.embedder_name, c.dim) == ("fake-hash-32", 32)
+    os.environ["RAGCTL_EMBEDDER"] = "fake-hash-32"
+    try:
+        assert search("train Porto", limit=1)[0].startswith("The train")
+        check_consistent()
+    finally:
+        del os.environ["RAGCTL_EMBEDDER"]
+
+
+def test_chunker_change_rechunks_everything(docs: Path) -> None:
+    run([docs])
+    s = run([docs], chunk_words=10)
+    assert s.updated == 2
+
+
+def test_all_files_failing(tmp_path: Path) -> None:
+    (tmp_path / "bad.txt").write_bytes(b"\x00" * 10)
+    with pytest.raises(AllFilesFailedError):
+        run([tmp_path])
+
+
+def test_journal_is_replayed_after_a_crash(docs: Path) -> None:
+    """Simulate a crash after commits but before the HNSW file was saved."""
+    run([docs])
+    hnsw = Path(os.environ["RAGCTL_HOME"]) / "index" / "default" / "vectors.hnsw"
+    stale = hnsw.read_bytes()
+    write(docs / "c.txt", "Penguins live in the southern hemisphere.")
+    (docs / "b.txt").unlink()
+    run([docs])
+    hnsw.write_bytes(stale)  # the HNSW file from before the run, as after a kill -9
+    with Collection.open(load_settings()) as c:
+        c.store.db.execute("INSERT INTO vector_journal (passage_id, op) "
+                           "SELECT id, 'add' FROM passages")
+        c.store.db.execute("INSERT INTO vector_journal (passage_id, op) VALUES (2, 'delete')")
+        c.store.db.conn.commit()
+    # search works straight away: the journal is applied in memory
+    assert search("penguins", limit=1, mode="vector") == [
+        "Penguins live in the southern hemisphere."]
+    assert "train" not in " ".join(search("train Porto", mode="vector"))
+    with Collection.open(load_settings()) as c:
+        report = c.doctor(repair=True)
+        assert report.ok and report.info["pending_vector_changes"] == 3
+    with Collection.open(load_settings()) as c:
+        assert c.store.journal()[1] == {}
+    check_consistent()
+
+
+def test_doctor_rebuilds_missing_or_corrupt_hnsw(docs: Path) -> None:
+    run([docs])
+    hnsw = Path(os.environ["RAGCTL_HOME"]) / "index" / "default" / "vectors.hnsw"
+    hnsw.write_bytes(b"garbage")
+    with Collection.open(load_settings()) as c:
+        report = c.doctor(repair=False)
+        assert report.problems and not report.ok
+        report = c.doctor(repair=True)
+        assert report.ok and "rebuilt" in report.repaired[0]
+    check_consistent()
+    hnsw.unlink()
+    assert search("train Porto", limit=1, mode="vector")[0].startswith("The train")
+    with Collection.open(load_settings()) as c:
+        assert any("missing" in p for p in c.doctor(repair=True).problems)
+    check_consistent()
+
+
+def test_second_writer_is_refused(docs: Path) -> None:
+    from ragctl.errors import IndexLockedError
+
+    s = load_settings(embedder="fake-hash")
+    with Collection.open(s, create=True) as c:
+        c.lock()
+        with pytest.raises(IndexLockedError):
+            run([docs])

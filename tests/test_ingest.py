@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragctl.ingest import SkipFile, decode_text, parse, read_bytes, walk
+from tests.corpus import BAD, GOOD, make_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_corpus(tmp_path_factory.mktemp("corpus"))
+
+
+def _parse(path: Path):
+    return parse(path, read_bytes(path, max_bytes=100_000))
+
+
+def test_walk_finds_supported_files_and_reports_loops(corpus: Path) -> None:
+    warnings: list[tuple[Path, str]] = []
+    found = {p.name for p in walk([corpus], warn=lambda p, r: warnings.append((p, r)))}
+    assert found == GOOD | BAD
+    reasons = " ".join(r for _, r in warnings)
+    assert "symlink loop" in reasons
+    assert "broken symlink" in reasons
+    assert len(warnings) == 2
+
+
+def test_walk_yields_each_file_once_and_skips_hidden(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("hello")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "b.md").write_text("secret")
+    files = list(walk([tmp_path, tmp_path / "a.md"]))
+    assert [f.name for f in files] == ["a.md"]
+    assert {f.name for f in walk([tmp_path], include_hidden=True)} == {"a.md", "b.md"}
+
+
+def test_markdown_keeps_heading_path_and_offsets(corpus: Path) -> None:
+    doc = _parse(corpus / "guide.md")
+    source = (corpus / "guide.md").read_text()
+    places = [s.place for s in doc.sections]
+    assert places == ["Garden guide", "Garden guide > Watering", "Garden guide > Pests"]
+    for s in doc.sections:
+        assert source[s.offset:s.offset + len(s.text)] == s.text
+    assert "# not a heading" in doc.sections[1].text  # fenced code is not a heading
+    assert doc.title == "Garden guide"
+
+
+def test_rst_headings(corpus: Path) -> None:
+    doc = _parse(corpus / "manual.rst")
+    assert [s.place for s in doc.sections] == ["Bicycle manual", "Bicycle manual > Brakes"]
+
+
+def test_html_drops_scripts_and_keeps_headings(corpus: Path) -> None:
+    doc = _parse(corpus / "page.html")
+    assert doc.title == "Recipe page"
+    assert [s.place for s in doc.sections] == ["Pancakes", "Pancakes > Cooking"]
+    text = " ".join(s.text for s in doc.sections)
+    assert "ignore me" not in text
+    assert "Mix two eggs with flour and milk." in text
+
+
+def test_pdf_pages(corpus: Path) -> None:
+    doc = _parse(corpus / "report.pdf")
+    assert [s.place for s in doc.sections] == ["p. 1", "p. 2"]
+    assert "Lisbon" in doc.sections[1].text
+
+
+def test_docx_headings_and_tables(corpus: Path) -> None:
+    doc = _parse(corpus / "letter.docx")
+    assert [s.place for s in doc.sections] == ["Tenancy letter", "Tenancy letter > Repairs"]
+    assert "750 euros" in doc.sections[1].text
+
+
+def test_email_and_mbox(corpus: Path) -> None:
+    mail = _parse(corpus / "mail.eml")
+    assert mail.title == "Dentist appointment"
+    assert "Thursday at 3 pm" in mail.sections[0].text
+    assert mail.sections[0].place.startswith("Dentist appointment (Clinic")
+    box = _parse(corpus / "archive.mbox")
+    assert len(box.sections) == 2
+    assert box.sections[1].place.startswith("#2: Re: Book club")
+    assert "cheese and the wine" in box.sections[1].text  # HTML-only message
+
+
+def test_encodings_are_detected(corpus: Path) -> None:
+    doc = _parse(corpus / "latin1.txt")
+    assert "café" in doc.sections[0].text and "René" in doc.sections[0].text
+    assert decode_text("\ufeffhi\r\nthere".encode()) == "hi\nthere"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("binary.txt", "binary"), ("empty.md", "empty"), ("corrupt.pdf", "corrupt PDF"),
+    ("encrypted.pdf", "encrypted"), ("corrupt.docx", "corrupt DOCX"), ("huge.txt", "limit"),
+    ("photo.png", "unsupported"),
+])
+def test_bad_files_raise_skip_with_a_reason(corpus: Path, name: str, reason: str) -> None:
+    with pytest.raises(SkipFile, match=reason):
+        _parse(corpus / name)
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "locked.txt"
+    f.write_text("secret")
+
+    def deny(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    with pytest.raises(SkipFile, match="permission denied"):
+        read_bytes(f, max_bytes=1000)

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from ragctl.chunk import chunk_section
+from ragctl.ingest import Section
+from ragctl.sentences import SentenceSplitter
+
+TEXT = ("Dr. Smith went to Washington.  He arrived at 5 p.m. on Monday!\n"
+        "Was it raining? Nobody knows.\n\n  A new paragraph starts here without a stop\n"
+        "and goes on. The end.")
+
+
+def test_sentences_keep_offsets() -> None:
+    spans = SentenceSplitter().split(TEXT)
+    assert len(spans) >= 5
+    for s in spans:
+        assert " ".join(TEXT[s.start:s.end].split()) == s.text
+        assert TEXT[s.start:s.end] == TEXT[s.start:s.end].strip()
+    assert spans[-1].text == "The end."
+    # a blank line always ends a sentence
+    assert any(s.text.endswith("Nobody knows.") for s in spans)
+
+
+def test_run_on_sentences_are_capped() -> None:
+    text = " ".join(f"w{i}" for i in range(250))
+    spans = SentenceSplitter(max_words=100).split(text)
+    assert [s.n_words for s in spans] == [100, 100, 50]
+    assert text[spans[1].start:spans[1].end].split()[0] == "w100"
+
+
+def test_split_many_matches_split() -> None:
+    sp = SentenceSplitter()
+    texts = ["One. Two.", "", "Three four. Five!"]
+    assert sp.split_many(texts) == [sp.split(t) for t in texts]
+
+
+def test_chunks_never_cut_sentences_and_respect_target() -> None:
+    sentences = [f"Sentence number {i} has exactly seven words." for i in range(40)]
+    text = " ".join(sentences)
+    section = Section(text, "Intro", offset=1000)
+    spans = SentenceSplitter().split(text)
+    chunks = chunk_section(section, spans, target_words=50)
+    assert sum(len(c.sentences) for c in chunks) == 40
+    for c in chunks:
+        assert c.n_words <= 50 + 7 * 2  # a merged short tail may exceed the target a little
+        assert c.place == "Intro"
+        for s in c.sentences:
+            assert text[s.start - 1000:s.end - 1000] == s.text  # absolute offsets
+    assert max(c.n_words for c in chunks[:-1]) <= 50
+
+
+def test_short_tail_merges_into_previous() -> None:
+    text = ("a " * 95).strip() + ". Short tail."
+    spans = SentenceSplitter().split(text)
+    chunks = chunk_section(Section(text), spans, target_words=100)
+    assert len(chunks) == 1
+
+
+def test_long_sentence_is_its_own_passage() -> None:
+    text = "Tiny. " + ("word " * 150).strip() + ". Another tiny one here and more words."
+    spans = SentenceSplitter(max_words=500).split(text)
+    chunks = chunk_section(Section(text), spans, target_words=100)
+    assert [len(c.sentences) for c in chunks][0] == 1

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragctl.chunk import Chunk
+from ragctl.sentences import Span
+from ragctl.store import Store
+from ragctl.vectors import VectorIndex
+
+
+def _chunks(*texts: str) -> list[Chunk]:
+    out, pos = [], 0
+    for t in texts:
+        out.append(Chunk("", pos, pos + len(t), (Span(pos, pos + len(t), t),)))
+        pos += len(t) + 1
+    return out
+
+
+def _vecs(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_migrations_are_idempotent(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.db") as s:
+        assert s.get_meta("schema_version") == "1"
+    with Store(tmp_path / "a.db") as s:
+        assert s.schema_version == 1
+        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 1
+        assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_replace_document_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = Store(tmp_path / "a.db")
+    kw = dict(path="/x/a.md", format="markdown", title="a", size=1, mtime_ns=1, sha256="h1")
+    ids, old = s.replace_document(chunks=_chunks("alpha one", "beta two"),
+                                  embeddings=_vecs(2), **kw)
+    assert old == [] and len(ids) == 2
+    real_insert_all = s.db["sentences"].insert_all.__func__  # type: ignore[attr-defined]
+
+    def boom(self, *a, **k):  # fails half-way through writing the new version
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(type(s.db["sentences"]), "insert_all", boom)
+    with pytest.raises(RuntimeError):
+        s.replace_document(chunks=_chunks("gamma three"), embeddings=_vecs(1), **kw)
+    monkeypatch.setattr(type(s.db["sentences"]), "insert_all", real_insert_all)
+    # the old version is intact: passages, sentences, FTS and journal
+    assert [r["text"] for r in s.db["passages"].rows] == ["alpha one", "beta two"]
+    assert s.count("sentences") == 2
+    assert [pid for pid, _ in s.fts_search("beta", 5)] == [ids[1]]
+    assert s.journal()[1] == {ids[0]: "add", ids[1]: "add"}
+    new, old = s.replace_document(chunks=_chunks("gamma three"), embeddings=_vecs(1), **kw)
+    assert old == ids and new[0] > ids[1]  # ids are never reused
+    assert s.fts_search("beta", 5) == []
+    assert s.journal()[1] == {ids[0]: "delete", ids[1]: "delete", new[0]: "add"}
+
+
+def test_vectors_roundtrip_and_embedding_reuse(tmp_path: Path) -> None:
+    s = Store(tmp_path / "a.db")
+    vecs = _vecs(3)
+    ids, _ = s.replace_document(path="/a", format="text", title="", size=1, mtime_ns=1,
+                                sha256="x", chunks=_chunks("one", "two", "three"),
+                                embeddings=vecs)
+    got_ids, got = next(s.vectors(dim=8))
+    assert got_ids.tolist() == ids and np.allclose(got, vecs)
+    from ragctl.store import text_hash
+
+    reuse = s.embeddings_by_hash([text_hash("two"), text_hash("nope")])
+    assert list(reuse) == [text_hash("two")]
+    assert np.allclose(np.frombuffer(reuse[text_hash("two")], dtype=np.float32), vecs[1])
+
+
+def test_vector_index_grows_deletes_and_saves_atomically(tmp_path: Path) -> None:
+    vecs = _vecs(3000, dim=16, seed=1)
+    vi = VectorIndex(16, capacity=100)
+    vi.add(np.arange(1, 3001), vecs)
+    assert vi.capacity >= 3000
+    labels, sims = vi.search(vecs[41], 5)
+    assert labels[0] == 42 and sims[0] == pytest.approx(1.0, abs=1e-4)
+    vi.delete([42, 42, 99999])
+    labels, _ = vi.search(vecs[41], 5)
+    assert 42 not in labels.tolist()
+    path = tmp_path / "v.hnsw"
+    vi.save(path)
+    assert not path.with_name("v.hnsw.tmp").exists()
+    back = VectorIndex.load(path, 16)
+    assert not back.is_live(42) and back.is_live(43)
+    assert back.search(vecs[9], 1)[0].tolist() == [10]
+
+
+def test_search_with_fewer_elements_than_k() -> None:
+    vi = VectorIndex(8)
+    vi.add(np.array([5, 6]), _vecs(2))
+    labels, _ = vi.search(_vecs(1, seed=3)[0], 10)
+    assert sorted(labels.tolist()) == [5, 6]
