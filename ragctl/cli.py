@@ -28,7 +28,7 @@ class RagctlClickError(click.ClickException):
 
     def __init__(self, error: RagctlError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]
 
 
 @contextmanager

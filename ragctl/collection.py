@@ -227,7 +227,7 @@ class Collection:
                         "(SELECT id FROM documents)")]
                     db.execute("DELETE FROM passages WHERE document_id NOT IN "
                                "(SELECT id FROM documents)")
-                    db["vector_journal"].insert_all(
+                    db.table("vector_journal").insert_all(
                         {"passage_id": i, "op": "delete"} for i in ids)
                 report.repaired.append(f"removed {orphans} orphaned passages")
         n_passages = store.count("passages")

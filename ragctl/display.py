@@ -22,7 +22,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-stdout = Console(highlight=False, soft_wrap=False)
+stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False)
 
 

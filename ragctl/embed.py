@@ -41,7 +41,7 @@ class Embedder(ABC):
         norms[norms == 0] = 1.0
         return (out / norms).astype(np.float32)
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, most embedders hold nothing
         """Release native resources (nothing by default)."""
 
 

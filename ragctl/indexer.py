@@ -362,7 +362,7 @@ class Indexer:
             last = rows[-1][0]
             vecs = embedder.embed([r[1] for r in rows], batch_size=self.settings.embed_batch_size)
             with store.transaction():
-                store.db["reembed_staging"].insert_all(
+                store.db.table("reembed_staging").insert_all(
                     {"passage_id": r[0], "embedding": v.tobytes()}
                     for r, v in zip(rows, vecs, strict=True))
             self.reporter.advance(passages=len(rows))

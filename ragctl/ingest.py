@@ -330,10 +330,10 @@ def _parse_pdf(path: Path, data: bytes) -> ParsedDocument:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             try:
-                ok = reader.decrypt("")
+                opened = bool(reader.decrypt(""))
             except (DependencyError, NotImplementedError):
-                ok = 0
-            if not ok:
+                opened = False
+            if not opened:
                 raise SkipFile("encrypted PDF (needs a password); skipped")
         sections = []
         for number, page in enumerate(reader.pages, start=1):

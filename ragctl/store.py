@@ -27,7 +27,7 @@ SCHEMA_VERSION_KEY = "schema_version"
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def text_hash(text: str) -> str:
@@ -90,7 +90,7 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
             summary TEXT
         );
     """)
-    db["passages"].enable_fts(["text"], create_triggers=True,
+    db.table("passages").enable_fts(["text"], create_triggers=True,
                               tokenize="porter unicode61 remove_diacritics 2")
 
 
@@ -107,9 +107,9 @@ def migrate(db: sqlite_utils.Database) -> int:
             continue
         with db.atomic():
             step(db)
-            db["_ragctl_migrations"].insert(
+            db.table("_ragctl_migrations").insert(
                 {"number": number, "name": step.__name__, "applied": now()})
-            db["meta"].upsert({"key": SCHEMA_VERSION_KEY, "value": str(number)}, pk="key")
+            db.table("meta").upsert({"key": SCHEMA_VERSION_KEY, "value": str(number)}, pk="key")
     return len(MIGRATIONS)
 
 
@@ -179,44 +179,44 @@ class Store:
 
     def set_meta(self, **values: Any) -> None:
         with self.db.atomic():
-            self.db["meta"].upsert_all(
+            self.db.table("meta").upsert_all(
                 [{"key": k, "value": v if isinstance(v, str) else json.dumps(v)}
                  for k, v in values.items()], pk="key")
 
     def meta(self) -> dict[str, str]:
-        return {r["key"]: r["value"] for r in self.db["meta"].rows}
+        return {r["key"]: r["value"] for r in self.db.table("meta").rows}
 
     # ------------------------------------------------------------------ roots
     def add_root(self, path: str) -> None:
-        self.db["roots"].insert({"path": path, "added": now()}, pk="path", ignore=True)
+        self.db.table("roots").insert({"path": path, "added": now()}, pk="path", ignore=True)
 
     def roots(self) -> list[str]:
-        return [r["path"] for r in self.db["roots"].rows_where(order_by="path")]
+        return [r["path"] for r in self.db.table("roots").rows_where(order_by="path")]
 
     # ------------------------------------------------------------------ documents
     def document(self, path: str) -> DocumentRecord | None:
-        rows = list(self.db["documents"].rows_where("path = ?", [path], limit=1))
+        rows = list(self.db.table("documents").rows_where("path = ?", [path], limit=1))
         return _doc(rows[0]) if rows else None
 
     def documents(self, under: str | None = None) -> list[DocumentRecord]:
         if under is None:
-            return [_doc(r) for r in self.db["documents"].rows_where(order_by="path")]
+            return [_doc(r) for r in self.db.table("documents").rows_where(order_by="path")]
         prefix = under.rstrip("/") + "/"
-        return [_doc(r) for r in self.db["documents"].rows_where(
+        return [_doc(r) for r in self.db.table("documents").rows_where(
             "path = ? OR substr(path, 1, ?) = ?", [under, len(prefix), prefix],
             order_by="path")]
 
     def documents_by_sha(self, sha: str) -> list[DocumentRecord]:
-        return [_doc(r) for r in self.db["documents"].rows_where("sha256 = ?", [sha])]
+        return [_doc(r) for r in self.db.table("documents").rows_where("sha256 = ?", [sha])]
 
     def touch_document(self, doc_id: int, *, size: int, mtime_ns: int) -> None:
         with self.db.atomic():
-            self.db["documents"].update(doc_id, {"size": size, "mtime_ns": mtime_ns})
+            self.db.table("documents").update(doc_id, {"size": size, "mtime_ns": mtime_ns})
 
     def move_document(self, doc_id: int, *, path: str, size: int, mtime_ns: int) -> None:
         """A renamed file: keep its passages and vectors, change its path."""
         with self.db.atomic():
-            self.db["documents"].update(doc_id, {"path": path, "size": size,
+            self.db.table("documents").update(doc_id, {"path": path, "size": size,
                                                  "mtime_ns": mtime_ns, "indexed_at": now()})
 
     def _delete_document_rows(self, doc_id: int) -> list[int]:
@@ -226,8 +226,8 @@ class Store:
         self.db.execute("DELETE FROM passages WHERE document_id = ?", [doc_id])
         self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
         if ids:
-            self.db["vector_journal"].insert_all(
-                ({"passage_id": i, "op": "delete"} for i in ids))
+            self.db.table("vector_journal").insert_all(
+                {"passage_id": i, "op": "delete"} for i in ids)
         return ids
 
     def delete_document(self, doc_id: int) -> list[int]:
@@ -248,13 +248,13 @@ class Store:
             old = self.document(path)
             old_ids = self._delete_document_rows(old.id) if old is not None else []
             n_sentences = sum(len(c.sentences) for c in chunks)
-            doc_id = int(self.db["documents"].insert({
+            doc_id = _pk(self.db.table("documents").insert({
                 "path": path, "format": format, "title": title, "size": size,
                 "mtime_ns": mtime_ns, "sha256": sha256, "n_passages": len(chunks),
                 "n_sentences": n_sentences, "indexed_at": now(),
             }).last_pk)
             vecs = np.asarray(embeddings, dtype=np.float32)
-            self.db["passages"].insert_all(({
+            self.db.table("passages").insert_all(({
                 "document_id": doc_id, "seq": seq, "place": c.place,
                 "start_char": c.start, "end_char": c.end, "text": c.text,
                 "n_words": c.n_words, "hash": text_hash(c.text),
@@ -262,13 +262,13 @@ class Store:
             } for seq, c in enumerate(chunks)), batch_size=200)
             ids = [r[0] for r in self.db.execute(
                 "SELECT id FROM passages WHERE document_id = ? ORDER BY seq", [doc_id])]
-            self.db["sentences"].insert_all(({
+            self.db.table("sentences").insert_all(({
                 "passage_id": pid, "document_id": doc_id, "seq": k,
                 "start_char": s.start, "end_char": s.end, "text": s.text,
             } for pid, c in zip(ids, chunks, strict=True)
                 for k, s in enumerate(c.sentences)), batch_size=500)
-            self.db["vector_journal"].insert_all(
-                ({"passage_id": i, "op": "add"} for i in ids))
+            self.db.table("vector_journal").insert_all(
+                {"passage_id": i, "op": "add"} for i in ids)
         return ids, old_ids
 
     # ------------------------------------------------------------------ passages
@@ -358,16 +358,16 @@ class Store:
     # ------------------------------------------------------------------ runs
     def start_run(self) -> int:
         with self.db.atomic():
-            return int(self.db["runs"].insert(
+            return _pk(self.db.table("runs").insert(
                 {"started": now(), "status": "running"}).last_pk)
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any]) -> None:
         with self.db.atomic():
-            self.db["runs"].update(run_id, {"finished": now(), "status": status,
+            self.db.table("runs").update(run_id, {"finished": now(), "status": status,
                                             "summary": json.dumps(summary)})
 
     def last_run(self) -> dict[str, Any] | None:
-        rows = list(self.db["runs"].rows_where(order_by="id desc", limit=1))
+        rows = list(self.db.table("runs").rows_where(order_by="id desc", limit=1))
         if not rows:
             return None
         row = dict(rows[0])
@@ -379,3 +379,9 @@ def _unpack(rows: list[Any], dim: int) -> tuple[np.ndarray, np.ndarray]:
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
     return ids, vecs
+
+
+def _pk(value: Any) -> int:
+    if value is None:
+        raise RuntimeError("insert returned no primary key")
+    return int(value)

@@ -59,4 +59,4 @@ def test_long_sentence_is_its_own_passage() -> None:
     text = "Tiny. " + ("word " * 150).strip() + ". Another tiny one here and more words."
     spans = SentenceSplitter(max_words=500).split(text)
     chunks = chunk_section(Section(text), spans, target_words=100)
-    assert [len(c.sentences) for c in chunks][0] == 1
+    assert len(chunks[0].sentences) == 1
