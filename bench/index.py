@@ -1,0 +1,138 @@
+"""Indexing benchmark on the SQuAD report split (one paragraph per file).
+
+Measures, in one run:
+- passages/s of a full ``ragctl index`` (in-process, model already loaded) against the bare
+  sentence-transformers encode rate on the same passage texts: the ratio is the figure;
+- the same through the real CLI in a subprocess (model loading included);
+- the time of a re-run with nothing changed (CLI subprocess, Python start-up included);
+- HNSW recall@10 against exact search over the stored vectors, and the query-time ratio.
+
+Prints a table and writes bench/results/index.json. Usage: python bench/index.py [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import Timer, median, percentile, print_table, save, squad_articles, \
+    write_paragraphs  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of the timed runs")
+    ap.add_argument("--queries", type=int, default=500, help="questions for the HNSW recall")
+    args = ap.parse_args()
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    work = Path(tempfile.mkdtemp(prefix="ragctl-bench-"))
+    os.environ["RAGCTL_HOME"] = str(work / "home")
+    corpus = work / "corpus"
+    articles = squad_articles("report")
+    n_files = write_paragraphs(articles, corpus)
+
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.embed import load_embedder
+    from ragctl.indexer import Indexer
+
+    embedder = load_embedder("all-MiniLM-L6-v2")
+    index_rates, bare_rates, passages = [], [], 0
+    texts: list[str] = []
+    for rep in range(args.reps):
+        name = f"bench{rep}"
+        settings = load_settings(index=name)
+        with Collection.open(settings, create=True) as c:
+            c.lock()
+            with Timer() as t:
+                summary = Indexer(c, embedder_factory=lambda _n: embedder).run([corpus])
+            passages = summary.passages_added
+            index_rates.append(passages / t.seconds)
+            if not texts:
+                texts = [r[0] for r in c.store.db.execute("SELECT text FROM passages")]
+        with Timer() as t:
+            embedder.embed(texts, batch_size=settings.embed_batch_size)
+        bare_rates.append(len(texts) / t.seconds)
+        print(f"rep {rep}: index {index_rates[-1]:.1f} passages/s, "
+              f"bare encode {bare_rates[-1]:.1f} passages/s", file=sys.stderr)
+
+    env = {**os.environ}
+    cli = [sys.executable, "-m", "ragctl"]
+    with Timer() as t:
+        subprocess.run([*cli, "index", str(corpus), "--index", "cli", "-q", "--json"],
+                       env=env, check=True, capture_output=True)
+    cli_rate = passages / t.seconds
+    rerun = []
+    for _ in range(args.reps):
+        with Timer() as t:
+            out = subprocess.run([*cli, "index", str(corpus), "--index", "cli", "-q", "--json"],
+                                 env=env, check=True, capture_output=True, text=True)
+        rerun.append(t.seconds)
+    unchanged = json.loads(out.stdout)["unchanged"]
+
+    # HNSW recall@10 against exact search over the stored vectors
+    settings = load_settings(index="bench0")
+    rng = random.Random(0)
+    questions = [q["question"] for a in articles for p in a["paragraphs"] for q in p["qas"]]
+    questions = rng.sample(questions, min(args.queries, len(questions)))
+    with Collection.open(settings) as c:
+        vi = c.vectors()
+        assert vi is not None
+        ids_list, vec_list = zip(*c.store.vectors(dim=vi.dim), strict=True)
+        ids = np.concatenate(ids_list)
+        matrix = np.concatenate(vec_list)
+        qv = embedder.embed(questions)
+        recalls, t_hnsw, t_exact = [], [], []
+        for q in qv:
+            with Timer() as t:
+                labels, _ = vi.search(q, 10)
+            t_hnsw.append(t.seconds)
+            with Timer() as t:
+                scores = matrix @ q
+                top = ids[np.argpartition(-scores, 10)[:10]]
+            t_exact.append(t.seconds)
+            recalls.append(len(set(labels.tolist()) & set(top.tolist())) / 10)
+    shutil.rmtree(work, ignore_errors=True)
+
+    ratio = median(index_rates) / median(bare_rates)
+    result = {
+        "corpus": {"files": n_files, "passages": passages, "split": "SQuAD v1.1 dev, report"},
+        "index_passages_per_s": index_rates, "bare_encode_passages_per_s": bare_rates,
+        "median_index_rate": median(index_rates), "median_bare_rate": median(bare_rates),
+        "index_to_bare_ratio": ratio, "cli_passages_per_s_with_model_load": cli_rate,
+        "rerun_unchanged_s": rerun, "rerun_unchanged_files": unchanged,
+        "hnsw_recall_at_10": float(np.mean(recalls)), "queries": len(questions),
+        "hnsw_query_ms_p50": median(t_hnsw) * 1e3, "exact_query_ms_p50": median(t_exact) * 1e3,
+        "exact_to_hnsw_time_ratio": median(t_exact) / median(t_hnsw),
+        "hnsw_query_ms_p95": percentile(t_hnsw, 95) * 1e3,
+        "when_unix": time.time(),
+    }
+    print_table(f"ragctl index — SQuAD report split, {n_files} files, {passages} passages, "
+                f"{args.reps} reps (medians)", [
+        ("index rate (model loaded)", f"{median(index_rates):.1f} passages/s", ""),
+        ("bare encode rate", f"{median(bare_rates):.1f} passages/s", ""),
+        ("index / bare ratio", f"{ratio:.3f}", "≥ 0.85"),
+        ("CLI index rate (incl. model load)", f"{cli_rate:.1f} passages/s", ""),
+        ("re-run, nothing changed", f"{median(rerun):.2f} s", "≤ 2 s"),
+        ("HNSW recall@10 vs exact", f"{np.mean(recalls):.4f}", "≥ 0.99"),
+        ("query time HNSW / exact (p50)",
+         f"{median(t_hnsw) * 1e3:.3f} ms / {median(t_exact) * 1e3:.3f} ms", ""),
+    ])
+    print(f"\nwrote {save('index', result)}")
+
+
+if __name__ == "__main__":
+    main()
