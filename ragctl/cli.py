@@ -194,6 +194,77 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 
 
 @cli.command()
+@click.argument("question")
+@index_option
+@click.option("--context", "context_mode", type=click.Choice(["filtered", "passages", "full"]),
+              default=None, help="FILCO sentences (default), PSG whole passages, or FULL top-k.")
+@click.option("--top-n", type=click.IntRange(min=1), help="Passages retrieved (default 20).")
+@click.option("--top-k", type=click.IntRange(min=1), help="Passages kept after reranking (5).")
+@click.option("--model", "generator", metavar="NAME|GGUF",
+              help="Generator: smollm2-135m, gemma-3-270m or a .gguf file.")
+@click.option("--relevance", metavar="NAME|DIR",
+              help="Relevance estimator: 'similarity' or an exported model.")
+@click.option("--filter", "context_filter", metavar="NAME|DIR",
+              help="Context filter: 'similarity' or an exported model.")
+@click.option("--threshold", "re_threshold", type=click.FloatRange(0, 1),
+              help="Relevance below which ragctl says the answer is not in your documents.")
+@click.option("--no-abstain", is_flag=True, help="Always answer, even from weak passages.")
+@click.option("--strict", is_flag=True, help="Drop answer sentences their sources do not support.")
+@click.option("--marginalize", is_flag=True,
+              help="One candidate per passage, weighted by relevance (RE-RAG eq. 6).")
+@click.option("--explain", is_flag=True, help="Show retrieved, reranked and filtered passages.")
+@json_option
+@command_errors
+def ask(question: str, index_name: str | None, context_mode: str | None, top_n: int | None,
+        top_k: int | None, generator: str | None, relevance: str | None,
+        context_filter: str | None, re_threshold: float | None, no_abstain: bool, strict: bool,
+        marginalize: bool, explain: bool, as_json: bool) -> None:
+    """Answer QUESTION from your documents, citing the sentences used.
+
+    Exits with status 3 when the documents do not hold the answer.
+
+    \b
+    Examples:
+        ragctl ask "when does the lease end?"
+        ragctl ask "who signed the contract?" --explain
+        ragctl ask "what is the deposit?" --json
+    """
+    from .collection import Collection
+    from .display import render_abstention, render_answer, render_explain, stdout
+    from .errors import EXIT_NOT_FOUND
+    from .pipeline import AskOptions, Pipeline
+
+    settings = _settings(index=index_name, generator=generator, relevance=relevance,
+                         context_filter=context_filter, top_n=top_n, top_k=top_k,
+                         re_threshold=re_threshold)
+    options = AskOptions.from_settings(
+        settings, context=context_mode, abstain=not no_abstain, strict=strict,
+        marginalize=marginalize)
+    streaming = not as_json and not strict and not marginalize
+    started: list[bool] = []
+
+    def show(token: str) -> None:
+        if not started:
+            started.append(True)
+            stdout.print("[bold]Answer:[/bold] ", end="")
+            token = token.lstrip()
+        stdout.print(token, end="")
+
+    with Collection.open(settings) as collection, Pipeline(collection) as pipeline:
+        answer = pipeline.ask(question, options, on_token=show if streaming else None)
+    if as_json:
+        _print_json(answer.to_dict())
+    elif answer.abstained:
+        render_abstention(answer)
+    else:
+        render_answer(answer, streamed=bool(started))
+    if explain and not as_json:
+        render_explain(answer)
+    if answer.abstained:
+        sys.exit(EXIT_NOT_FOUND)
+
+
+@cli.command()
 @index_option
 @json_option
 @command_errors

@@ -63,6 +63,19 @@ class Settings:
     search_limit: int = 10
     rrf_k: int = 60
     include_hidden: bool = False
+    # ask
+    generator: str = "smollm2-135m"
+    relevance: str = "similarity"
+    context_filter: str = "similarity"
+    top_n: int = 20
+    top_k: int = 5
+    re_threshold: float = 0.5
+    filter_threshold: float = 0.3
+    filter_top_m: int = 2
+    max_answer_tokens: int = 48
+    n_ctx: int = 4096
+    device: str = "auto"
+    compute_type: str = "auto"
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -132,9 +145,14 @@ def load_settings(**overrides: Any) -> Settings:
 def _validate(s: Settings) -> None:
     index_dir(s.index)
     positive = ("chunk_words", "max_sentence_words", "embed_batch_size", "hnsw_m",
-                "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k")
+                "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k", "top_n", "top_k",
+                "filter_top_m", "max_answer_tokens", "n_ctx")
     for name in positive:
         if getattr(s, name) < 1:
             raise ConfigError(f"{name} must be at least 1, not {getattr(s, name)}")
+    if not 0.0 <= s.re_threshold <= 1.0:
+        raise ConfigError(f"re_threshold must be between 0 and 1, not {s.re_threshold}")
+    if s.device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"device must be auto, cpu or cuda, not {s.device!r}")
     if s.max_file_mb <= 0:
         raise ConfigError(f"max_file_mb must be positive, not {s.max_file_mb}")

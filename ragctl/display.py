@@ -116,3 +116,78 @@ def index_summary_table(s: dict[str, Any]) -> Table:
     for k, v in rows:
         t.add_row(k, str(v))
     return t
+
+
+def _where(path: str, place: str) -> str:
+    return short_path(path) + (f" ({place})" if place else "")
+
+
+def render_answer(answer: Any, *, streamed: bool) -> None:
+    """The answer (re-printed with checked citations), then its sources."""
+    if streamed:
+        stdout.print("")
+        if answer.answer != " ".join(answer.raw_answer.split()):
+            stdout.print(Text.assemble(("Checked: ", "bold"), answer.answer or "(nothing)"))
+    else:
+        stdout.print(Text.assemble(("Answer: ", "bold"), answer.answer or "(no answer)"))
+    for s in answer.sentences:
+        if not s.supported:
+            stdout.print(Text(f"  ! not supported by your documents: {s.text}", style="yellow"))
+        elif s.attributed:
+            stdout.print(Text(f"  (citation added by the checker: {s.text})", style="dim"))
+    if answer.removed_citations:
+        nums = ", ".join(f"[{n}]" for n in answer.removed_citations)
+        stdout.print(Text(f"  removed citations to sentences never given: {nums}", style="dim"))
+    if answer.confidence is not None:
+        share = answer.candidates[0]["share"] if answer.candidates else 0.0
+        stdout.print(Text(f"  confidence {answer.confidence:.3f} "
+                          f"({share:.0%} of the candidates' probability)", style="dim"))
+    if answer.sources:
+        stdout.print(Text("Sources:", style="bold"))
+        for c in answer.sources:
+            stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
+                                       (_where(c.path, c.place), "cyan"),
+                                       (f"  chars {c.start_char}-{c.end_char}", "dim")))
+            stdout.print(Text(f"      {c.text}"))
+
+
+def render_abstention(answer: Any) -> None:
+    stdout.print(Text("Not found in your documents.", style="bold"))
+    stdout.print(Text(f"  ({answer.abstain_reason})", style="dim"))
+    closest = answer.passages[:3]
+    if closest:
+        stdout.print(Text("Closest passages:", style="bold"))
+        for p in closest:
+            snippet = p.text if len(p.text) <= 200 else p.text[:197].rstrip() + "…"
+            stdout.print(Text.assemble(("  • ", "bold"), (_where(p.path, p.place), "cyan"),
+                                       (f"  relevance {p.relevance:.2f}", "dim")))
+            stdout.print(Text(f"      {snippet}"))
+
+
+def render_explain(answer: Any) -> None:
+    t = Table(title="retrieved → reranked", show_lines=False)
+    for col in ("rank", "kept", "relevance", "cos", "passage"):
+        t.add_column(col)
+    for p in answer.passages:
+        sim = f"{p.similarity:.2f}" if p.similarity is not None else "-"
+        t.add_row(str(p.retrieval_rank), "yes" if p.kept else "", f"{p.relevance:.2f}", sim,
+                  _where(p.path, p.place))
+    stdout.print(t)
+    if answer.filtered:
+        f = Table(title="context filter")
+        for col in ("kept", "score", "sentence"):
+            f.add_column(col)
+        for s in answer.filtered:
+            text = s["text"] if len(s["text"]) <= 90 else s["text"][:87] + "…"
+            f.add_row("yes" if s["kept"] else "", f"{s['score']:.2f}", text)
+        stdout.print(f)
+    tok = answer.tokens
+    if tok.get("full_context"):
+        saved = 1 - tok.get("context", 0) / tok["full_context"]
+        stdout.print(f"context tokens: {tok.get('context', 0)} of {tok['full_context']} "
+                     f"({saved:.0%} saved)")
+    if answer.abstained:
+        stdout.print(f"abstained: {answer.abstain_reason}")
+    timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in answer.timings.items()
+                        if k not in ("tokens_per_second",))
+    stdout.print(Text(f"timings: {timings}", style="dim"))

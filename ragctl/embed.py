@@ -56,8 +56,11 @@ class SentenceTransformerEmbedder(Embedder):
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
         except ImportError:
             raise missing_dependency("sentence-transformers", "index") from None
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
         self.path = path
         self.name = name or str(path)
         self.model = SentenceTransformer(str(path), device=device, local_files_only=True)

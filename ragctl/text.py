@@ -1,0 +1,80 @@
+"""Small text measures shared by the filter, the verifier and the evaluation.
+
+``normalize_answer`` is the standard SQuAD normalization (lower case, no punctuation,
+no articles, single spaces), so exact match and unigram F1 mean what the papers mean.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation) | {"‘", "’", "“", "”", "–", "—"}
+_WORD = re.compile(r"\w+")
+
+STOPWORDS = frozenset("""
+a an the and or but if of to in on at by for with from as is are was were be been being
+it its this that these those there here what which who whom whose when where why how
+do does did done can could would should will shall may might must has have had having
+i you he she we they me him her us them my your his our their not no nor so than too
+very s t just about into over under after before between through during up down out off
+""".split())
+
+
+def normalize_answer(text: str) -> str:
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def tokens(text: str) -> list[str]:
+    return normalize_answer(text).split()
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def exact_match(prediction: str, golds: Iterable[str]) -> float:
+    p = normalize_answer(prediction)
+    return float(any(p == normalize_answer(g) for g in golds))
+
+
+def unigram_f1(prediction: str, gold: str) -> float:
+    p, g = tokens(prediction), tokens(gold)
+    if not p or not g:
+        return float(p == g)
+    common = Counter(p) & Counter(g)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p), same / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def max_f1(prediction: str, golds: Iterable[str]) -> float:
+    return max((unigram_f1(prediction, g) for g in golds), default=0.0)
+
+
+def contains_answer(text: str, golds: Iterable[str]) -> bool:
+    """Whether ``text`` contains one of the answers (normalized, whole words)."""
+    padded = f" {normalize_answer(text)} "
+    return any(f" {normalize_answer(g)} " in padded for g in golds if normalize_answer(g))
+
+
+def overlap(query: str, text: str) -> float:
+    """Share of the query's content words that occur in ``text`` (0..1)."""
+    q = set(content_words(query))
+    if not q:
+        return 0.0
+    t = set(content_words(text))
+    return len(q & t) / len(q)
+
+
+def count_tokens(text: str) -> int:
+    """A tokenizer-free size measure (whitespace words) used where no tokenizer is at hand."""
+    return len(text.split())

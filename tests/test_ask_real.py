@@ -1,0 +1,153 @@
+"""`ask` end to end with the real models: MiniLM, SmolLM2 in llama.cpp, CTranslate2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ragctl.cli import cli
+from ragctl.ct2 import CT2Scorer
+from ragctl.errors import EXIT_NOT_FOUND
+from tests.tiny_models import build_cross_encoder, build_llama, build_t5
+
+pytestmark = pytest.mark.real
+
+NOTES = {
+    "health.md": "# Health\n\nMy dentist appointment is on Thursday at 3 pm with Dr. Alves. "
+                 "The clinic is on Rua Augusta.\n\n# Car\n\n"
+                 "The car insurance renews every March and costs 420 euros a year.",
+    "work.txt": "The quarterly report is due on the 15th of June. Maria leads the audit team. "
+                "The new office in Lisbon opens next spring.",
+}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("models")
+    return {"encoder": build_cross_encoder(root / "tiny-ce"),
+            "t5": build_t5(root / "tiny-t5"), "llama": build_llama(root / "tiny-llama")}
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name, text in NOTES.items():
+        (root / name).write_text(text)
+    assert CliRunner().invoke(cli, ["index", str(root), "-q"]).exit_code == 0
+    return root
+
+
+def test_cross_encoder_matches_torch(models: dict[str, Path]) -> None:
+    import torch
+    from transformers import BertModel
+
+    path = models["encoder"]
+    scorer = CT2Scorer(path, device="cpu", compute_type="float32")
+    pairs = [("what is the rent", "the rent is euros"), ("who sat", "the cat sat on mat")]
+    got = scorer.predict(pairs)
+    bert = BertModel.from_pretrained(str(path.parent / (path.name + "-hf"))).eval()
+    head = np.load(path / "head.npz")
+    want = []
+    for a, b in pairs:
+        enc = scorer.tokenizer.encode(a, b)
+        with torch.no_grad():
+            out = bert(input_ids=torch.tensor([enc.ids]),
+                       token_type_ids=torch.tensor([enc.type_ids]))
+        logits = out.pooler_output[0].numpy() @ head["weight"].T + head["bias"]
+        e = np.exp(logits - logits.max())
+        want.append(e[1] / e.sum())
+    assert got == pytest.approx(np.array(want), abs=1e-4)
+    assert CT2Scorer(path).compute_type == "int8"  # auto picks int8 on CPU
+
+
+def test_seq2seq_and_decoder_scorers_match_torch(models: dict[str, Path]) -> None:
+    import torch
+    from transformers import LlamaForCausalLM, T5ForConditionalGeneration
+
+    pair = [("what is the rent", "the rent is euros")]
+    t5 = CT2Scorer(models["t5"], device="cpu", compute_type="float32")
+    hf = T5ForConditionalGeneration.from_pretrained(
+        str(models["t5"].parent / "tiny-t5-hf")).eval()
+    ids = t5.tokenizer.encode("question what is the rent context the rent is euros relevant").ids
+    vocab = t5.tokenizer.get_vocab()
+    with torch.no_grad():
+        logits = hf(input_ids=torch.tensor([ids]),
+                    decoder_input_ids=torch.tensor([[0]])).logits[0, 0]
+    lp = torch.log_softmax(logits, -1)
+    want = 1 / (1 + np.exp(float(lp[vocab["false"]] - lp[vocab["true"]])))
+    assert t5.predict(pair)[0] == pytest.approx(want, abs=1e-4)
+
+    dec = CT2Scorer(models["llama"], device="cpu", compute_type="float32")
+    hf2 = LlamaForCausalLM.from_pretrained(str(models["llama"].parent / "tiny-llama-hf")).eval()
+    ids = dec.tokenizer.encode("question what is the rent context the rent is euros relevant").ids
+    with torch.no_grad():
+        lp = torch.log_softmax(hf2(input_ids=torch.tensor([ids])).logits[0, -1], -1)
+    vocab = dec.tokenizer.get_vocab()
+    want = 1 / (1 + np.exp(float(lp[vocab["false"]] - lp[vocab["true"]])))
+    assert dec.predict(pair)[0] == pytest.approx(want, abs=1e-4)
+
+
+def test_ask_json_with_real_models(notes: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", "When is my dentist appointment?", "--json"])
+    assert result.exit_code == 0, result.output
+    a = json.loads(result.stdout)
+    # the documented schema
+    for key in ("schema", "question", "answer", "abstained", "sentences", "sources", "context",
+                "passages", "filtered", "removed_citations", "tokens", "timings", "models",
+                "support_rate"):
+        assert key in a, key
+    assert a["schema"] == "ragctl.answer/1"
+    assert a["models"] == {"embedder": "all-MiniLM-L6-v2", "relevance": "similarity",
+                           "filter": "similarity", "generator": "smollm2-135m"}
+    assert "3 pm" in a["answer"] or "Thursday" in a["answer"]
+    assert a["sources"] and Path(a["sources"][0]["path"]).name == "health.md"
+    assert a["sources"][0]["place"] == "Health"
+    raw = (notes / "health.md").read_text()
+    src = a["sources"][0]
+    assert " ".join(raw[src["start_char"]:src["end_char"]].split()) == src["text"]
+    assert a["tokens"]["context"] < a["tokens"]["full_context"]
+    assert a["sentences"][0]["supported"]
+
+
+def test_ask_abstains_on_absent_topic(notes: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", "What is the melting point of tungsten?"])
+    assert result.exit_code == EXIT_NOT_FOUND, result.output
+    assert "Not found in your documents" in result.stdout
+    assert "Closest passages" in result.stdout
+
+
+def test_ask_streams_and_explains(notes: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", "Where does the new office open?", "--explain"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Answer:")
+    assert "Lisbon" in result.stdout and "Sources:" in result.stdout
+    assert "context filter" in result.stdout and "tokens" in result.stdout
+
+
+def test_ask_with_exported_ct2_models(notes: Path, models: dict[str, Path]) -> None:
+    result = CliRunner().invoke(cli, [
+        "ask", "When is my dentist appointment?", "--json", "--no-abstain",
+        "--relevance", str(models["encoder"]), "--filter", str(models["t5"])])
+    assert result.exit_code == 0, result.output
+    a = json.loads(result.stdout)
+    assert a["models"]["relevance"] == "tiny-ce" and a["models"]["filter"] == "tiny-t5"
+    assert all(0.0 <= p["relevance"] <= 1.0 for p in a["passages"])
+    assert a["context"]
+
+
+def test_ask_errors(notes: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a model")
+    result = CliRunner().invoke(cli, ["ask", "anything?", "--model", str(bad), "--no-abstain"])
+    assert result.exit_code == 1 and "not a GGUF model file" in result.stderr
+    result = CliRunner().invoke(cli, ["ask", "anything?", "--model", "nope-7b"])
+    assert result.exit_code == 1 and "no generator 'nope-7b'" in result.stderr
+    result = CliRunner().invoke(cli, ["ask", "anything?", "--relevance", str(tmp_path)])
+    assert result.exit_code == 1 and "manifest.json" in result.stderr
+    result = CliRunner().invoke(cli, ["ask", "anything?", "--index", "missing"])
+    assert result.exit_code == 1 and "no index named 'missing'" in result.stderr
