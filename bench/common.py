@@ -66,8 +66,8 @@ def machine() -> dict[str, Any]:
 
 def print_table(title: str, rows: list[tuple[str, str, str]]) -> None:
     """rows: (metric, value, goal)."""
-    w0 = max(len(r[0]) for r in rows + [("metric", "", "")])
-    w1 = max(len(r[1]) for r in rows + [("", "value", "")])
+    w0 = max(len(r[0]) for r in [*rows, ("metric", "", "")])
+    w1 = max(len(r[1]) for r in [*rows, ("", "value", "")])
     print(f"\n{title}")
     print(f"| {'metric'.ljust(w0)} | {'value'.ljust(w1)} | goal |")
     print(f"|{'-' * (w0 + 2)}|{'-' * (w1 + 2)}|------|")

@@ -27,8 +27,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import Timer, median, percentile, print_table, save, squad_articles, \
-    write_paragraphs  # noqa: E402
+from bench.common import (
+    Timer,
+    median,
+    percentile,
+    print_table,
+    save,
+    squad_articles,
+    write_paragraphs,
+)
 
 
 def main() -> None:

@@ -143,10 +143,9 @@ class LlamaGenerator:
         self.n_ctx = n_ctx
 
     def close(self) -> None:
-        llm = getattr(self, "llm", None)
+        llm = self.__dict__.pop("llm", None)
         if llm is not None:
             llm.close()
-            self.llm = None
 
     def __enter__(self) -> LlamaGenerator:
         return self

@@ -96,6 +96,11 @@ class Answer:
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def answer_text(self) -> str:
+        """What the generator answered, without citation markers."""
+        return strip_citations(self.raw_answer)[0]
+
+    @property
     def support_rate(self) -> float:
         if not self.sentences:
             return 0.0

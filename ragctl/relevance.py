@@ -21,8 +21,8 @@ from .retrieve import Hit
 
 # Fitted by bench/calibrate.py on the SQuAD dev split (even articles): P(passage holds
 # the answer | cosine similarity) ≈ sigmoid((cos - CENTER) / SCALE).
-SIMILARITY_CENTER = 0.52
-SIMILARITY_SCALE = 0.08
+SIMILARITY_CENTER = 0.799
+SIMILARITY_SCALE = 0.142
 
 
 class RelevanceEstimator(ABC):

@@ -20,8 +20,9 @@ NOTES = {
     "health.md": "# Health\n\nMy dentist appointment is on Thursday at 3 pm with Dr. Alves. "
                  "The clinic is on Rua Augusta.\n\n# Car\n\n"
                  "The car insurance renews every March and costs 420 euros a year.",
-    "work.txt": "The quarterly report is due on the 15th of June. Maria leads the audit team. "
-                "The new office in Lisbon opens next spring.",
+    "work.md": "# Report\n\nThe quarterly report is due on the 15th of June. Maria leads the "
+               "audit team.\n\n# Office\n\nThe company opens its new office in Lisbon next "
+               "spring. The office will have forty desks.",
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = pytest.mark.real
 
-WORDS = ("river mountain lantern copper garden violin harbour meadow pencil thunder "  # noqa: SIM905
+WORDS = ("river mountain lantern copper garden violin harbour meadow pencil thunder "
          "orchard saddle compass marble velvet canyon beacon falcon timber glacier").split()
 
 

@@ -1,0 +1,171 @@
+"""Fit ask's defaults on the DEVELOPMENT split only (SQuAD even articles, NQ first 2,000).
+
+1. The similarity fallback of the relevance estimator: a logistic curve
+   P(passage holds the answer | cosine) fitted on (cosine, has-answer) pairs of the
+   top-20 passages of SQuAD dev questions.
+2. The abstention threshold: the best relevance among the kept top-k passages for
+   answerable SQuAD dev questions vs NQ questions asked of the SQuAD corpus (which it
+   does not cover); reports abstention rates and the "no answer" F1 per threshold.
+3. With --generate N: the context filter's top-m / threshold and the generator (the
+   registry's models) by exact match on N dev questions.
+
+Writes bench/results/calibrate.json. Never reads the report split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import print_table, save
+from bench.squad_index import nq_questions, squad_index, squad_questions
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, iters: int = 50) -> tuple[float, float]:
+    """Newton's method for P(y=1|x) = sigmoid(a·x + b); returns (center, scale)."""
+    a, b = 1.0, 0.0
+    X = np.stack([x, np.ones_like(x)], axis=1)
+    w = np.array([a, b])
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(X @ w)))
+        grad = X.T @ (y - p)
+        hess = -(X.T * (p * (1 - p))) @ X - 1e-6 * np.eye(2)
+        w = w - np.linalg.solve(hess, grad)
+    a, b = float(w[0]), float(w[1])
+    return -b / a, 1 / a
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=600)
+    ap.add_argument("--nq", type=int, default=300)
+    ap.add_argument("--generate", type=int, default=0,
+                    help="also tune filter and generator by exact match on N questions")
+    args = ap.parse_args()
+
+    name, articles = squad_index("dev")
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.relevance import SimilarityRelevance
+    from ragctl.retrieve import Retriever
+    from ragctl.text import contains_answer
+
+    squad = squad_questions(articles, args.questions, seed=1)
+    nq = nq_questions("train", args.nq, seed=1)
+    settings = load_settings(index=name)
+    result: dict[str, Any] = {"split": "dev", "squad_questions": len(squad), "nq": len(nq)}
+    with Collection.open(settings) as c:
+        retriever = Retriever(c)
+        rows = []  # (question kind, answers, hits)
+        for q in squad:
+            rows.append(("squad", q["answers"], retriever.search(q["question"], limit=20)))
+        for q in nq:
+            rows.append(("nq", q["answers"], retriever.search(q["question"], limit=20)))
+        xs = np.array([h.similarity for kind, _, hits in rows if kind == "squad" for h in hits])
+        ys = np.array([float(contains_answer(h.text, ans)) for kind, ans, hits in rows
+                       if kind == "squad" for h in hits])
+        center, scale = fit_logistic(xs, ys)
+        result.update(similarity_center=center, similarity_scale=scale,
+                      positive_rate=float(ys.mean()))
+        re = SimilarityRelevance(center=center, scale=scale)
+
+        best, answerable = [], []
+        for _kind, ans, hits in rows:
+            probs = re.score("", hits)
+            top = np.argsort(-probs, kind="stable")[:5]
+            best.append(float(probs[top].max()))
+            answerable.append(any(contains_answer(hits[i].text, ans) for i in top))
+        best_a, ans_a = np.array(best), np.array(answerable)
+        table = []
+        grid = [*np.round(np.arange(0.01, 0.10, 0.01), 2), *np.round(np.arange(0.1, 0.96, 0.05), 2)]
+        for t in grid:
+            abst = best_a < t
+            tp = int(np.sum(abst & ~ans_a))
+            fp = int(np.sum(abst & ans_a))
+            fn = int(np.sum(~abst & ~ans_a))
+            prec = tp / (tp + fp) if tp + fp else 0.0
+            rec = tp / (tp + fn) if tp + fn else 0.0
+            f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+            table.append({"threshold": float(t), "false_abstain": fp / max(1, int(ans_a.sum())),
+                          "abstain_unanswerable": rec, "precision": prec, "f1": f1})
+        result["abstention"] = table
+        ok = [r for r in table if r["false_abstain"] <= 0.05]
+        chosen = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
+        result["re_threshold"] = chosen["threshold"]
+        print_table(f"similarity → P(answer) fit on {len(xs)} dev passages", [
+            ("center", f"{center:.3f}", ""), ("scale", f"{scale:.3f}", ""),
+            ("share of passages with the answer", f"{ys.mean():.3f}", "")])
+        print_table("abstention on dev (SQuAD answerable vs NQ / no answer in top-5)", [
+            (f"t={r['threshold']:.2f}", f"false-abstain {r['false_abstain']:.3f}  "
+             f"catch {r['abstain_unanswerable']:.3f}  F1 {r['f1']:.3f}", "")
+            for r in table])
+        print(f"chosen re_threshold (most abstention with ≤ 5% false abstention): "
+              f"{chosen['threshold']}")
+
+        if args.generate:
+            result["generation"] = tune_generation(c, retriever, re, squad[: args.generate])
+    print(f"\nwrote {save('calibrate', result)}")
+
+
+def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, Any]]
+                    ) -> dict[str, Any]:
+    from ragctl.filter import SimilarityFilter
+    from ragctl.generate import GENERATORS, LlamaGenerator, build_prompt, resolve_generator
+    from ragctl.pipeline import Pipeline
+    from ragctl.text import contains_answer, exact_match, max_f1
+    from ragctl.verify import strip_citations
+
+    pipe = Pipeline(c, relevance=re)
+    filt = SimilarityFilter(retriever.embedder)
+    prepared = []
+    for q in questions:
+        hits = retriever.search(q["question"], limit=20)
+        probs = re.score(q["question"], hits)
+        kept = [hits[i] for i in np.argsort(-probs, kind="stable")[:5]]
+        sents = [s for h in kept for s in pipe.sentences([h])[h.passage_id]]
+        scores = filt.score(q["question"], sents)
+        prepared.append((q, kept, sents, scores))
+    configs = [(m, t) for m in (1, 2, 3) for t in (0.0, 0.3, 0.45)]
+    out: dict[str, Any] = {"questions": len(questions), "configs": []}
+    rows = []
+    for gen_name in GENERATORS:
+        gen = LlamaGenerator(resolve_generator(gen_name), name=gen_name)
+        for m, t in [*configs, ("full", None)]:
+            em = f1 = acc = 0.0
+            recall = 0.0
+            for q, _kept, sents, scores in prepared:
+                if m == "full":
+                    ctx = [s.text for s in sents]
+                else:
+                    order = np.argsort(-scores, kind="stable")
+                    keep = sorted([int(i) for i in order[:m] if scores[i] >= t] or [int(order[0])])
+                    ctx = [sents[i].text for i in keep]
+                recall += any(contains_answer(s, q["answers"]) for s in ctx)
+                text, _ = strip_citations(gen.complete(build_prompt(q["question"], ctx)).text)
+                em += exact_match(text, q["answers"])
+                f1 += max_f1(text, q["answers"])
+                acc += contains_answer(text, q["answers"])
+            n = len(prepared)
+            row = {"generator": gen_name, "top_m": m, "threshold": t, "em": 100 * em / n,
+                   "f1": 100 * f1 / n, "accuracy": 100 * acc / n,
+                   "answer_sentence_recall": 100 * recall / n}
+            out["configs"].append(row)
+            rows.append((f"{gen_name} m={m} t={t}",
+                         f"EM {row['em']:.1f}  F1 {row['f1']:.1f}  acc {row['accuracy']:.1f}  "
+                         f"ctx-recall {row['answer_sentence_recall']:.1f}", ""))
+            print(rows[-1], file=sys.stderr)
+        gen.close()
+    print_table(f"generation on {len(prepared)} dev questions", rows)
+    best = max((r for r in out["configs"] if r["top_m"] != "full"), key=lambda r: r["f1"])
+    out["best"] = best
+    return out
+
+
+if __name__ == "__main__":
+    main()
