@@ -47,6 +47,10 @@ def main() -> None:
     ap.add_argument("--nq", type=int, default=300)
     ap.add_argument("--generate", type=int, default=0,
                     help="also tune filter and generator by exact match on N questions")
+    ap.add_argument("--generators", nargs="*", default=None,
+                    help="registry names to compare (default: all)")
+    ap.add_argument("--configs", nargs="*", default=None,
+                    help="filter settings to try as TOP_M:THRESHOLD (or 'full')")
     args = ap.parse_args()
 
     name, articles = squad_index("dev")
@@ -95,7 +99,7 @@ def main() -> None:
             table.append({"threshold": float(t), "false_abstain": fp / max(1, int(ans_a.sum())),
                           "abstain_unanswerable": rec, "precision": prec, "f1": f1})
         result["abstention"] = table
-        ok = [r for r in table if r["false_abstain"] <= 0.05]
+        ok = [r for r in table if r["false_abstain"] <= 0.03]
         chosen = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
         result["re_threshold"] = chosen["threshold"]
         print_table(f"similarity → P(answer) fit on {len(xs)} dev passages", [
@@ -105,15 +109,17 @@ def main() -> None:
             (f"t={r['threshold']:.2f}", f"false-abstain {r['false_abstain']:.3f}  "
              f"catch {r['abstain_unanswerable']:.3f}  F1 {r['f1']:.3f}", "")
             for r in table])
-        print(f"chosen re_threshold (most abstention with ≤ 5% false abstention): "
+        print(f"chosen re_threshold (most abstention with ≤ 3% false abstention): "
               f"{chosen['threshold']}")
 
         if args.generate:
-            result["generation"] = tune_generation(c, retriever, re, squad[: args.generate])
+            result["generation"] = tune_generation(c, retriever, re, squad[: args.generate],
+                                                   args.generators, args.configs)
     print(f"\nwrote {save('calibrate', result)}")
 
 
-def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, Any]]
+def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, Any]],
+                    generators: list[str] | None, config_args: list[str] | None
                     ) -> dict[str, Any]:
     from ragctl.filter import SimilarityFilter
     from ragctl.generate import GENERATORS, LlamaGenerator, build_prompt, resolve_generator
@@ -131,12 +137,18 @@ def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, A
         sents = [s for h in kept for s in pipe.sentences([h])[h.passage_id]]
         scores = filt.score(q["question"], sents)
         prepared.append((q, kept, sents, scores))
-    configs = [(m, t) for m in (1, 2, 3) for t in (0.0, 0.3, 0.45)]
+    configs: list[tuple[Any, Any]] = [(1, 0.0)] + [(m, t) for m in (2, 3) for t in (0.0, 0.45)]
+    if config_args:
+        configs = [("full", None) if x == "full" else (int(x.split(":")[0]),
+                                                       float(x.split(":")[1]))
+                   for x in config_args]
+    else:
+        configs.append(("full", None))
     out: dict[str, Any] = {"questions": len(questions), "configs": []}
     rows = []
-    for gen_name in GENERATORS:
+    for gen_name in generators or list(GENERATORS):
         gen = LlamaGenerator(resolve_generator(gen_name), name=gen_name)
-        for m, t in [*configs, ("full", None)]:
+        for m, t in configs:
             em = f1 = acc = 0.0
             recall = 0.0
             for q, _kept, sents, scores in prepared:

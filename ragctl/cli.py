@@ -213,12 +213,22 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 @click.option("--marginalize", is_flag=True,
               help="One candidate per passage, weighted by relevance (RE-RAG eq. 6).")
 @click.option("--explain", is_flag=True, help="Show retrieved, reranked and filtered passages.")
+@click.option("--long", "long_answer", is_flag=True,
+              help="A long answer: one cited sentence per facet of the question.")
+@click.option("--words", type=click.IntRange(min=10), default=150, show_default=True,
+              help="With --long: the most words in the answer.")
+@click.option("--facets", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --long: facets to summarize (more when --words allows).")
+@click.option("--fluent", is_flag=True, help="With --long: one rewrite pass for fluency.")
+@click.option("--ranking", type=click.Choice(["relevance", "bm25"]), default="relevance",
+              show_default=True, help="With --long: how facets are ranked.")
 @json_option
 @command_errors
 def ask(question: str, index_name: str | None, context_mode: str | None, top_n: int | None,
         top_k: int | None, generator: str | None, relevance: str | None,
         context_filter: str | None, re_threshold: float | None, no_abstain: bool, strict: bool,
-        marginalize: bool, explain: bool, as_json: bool) -> None:
+        marginalize: bool, explain: bool, long_answer: bool, words: int, facets: int,
+        fluent: bool, ranking: str, as_json: bool) -> None:
     """Answer QUESTION from your documents, citing the sentences used.
 
     Exits with status 3 when the documents do not hold the answer.
@@ -237,6 +247,23 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
     settings = _settings(index=index_name, generator=generator, relevance=relevance,
                          context_filter=context_filter, top_n=top_n, top_k=top_k,
                          re_threshold=re_threshold)
+    if long_answer:
+        from .display import render_long
+        from .pipeline import LongOptions
+
+        long_opts = LongOptions(top_n=settings.top_n, facets=facets, words=words,
+                                fluent=fluent, ranking=ranking,  # type: ignore[arg-type]
+                                abstain=not no_abstain, re_threshold=settings.re_threshold,
+                                filter_threshold=settings.filter_threshold)
+        with Collection.open(settings) as collection, Pipeline(collection) as pipeline:
+            result = pipeline.ask_long(question, long_opts)
+        if as_json:
+            _print_json(result.to_dict())
+        else:
+            render_long(result)
+        if result.abstained:
+            sys.exit(EXIT_NOT_FOUND)
+        return
     options = AskOptions.from_settings(
         settings, context=context_mode, abstain=not no_abstain, strict=strict,
         marginalize=marginalize)

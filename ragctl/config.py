@@ -69,7 +69,7 @@ class Settings:
     context_filter: str = "similarity"
     top_n: int = 20
     top_k: int = 5
-    re_threshold: float = 0.5
+    re_threshold: float = 0.05
     filter_threshold: float = 0.3
     filter_top_m: int = 2
     max_answer_tokens: int = 48

