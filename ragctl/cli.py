@@ -291,6 +291,69 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
         sys.exit(EXIT_NOT_FOUND)
 
 
+@cli.command(name="eval")
+@click.argument("dataset", type=click.Choice(["squad", "nq", "dpr", "hotpot",
+                                              "hotpot-paragraphs", "scifact", "beir"]))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--split", type=click.Choice(["dev", "report"]), default="report",
+              show_default=True, help="Which half of the built-in splits to use.")
+@click.option("--limit", type=click.IntRange(min=1), help="Evaluate a sample of N examples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--modes", default="full,passages,filtered,silver", show_default=True,
+              help="Context modes to generate answers with (comma-separated).")
+@click.option("--no-generate", is_flag=True, help="Only retrieval and relevance metrics.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for report.md and report.json.")
+@click.option("--model", "generator", metavar="NAME|GGUF", help="Generator to evaluate.")
+@click.option("--relevance", metavar="NAME|DIR", help="Relevance estimator to evaluate.")
+@click.option("--filter", "context_filter", metavar="NAME|DIR", help="Context filter.")
+@json_option
+@command_errors
+def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, seed: int,
+                     modes: str, no_generate: bool, out: Path | None, generator: str | None,
+                     relevance: str | None, context_filter: str | None, as_json: bool) -> None:
+    """Measure retrieval, relevance, filtering and answers on a public dataset.
+
+    Indexes the dataset's passages with the normal indexer (reused on a second run) and
+    runs every question through the normal ask pipeline.
+
+    \b
+    Examples:
+        ragctl eval squad ../shared/data/squad/dev-v1.1.json --limit 200
+        ragctl eval nq ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz --out results/nq
+        ragctl eval scifact ../shared/data/scifact/beir_format --no-generate
+    """
+    from rich.progress import Progress
+
+    from .datasets import load
+    from .display import stderr
+    from .evaluate import MODES, EvalOptions, evaluate, render_markdown
+
+    fmt = {"nq": "dpr", "scifact": "beir"}.get(dataset, dataset)
+    chosen = tuple(m.strip() for m in modes.split(",") if m.strip())
+    bad = [m for m in chosen if m not in MODES]
+    if bad:
+        raise click.BadParameter(f"unknown mode(s) {', '.join(bad)}; choose from "
+                                 f"{', '.join(MODES)}", param_hint="--modes")
+    settings = _settings(generator=generator, relevance=relevance,
+                         context_filter=context_filter)
+    ds = load(path, fmt=fmt, split=split)
+    with Progress(console=stderr, transient=True) as bar:
+        task = bar.add_task(f"eval {dataset}", total=None)
+        report = evaluate(ds, settings, EvalOptions(limit=limit, seed=seed, modes=chosen,
+                                                    generate=not no_generate),
+                          progress=lambda n, total: bar.update(task, completed=n, total=total))
+    markdown = render_markdown(report)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.md").write_text(markdown)
+        (out / "report.json").write_text(json.dumps(report.to_dict(), indent=2))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        click.echo(markdown)
+
+
 @cli.command()
 @index_option
 @json_option

@@ -64,14 +64,14 @@ class Settings:
     rrf_k: int = 60
     include_hidden: bool = False
     # ask
-    generator: str = "smollm2-135m"
+    generator: str = "gemma-3-270m"
     relevance: str = "similarity"
     context_filter: str = "similarity"
     top_n: int = 20
     top_k: int = 5
     re_threshold: float = 0.05
     filter_threshold: float = 0.3
-    filter_top_m: int = 2
+    filter_top_m: int = 1
     max_answer_tokens: int = 48
     n_ctx: int = 4096
     device: str = "auto"

@@ -25,7 +25,7 @@ from .errors import ModelNotFoundError, RagctlError, missing_dependency
 
 logger = logging.getLogger("ragctl.generate")
 
-DEFAULT_GENERATOR = "smollm2-135m"
+DEFAULT_GENERATOR = "gemma-3-270m"
 
 FEW_SHOT = (
     "Context: [1] The Eiffel Tower was designed by the engineer Gustave Eiffel. "

@@ -45,7 +45,7 @@ class AskOptions:
     abstain: bool = True
     re_threshold: float = 0.05
     filter_threshold: float = 0.3
-    filter_top_m: int = 2
+    filter_top_m: int = 1
     max_tokens: int = 48
     strict: bool = False
     marginalize: bool = False

@@ -104,7 +104,7 @@ def test_ask_json_with_real_models(notes: Path) -> None:
         assert key in a, key
     assert a["schema"] == "ragctl.answer/1"
     assert a["models"] == {"embedder": "all-MiniLM-L6-v2", "relevance": "similarity",
-                           "filter": "similarity", "generator": "smollm2-135m"}
+                           "filter": "similarity", "generator": "gemma-3-270m"}
     assert "3 pm" in a["answer"] or "Thursday" in a["answer"]
     assert a["sources"] and Path(a["sources"][0]["path"]).name == "health.md"
     assert a["sources"][0]["place"] == "Health"
