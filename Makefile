@@ -24,9 +24,11 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import torch, hnswlib, spacy, sentence_transformers, ragctl"
 	@touch $@
 
+# `ask` exits 3 when the documents do not hold the answer; that still is a working demo.
 demo: install
 	$(VENV)/bin/ragctl index README.md docs
 	$(VENV)/bin/ragctl search "what happens if indexing is interrupted" --limit 3
+	$(VENV)/bin/ragctl ask "Which command checks and repairs an index?" || test $$? -eq 3
 
 test: install
 	$(VENV)/bin/pytest -q
@@ -40,6 +42,9 @@ lint: install
 
 bench: install
 	$(PY) bench/index.py
+	$(PY) bench/ask.py -n 200
+	$(PY) bench/long.py
+	$(PY) bench/eval.py --limit 150
 
 clean:
 	rm -rf $(VENV) index/*/ .pytest_cache .mypy_cache .ruff_cache

@@ -222,13 +222,19 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 @click.option("--fluent", is_flag=True, help="With --long: one rewrite pass for fluency.")
 @click.option("--ranking", type=click.Choice(["relevance", "bm25"]), default="relevance",
               show_default=True, help="With --long: how facets are ranked.")
+@click.option("--cluster-threshold", type=click.FloatRange(0, 2), default=0.35,
+              show_default=True,
+              help="With --long: cosine distance under which nuggets share a facet.")
+@click.option("--mark-spans", is_flag=True,
+              help="With --long: let the model mark the nugget inside each sentence.")
 @json_option
 @command_errors
 def ask(question: str, index_name: str | None, context_mode: str | None, top_n: int | None,
         top_k: int | None, generator: str | None, relevance: str | None,
         context_filter: str | None, re_threshold: float | None, no_abstain: bool, strict: bool,
         marginalize: bool, explain: bool, long_answer: bool, words: int, facets: int,
-        fluent: bool, ranking: str, as_json: bool) -> None:
+        fluent: bool, ranking: str, cluster_threshold: float, mark_spans: bool,
+        as_json: bool) -> None:
     """Answer QUESTION from your documents, citing the sentences used.
 
     Exits with status 3 when the documents do not hold the answer.
@@ -253,6 +259,7 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
 
         long_opts = LongOptions(top_n=settings.top_n, facets=facets, words=words,
                                 fluent=fluent, ranking=ranking,  # type: ignore[arg-type]
+                                cluster_threshold=cluster_threshold, mark_spans=mark_spans,
                                 abstain=not no_abstain, re_threshold=settings.re_threshold,
                                 filter_threshold=settings.filter_threshold)
         with Collection.open(settings) as collection, Pipeline(collection) as pipeline:

@@ -64,7 +64,7 @@ def detect_format(path: Path) -> str:
 
 def _first_line(path: Path) -> dict[str, Any]:
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt") as f:  # type: ignore[operator]
+    with opener(path, "rt") as f:
         line = f.readline()
     try:
         first: dict[str, Any] = json.loads(line)
@@ -76,7 +76,7 @@ def _first_line(path: Path) -> dict[str, Any]:
 def _lines(path: Path) -> list[dict[str, Any]]:
     opener = gzip.open if path.name.endswith(".gz") else open
     out = []
-    with opener(path, "rt") as f:  # type: ignore[operator]
+    with opener(path, "rt") as f:
         for n, line in enumerate(f, start=1):
             if line.strip():
                 try:

@@ -122,6 +122,18 @@ def _where(path: str, place: str) -> str:
     return short_path(path) + (f" ({place})" if place else "")
 
 
+def render_sources(sources: Any) -> None:
+    """Each cited sentence: its number, file and place, offsets, and the sentence."""
+    if not sources:
+        return
+    stdout.print(Text("Sources:", style="bold"))
+    for c in sources:
+        stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
+                                   (_where(c.path, c.place), "cyan"),
+                                   (f"  chars {c.start_char}-{c.end_char}", "dim")))
+        stdout.print(Text(f"      {c.text}"))
+
+
 def render_answer(answer: Any, *, streamed: bool) -> None:
     """The answer (re-printed with checked citations), then its sources."""
     if streamed:
@@ -142,13 +154,7 @@ def render_answer(answer: Any, *, streamed: bool) -> None:
         share = answer.candidates[0]["share"] if answer.candidates else 0.0
         stdout.print(Text(f"  confidence {answer.confidence:.3f} "
                           f"({share:.0%} of the candidates' probability)", style="dim"))
-    if answer.sources:
-        stdout.print(Text("Sources:", style="bold"))
-        for c in answer.sources:
-            stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
-                                       (_where(c.path, c.place), "cyan"),
-                                       (f"  chars {c.start_char}-{c.end_char}", "dim")))
-            stdout.print(Text(f"      {c.text}"))
+    render_sources(answer.sources)
 
 
 def render_abstention(answer: Any) -> None:
@@ -208,9 +214,4 @@ def render_long(answer: Any) -> None:
             cites = " ".join(f"[{n}]" for n in f["citations"])
             stdout.print(Text(f"  {f['rank']}. {how}, {len(f['nugget_ids'])} nuggets, "
                               f"relevance {f['score']:.2f}  {cites}", style="dim"))
-    if answer.sources:
-        stdout.print(Text("Sources:", style="bold"))
-        for c in answer.sources:
-            stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
-                                       (_where(c.path, c.place), "cyan")))
-            stdout.print(Text(f"      {c.text}"))
+    render_sources(answer.sources)

@@ -152,3 +152,26 @@ def test_ask_errors(notes: Path, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "manifest.json" in result.stderr
     result = CliRunner().invoke(cli, ["ask", "anything?", "--index", "missing"])
     assert result.exit_code == 1 and "no index named 'missing'" in result.stderr
+
+
+def test_long_answer_with_real_models(notes: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", "What do my notes say about the office and the "
+                                      "report?", "--long", "--words", "80", "--json",
+                                      "--no-abstain", "--fluent"])
+    assert result.exit_code == 0, result.output
+    a = json.loads(result.stdout)
+    assert a["schema"] == "ragctl.long-answer/1"
+    assert a["nuggets"] and a["facets"] and a["sources"]
+    assert a["words"] <= 80
+    cited = {n for f in a["facets"] for n in f["citations"]}
+    assert cited == {s["number"] for s in a["sources"]}
+    for s in a["sources"]:  # every citation resolves to a real sentence of a real file
+        raw = (notes / Path(s["path"]).name).read_text()
+        assert " ".join(raw[s["start_char"]:s["end_char"]].split()) == s["text"]
+    # every facet is either a supported summary or a verbatim nugget
+    for f in a["facets"]:
+        assert f["fallback"] or f["support"] >= 0.5
+    assert a["fluent"] or a["fluency_rejected"]
+    human = CliRunner().invoke(cli, ["ask", "What do my notes say about the office?", "--long",
+                                     "--no-abstain"])
+    assert human.exit_code == 0 and "Facets, in rank order" in human.stdout

@@ -56,7 +56,8 @@ def test_squad_reader_splits_and_v2(tmp_path: Path) -> None:
     path = _write(tmp_path / "squad.json", data)
     assert detect_format(path) == "squad"
     dev, report = load(path, split="dev"), load(path, split="report")
-    assert [p.title for p in dev.passages] == ["A0"] and [p.title for p in report.passages] == ["A1"]
+    assert [p.title for p in dev.passages] == ["A0"]
+    assert [p.title for p in report.passages] == ["A1"]
     assert [e.answerable for e in dev.examples] == [True, False]
     assert report.examples[0].answers == ("Italy",) and report.examples[0].gold_passages == ("1-0",)
 
