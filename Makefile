@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 demo: install
 	$(VENV)/bin/ragctl index README.md docs
 	$(VENV)/bin/ragctl search "what happens if indexing is interrupted" --limit 3
-	$(VENV)/bin/ragctl ask "Which command checks and repairs an index?" || test $$? -eq 3
+	$(VENV)/bin/ragctl ask "How many words does a passage have?" || test $$? -eq 3
 
 test: install
 	$(VENV)/bin/pytest -q

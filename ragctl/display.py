@@ -110,9 +110,7 @@ def index_summary_table(s: dict[str, Any]) -> Table:
     ]
     if s.get("reembedded"):
         rows.append(("re-embedded", s["reembedded"]))
-    seconds = s["seconds"]
-    rate = s["passages_added"] / seconds if seconds else 0.0
-    rows.append(("time", f"{seconds:.1f} s ({rate:.0f} passages/s)"))
+    rows.append(("time", f"{s['seconds']:.1f} s (embedding {s['embed_seconds']:.1f} s)"))
     for k, v in rows:
         t.add_row(k, str(v))
     return t
@@ -139,9 +137,11 @@ def render_answer(answer: Any, *, streamed: bool) -> None:
     if streamed:
         stdout.print("")
         if answer.answer != " ".join(answer.raw_answer.split()):
-            stdout.print(Text.assemble(("Checked: ", "bold"), answer.answer or "(nothing)"))
+            stdout.print(Text.assemble(("Checked: ", "bold"),
+                                       answer.answer or "(nothing the sources support)"))
     else:
-        stdout.print(Text.assemble(("Answer: ", "bold"), answer.answer or "(no answer)"))
+        stdout.print(Text.assemble(("Answer: ", "bold"),
+                                   answer.answer or "(the model gave no answer)"))
     for s in answer.sentences:
         if not s.supported:
             stdout.print(Text(f"  ! not supported by your documents: {s.text}", style="yellow"))

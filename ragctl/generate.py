@@ -115,6 +115,24 @@ def resolve_generator(name: str) -> Path:
         f"no generator {name!r}: give a .gguf file or one of: {', '.join(GENERATORS)}")
 
 
+_LOG_CALLBACK: Any = None
+
+
+def _silence_llama_logs() -> None:
+    """Route llama.cpp's own log lines (model loading, cache notices) to nowhere."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def _discard(level: int, text: bytes, user_data: Any) -> None:
+        pass
+
+    _LOG_CALLBACK = _discard
+    llama_cpp.llama_log_set(_discard, None)
+
+
 class LlamaGenerator:
     """A GGUF model in llama.cpp; close it (or use ``with``) to free its memory."""
 
@@ -133,6 +151,7 @@ class LlamaGenerator:
             raise ModelNotFoundError(f"cannot read model file {path}: {e.strerror}") from None
         if magic != b"GGUF":
             raise RagctlError(f"{path} is not a GGUF model file")
+        _silence_llama_logs()
         try:
             self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count(),
                              seed=seed, verbose=False)
