@@ -189,9 +189,7 @@ class Pipeline:
     def load(self, *, generator: bool = True) -> float:
         """Load every stage now (models load lazily); returns the seconds it took."""
         t = time.perf_counter()
-        _ = self.retriever.embedder, self.relevance
-        if self.settings.context_filter:
-            _ = self.context_filter
+        _ = self.retriever.embedder, self.relevance, self.context_filter
         if generator:
             _ = self.generator
         return time.perf_counter() - t
@@ -224,29 +222,28 @@ class Pipeline:
                                         text))
         return out
 
+    def _retrieve_and_score(self, question: str, top_n: int, timings: dict[str, float]
+                            ) -> tuple[list[Hit], np.ndarray]:
+        """Load the stages, retrieve the top ``top_n`` passages and score their relevance."""
+        timings["load"] = self.load(generator=True)
+        t = time.perf_counter()
+        hits = self.retriever.search(question, limit=top_n)
+        timings["retrieve"] = time.perf_counter() - t
+        t = time.perf_counter()
+        probs = self.relevance.score(question, hits) if hits else np.zeros(0)
+        timings["relevance"] = time.perf_counter() - t
+        return hits, probs
+
     def ask(self, question: str, options: AskOptions | None = None, *,
             on_token: Callable[[str], None] | None = None) -> Answer:
         opts = options or AskOptions()
-        question = " ".join(question.split())
-        if not question:
-            raise RagctlError("the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise RagctlError(f"the question is {len(question)} characters long; "
-                              f"keep it under {MAX_QUESTION_CHARS}")
+        question = _clean_question(question)
         if opts.context not in CONTEXT_MODES:
             raise RagctlError(f"unknown context mode {opts.context!r}; "
                               f"choose one of {', '.join(CONTEXT_MODES)}")
         ans = Answer(question=question, context_mode=opts.context)
         t_all = time.perf_counter()
-        ans.timings["load"] = self.load(generator=True)
-
-        t = time.perf_counter()
-        hits = self.retriever.search(question, limit=opts.top_n)
-        ans.timings["retrieve"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        probs = self.relevance.score(question, hits) if hits else np.zeros(0)
-        ans.timings["relevance"] = time.perf_counter() - t
+        hits, probs = self._retrieve_and_score(question, opts.top_n, ans.timings)
         if opts.context == "full":
             kept_order = list(range(min(opts.top_k, len(hits))))
         else:
@@ -329,19 +326,10 @@ class Pipeline:
         from .nuggets import mark_span, nuggets_from_filter
 
         opts = options or LongOptions()
-        question = " ".join(question.split())
-        if not question:
-            raise RagctlError("the question is empty")
+        question = _clean_question(question)
         ans = LongAnswer(question=question)
         t_all = time.perf_counter()
-        ans.timings["load"] = self.load(generator=True)
-
-        t = time.perf_counter()
-        hits = self.retriever.search(question, limit=opts.top_n)
-        ans.timings["retrieve"] = time.perf_counter() - t
-        t = time.perf_counter()
-        probs = self.relevance.score(question, hits)
-        ans.timings["relevance"] = time.perf_counter() - t
+        hits, probs = self._retrieve_and_score(question, opts.top_n, ans.timings)
         relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
         ans.passages = [PassageScore(h.passage_id, h.path, h.title, h.place, rank, h.score,
                                      h.similarity, round(float(probs[rank - 1]), 4), True, h.text)
@@ -493,6 +481,16 @@ class LongAnswer:
         d = asdict(self)
         d["schema"] = "ragctl.long-answer/1"
         return d
+
+
+def _clean_question(question: str) -> str:
+    question = " ".join(question.split())
+    if not question:
+        raise RagctlError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise RagctlError(f"the question is {len(question)} characters long; "
+                          f"keep it under {MAX_QUESTION_CHARS}")
+    return question
 
 
 def _citation(number: int, s: SentenceRef) -> Citation:
