@@ -201,7 +201,7 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 @click.option("--top-n", type=click.IntRange(min=1), help="Passages retrieved (default 20).")
 @click.option("--top-k", type=click.IntRange(min=1), help="Passages kept after reranking (5).")
 @click.option("--model", "generator", metavar="NAME|GGUF",
-              help="Generator: smollm2-135m, gemma-3-270m or a .gguf file.")
+              help="Generator: gemma-3-270m (default), smollm2-135m or a .gguf file.")
 @click.option("--relevance", metavar="NAME|DIR",
               help="Relevance estimator: 'similarity' or an exported model.")
 @click.option("--filter", "context_filter", metavar="NAME|DIR",
