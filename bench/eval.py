@@ -2,7 +2,8 @@
 
 Same code as the CLI (ragctl.evaluate); each dataset's report.md / report.json is written
 to bench/results/eval/<name>/ and a combined summary to bench/results/eval.json.
-Usage: python bench/eval.py [--limit 150] [--only squad nq hotpot scifact]
+Usage: python bench/eval.py [--limit 100] [--only squad nq hotpot scifact]
+(re-running some datasets keeps the others' results in eval.json)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=150)
     ap.add_argument("--only", nargs="*", default=list(RUNS))
+    ap.add_argument("--long-words", type=int, default=100,
+                    help="also score ask --long within N words where supporting facts exist")
     args = ap.parse_args()
     use_bench_home()
     from ragctl.config import load_settings
@@ -36,7 +39,8 @@ def main() -> None:
     from ragctl.evaluate import EvalOptions, evaluate, render_markdown
 
     settings = load_settings()
-    summary = {}
+    previous = RESULTS / "eval.json"
+    summary = json.loads(previous.read_text())["datasets"] if previous.exists() else {}
     for name in args.only:
         fmt, rel, generate = RUNS[name]
         ds = load(SHARED / "data" / rel, fmt=fmt, split="report")
@@ -45,7 +49,8 @@ def main() -> None:
             if n % 25 == 0 or n == total:
                 print(f"{name}: {n}/{total}", file=sys.stderr)
 
-        rep = evaluate(ds, settings, EvalOptions(limit=args.limit, generate=generate),
+        rep = evaluate(ds, settings, EvalOptions(limit=args.limit, generate=generate,
+                                                 long_words=args.long_words),
                        progress=progress)
         out = RESULTS / "eval" / name
         out.mkdir(parents=True, exist_ok=True)

@@ -64,37 +64,12 @@ def gold_sentences(row: dict[str, Any]) -> list[str]:
     return out
 
 
-def matches(source: str, gold: str) -> bool:
-    from ragctl.text import normalize_answer, unigram_f1
-
-    a, b = normalize_answer(source), normalize_answer(gold)
-    return bool(a and b) and (a in b or b in a or unigram_f1(a, b) >= 0.6)
-
-
 def score(answer: str, sources: dict[int, str], golds: list[str], checker: Any
           ) -> tuple[float, float]:
-    """(supporting-fact recall, citation support rate) of one answer."""
-    from ragctl.verify import split_answer, strip_citations
+    """(supporting-fact recall, citation support rate): the same measure as ragctl eval."""
+    from ragctl.evaluate import supporting_fact_recall
 
-    found: set[int] = set()
-    supported = 0
-    parts = split_answer(answer)
-    for raw in parts:
-        claim, numbers = strip_citations(raw)
-        cited = [sources[n] for n in numbers if n in sources]
-        if not claim or not cited:
-            continue
-        sup = checker.support(claim, cited)
-        if float(sup.max()) >= 0.5:
-            supported += 1
-        for s, v in zip(cited, sup, strict=True):
-            if v < 0.5:
-                continue
-            for i, g in enumerate(golds):
-                if matches(s, g):
-                    found.add(i)
-    recall = len(found) / len(golds) if golds else 0.0
-    return recall, (supported / len(parts) if parts else 0.0)
+    return supporting_fact_recall(answer, sources, golds, checker)
 
 
 def baseline(pipe: Any, question: str, words: int) -> tuple[str, dict[int, str], float]:

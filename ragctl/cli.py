@@ -309,6 +309,9 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
 @click.option("--modes", default="full,passages,filtered,silver", show_default=True,
               help="Context modes to generate answers with (comma-separated).")
 @click.option("--no-generate", is_flag=True, help="Only retrieval and relevance metrics.")
+@click.option("--long-words", type=click.IntRange(min=10),
+              help="Also score `ask --long` answers within N words (datasets with "
+                   "supporting facts).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for report.md and report.json.")
 @click.option("--model", "generator", metavar="NAME|GGUF", help="Generator to evaluate.")
@@ -317,7 +320,8 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
 @json_option
 @command_errors
 def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, seed: int,
-                     modes: str, no_generate: bool, out: Path | None, generator: str | None,
+                     modes: str, no_generate: bool, long_words: int | None, out: Path | None,
+                     generator: str | None,
                      relevance: str | None, context_filter: str | None, as_json: bool) -> None:
     """Measure retrieval, relevance, filtering and answers on a public dataset.
 
@@ -348,7 +352,8 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
     with Progress(console=stderr, transient=True) as bar:
         task = bar.add_task(f"eval {dataset}", total=None)
         report = evaluate(ds, settings, EvalOptions(limit=limit, seed=seed, modes=chosen,
-                                                    generate=not no_generate),
+                                                    generate=not no_generate,
+                                                    long_words=long_words),
                           progress=lambda n, total: bar.update(task, completed=n, total=total))
     markdown = render_markdown(report)
     if out is not None:
@@ -358,7 +363,11 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
     if as_json:
         _print_json(report.to_dict())
     else:
-        click.echo(markdown)
+        from rich.markdown import Markdown
+
+        from .display import stdout
+
+        stdout.print(Markdown(markdown))
 
 
 @cli.command()

@@ -25,7 +25,7 @@ from .config import Settings, home_dir
 from .datasets import Dataset, Example
 from .filter import ContextFilter, SentenceRef
 from .indexer import Indexer
-from .pipeline import AskOptions, Pipeline
+from .pipeline import AskOptions, LongOptions, Pipeline
 from .text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
 
 MODES = ("full", "passages", "filtered", "silver")
@@ -38,6 +38,7 @@ class EvalOptions:
     seed: int = 0
     modes: tuple[str, ...] = MODES
     generate: bool = True
+    long_words: int | None = None  # also score `ask --long` within this word limit
 
 
 @dataclass
@@ -52,6 +53,7 @@ class EvalReport:
     no_answer: dict[str, Any] = field(default_factory=dict)
     modes: dict[str, dict[str, float]] = field(default_factory=dict)
     filter: dict[str, float] = field(default_factory=dict)
+    long: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,7 +153,8 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
         "embedder": settings.embedder, "generator": settings.generator,
         "relevance": settings.relevance, "filter": settings.context_filter,
         "top_n": settings.top_n, "top_k": settings.top_k, "re_threshold": settings.re_threshold,
-        "filter_top_m": settings.filter_top_m, "seed": options.seed})
+        "filter_top_m": settings.filter_top_m, "seed": options.seed,
+        "long_words": options.long_words})
     rep.timings["index_s"] = time.perf_counter() - started
     ret: dict[str, list[float]] = {f"recall@{k}": [] for k in (1, 5, 20)}
     rel: dict[str, list[float]] = {f"recall@{k}": [] for k in (1, 5)}
@@ -159,6 +162,7 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
     no_answer: list[bool] = []
     per_mode: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     fstats: dict[str, list[float]] = {}
+    lstats: dict[str, list[float]] = {}
     silver = SilverFilter()
     s_ind = settings.replace(index=index)
     with Collection.open(s_ind) as c, Pipeline(c) as pipe:
@@ -195,6 +199,15 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
             if a0 is not None:
                 fstats.setdefault("abstain_at_default", []).append(
                     float(best_re[-1] < settings.re_threshold))
+            if options.long_words and ex.supporting and options.generate:
+                la = pipe.ask_long(ex.question, LongOptions(
+                    words=options.long_words, abstain=False, top_n=settings.top_n))
+                recall, support = supporting_fact_recall(
+                    la.answer, {c.number: c.text for c in la.sources}, ex.supporting,
+                    pipe.checker)
+                lstats.setdefault("supporting_fact_recall", []).append(recall)
+                lstats.setdefault("citation_support", []).append(support)
+                lstats.setdefault("words", []).append(float(la.words))
             if progress:
                 progress(n, len(examples))
     rep.retrieval = {k: _mean(v) for k, v in ret.items()}
@@ -206,6 +219,7 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
                      "at_default": table[-1]}
     rep.modes = {m: {k: _mean(v) for k, v in d.items()} for m, d in per_mode.items()}
     rep.filter = {k: _mean(v) for k, v in fstats.items()}
+    rep.long = {k: _mean(v) for k, v in lstats.items()}
     rep.timings["total_s"] = time.perf_counter() - started
     return rep
 
@@ -246,6 +260,33 @@ def _score(acc: dict[str, list[float]], ex: Example, a: Any) -> None:
 def _same(a: str, b: str) -> bool:
     x, y = normalize_answer(a), normalize_answer(b)
     return bool(x and y) and (x in y or y in x or unigram_f1(x, y) >= 0.6)
+
+
+def supporting_fact_recall(answer: str, sources: dict[int, str], golds: Sequence[str],
+                           checker: Any, *, threshold: float = 0.5) -> tuple[float, float]:
+    """(supporting-fact recall, citation support rate) of a cited answer.
+
+    A gold sentence is recalled when an answer sentence cites a source that matches it
+    and that source supports the answer sentence: the answer includes it and cites it.
+    """
+    from .verify import split_answer, strip_citations
+
+    found: set[int] = set()
+    supported = 0
+    parts = split_answer(answer)
+    for raw in parts:
+        claim, numbers = strip_citations(raw)
+        cited = [sources[n] for n in numbers if n in sources]
+        if not claim or not cited:
+            continue
+        sup = checker.support(claim, cited)
+        if float(sup.max()) >= threshold:
+            supported += 1
+        for text, value in zip(cited, sup, strict=True):
+            if value >= threshold:
+                found.update(i for i, g in enumerate(golds) if _same(text, g))
+    recall = len(found) / len(golds) if golds else 0.0
+    return recall, (supported / len(parts) if parts else 0.0)
 
 
 def _filter_stats(acc: dict[str, list[float]], ex: Example, a: Any) -> None:
@@ -301,6 +342,11 @@ def render_markdown(rep: EvalReport) -> str:
         lines += ["## Filter", "", "| metric | value |", "|---|---|"]
         lines += [f"| {k} | {100 * v:.1f} |" for k, v in rep.filter.items()]
         lines.append("")
+    if rep.long:
+        lines += [f"## Long answers (ask --long, {rep.settings.get('long_words')} words)", "",
+                  "| supporting-fact recall | citation support | words |", "|---|---|---|",
+                  f"| {100 * rep.long['supporting_fact_recall']:.1f} | "
+                  f"{100 * rep.long['citation_support']:.1f} | {rep.long['words']:.0f} |", ""]
     lines.append(f"Time: {rep.timings.get('total_s', 0):.0f} s "
                  f"(indexing {rep.timings.get('index_s', 0):.0f} s).")
     return "\n".join(lines) + "\n"

@@ -147,3 +147,18 @@ def test_eval_end_to_end_on_a_tiny_dataset(tmp_path: Path, fake_embedder: str) -
     # a second run reuses the index
     again = CliRunner().invoke(cli, ["eval", "squad", str(path), "--json", "--no-generate"])
     assert again.exit_code == 0 and json.loads(again.stdout)["modes"] == {}
+
+
+def test_supporting_fact_recall() -> None:
+    from ragctl.evaluate import supporting_fact_recall
+    from ragctl.verify import LexicalEmbeddingSupport
+
+    golds = ["Ann founded the company in 1990.", "The company makes bicycles."]
+    sources = {1: "Ann founded the company in 1990.", 2: "It rains a lot in Bergen."}
+    answer = "Ann founded the company in 1990 [1]. Oslo is sunny [2]. Bikes are made [9]."
+    recall, support = supporting_fact_recall(answer, sources, golds,
+                                             LexicalEmbeddingSupport())
+    # gold 1 is included and cited; gold 2 is never cited
+    assert recall == 0.5
+    # sentence 1 is supported, sentence 2 is not (its source is about Bergen), 3 cites nothing
+    assert support == pytest.approx(1 / 3)
