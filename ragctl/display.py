@@ -93,8 +93,9 @@ class RichReporter:
             self.progress.update(self.task, advance=files)
 
     def warn(self, path: Path, reason: str) -> None:
-        self.progress.console.print(
-            Text.assemble(("warning: ", "yellow"), f"{short_path(path)}: {reason}"))
+        self.progress.console.print(  # one line per file, however long, for grep
+            Text.assemble(("warning: ", "yellow"), f"{short_path(path)}: {reason}"),
+            soft_wrap=True)
 
 
 def index_summary_table(s: dict[str, Any]) -> Table:

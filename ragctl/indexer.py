@@ -24,7 +24,7 @@ from .chunk import Chunk, chunk_sections
 from .collection import Collection
 from .embed import Embedder, canonical_name, load_embedder
 from .errors import AllFilesFailedError, ModelMismatchError, RagctlError
-from .ingest import ParsedDocument, SkipFile, parse, read_bytes, walk
+from .ingest import FORMATS, ParsedDocument, SkipFile, parse, read_bytes, walk
 from .sentences import SentenceSplitter
 from .store import DocumentRecord, text_hash
 
@@ -195,6 +195,10 @@ class Indexer:
         for r in roots:
             if not os.path.lexists(r):
                 self._warn(Path(r), "indexed folder no longer exists; its documents are removed")
+        if not files:
+            kinds = " ".join(sorted(FORMATS))
+            self._warn(Path(roots[0]) if len(roots) == 1 else Path("."),
+                       f"no files ragctl can read were found (it reads {kinds})")
         known = {d.path: d for d in self.store.documents()}
         rechunk = self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
         seen: set[str] = set()

@@ -91,6 +91,14 @@ def test_every_file_failing_exits_4(runner: CliRunner, tmp_path: Path) -> None:
     assert "Error: none of the 2 files could be indexed" in result.stderr
 
 
+def test_empty_folder_says_so(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "photo.png").write_bytes(b"not text")
+    result = runner.invoke(cli, ["index", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "no files ragctl can read were found" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1  # one line, never wrapped
+
+
 def test_missing_path_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["index", str(tmp_path / "nope")])
     assert result.exit_code == EXIT_USAGE
