@@ -44,7 +44,7 @@ bench: install
 	$(PY) bench/index.py
 	$(PY) bench/ask.py -n 200
 	$(PY) bench/long.py
-	$(PY) bench/eval.py --limit 150
+	$(PY) bench/eval.py --limit 100
 
 clean:
 	rm -rf $(VENV) index/*/ .pytest_cache .mypy_cache .ruff_cache
