@@ -254,8 +254,7 @@ class Collection:
                 self.rebuild_vectors(save=True)
                 report.repaired.append(f"rebuilt {HNSW_FILE} from {n_passages} stored vectors")
         elif pending and repair:
-            self.vectors()
-            self.save_vectors()
+            self.save_vectors()  # the index _check_hnsw loaded, journal applied
             report.info["applied_pending"] = pending
         tmp = self.hnsw_path.with_name(HNSW_FILE + ".tmp")
         if tmp.exists() and repair:
@@ -279,6 +278,7 @@ class Collection:
         if missing or extra:
             return (f"{HNSW_FILE} disagrees with the store: {len(missing)} passages missing, "
                     f"{len(extra)} unknown ids")
+        self._vectors = vi  # sound and current: later calls need not load it again
         return None
 
 

@@ -232,12 +232,10 @@ def _replace(opts: AskOptions, **kw: Any) -> AskOptions:
 
 def _rank_only(pipe: Pipeline, question: str, settings: Settings) -> list[Any]:
     """Retrieval and relevance without generation (datasets without answers)."""
-    from .pipeline import PassageScore
+    from .pipeline import passage_scores
 
     hits = pipe.retriever.search(question, limit=settings.top_n)
-    probs = pipe.relevance.score(question, hits)
-    return [PassageScore(h.passage_id, h.path, h.title, h.place, r, h.score, h.similarity,
-                         float(probs[r - 1]), True, h.text) for r, h in enumerate(hits, 1)]
+    return passage_scores(hits, pipe.relevance.score(question, hits))
 
 
 def _mean(xs: Sequence[float]) -> float:

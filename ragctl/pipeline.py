@@ -250,10 +250,7 @@ class Pipeline:
             kept_order = [int(i) for i in np.argsort(-probs, kind="stable")[:opts.top_k]]
         kept = [hits[i] for i in kept_order]
         kept_ids = {h.passage_id for h in kept}
-        ans.passages = [PassageScore(
-            h.passage_id, h.path, h.title, h.place, rank, h.score, h.similarity,
-            round(float(probs[rank - 1]), 4), h.passage_id in kept_ids, h.text)
-            for rank, h in enumerate(hits, start=1)]
+        ans.passages = passage_scores(hits, probs, kept_ids)
         ans.passages.sort(key=lambda p: (not p.kept, -p.relevance if opts.context != "full"
                                          else p.retrieval_rank))
         ans.models = {"embedder": self.collection.embedder_name or "",
@@ -331,9 +328,7 @@ class Pipeline:
         t_all = time.perf_counter()
         hits, probs = self._retrieve_and_score(question, opts.top_n, ans.timings)
         relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
-        ans.passages = [PassageScore(h.passage_id, h.path, h.title, h.place, rank, h.score,
-                                     h.similarity, round(float(probs[rank - 1]), 4), True, h.text)
-                        for rank, h in enumerate(hits, start=1)]
+        ans.passages = passage_scores(hits, probs)
         ans.models = {"embedder": self.collection.embedder_name or "",
                       "relevance": self.relevance.name, "filter": self.context_filter.name,
                       "generator": self.generator.name}
@@ -481,6 +476,16 @@ class LongAnswer:
         d = asdict(self)
         d["schema"] = "ragctl.long-answer/1"
         return d
+
+
+def passage_scores(hits: Sequence[Hit], probs: np.ndarray,
+                   kept: set[int] | None = None) -> list[PassageScore]:
+    """Retrieved passages in retrieval order with their relevance; ``kept``: ids kept
+    (all when None)."""
+    return [PassageScore(h.passage_id, h.path, h.title, h.place, rank, h.score, h.similarity,
+                         round(float(probs[rank - 1]), 4),
+                         kept is None or h.passage_id in kept, h.text)
+            for rank, h in enumerate(hits, start=1)]
 
 
 def _clean_question(question: str) -> str:
