@@ -20,7 +20,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install torch==2.13.0 $(QUIET_PIP)
-	$(PIP) install -e '.[generate,dev]' $(QUIET_PIP)
+	$(PIP) install -e '.[generate,train,dev]' $(QUIET_PIP)
 	$(PY) -c "import torch, hnswlib, spacy, sentence_transformers, ragctl"
 	@touch $@
 

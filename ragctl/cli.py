@@ -371,6 +371,314 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
 
 
 @cli.command()
+@click.argument("data", type=click.Path(exists=True, path_type=Path), required=False)
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["squad", "dpr", "hotpot",
+                                                     "hotpot-paragraphs", "beir"]),
+              help="Input format (default: detected from the file).")
+@click.option("--split", type=click.Choice(["dev", "report"]), default="dev",
+              show_default=True, help="Which half of the built-in splits to use.")
+@click.option("--limit", type=click.IntRange(min=1),
+              help="Label a random sample of N examples (see --seed).")
+@click.option("--measures", default="strinc,lexical", show_default=True,
+              help="Comma-separated: strinc, lexical, cxmi.")
+@click.option("--generator", metavar="NAME|GGUF|DIR",
+              help="Generator for CXMI and passage likelihoods (default: the ask generator).")
+@click.option("--passage-logprobs/--no-passage-logprobs", default=None,
+              help="Score log P(answer | question, passage) per passage, the signal "
+                   "'train re' learns from (default: on when a generator is loaded).")
+@index_option
+@click.option("--top-k", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Passages to retrieve per question from --index.")
+@click.option("--retrieve", is_flag=True,
+              help="Retrieve passages from --index for every question, not only for those "
+                   "without passages.")
+@click.option("--from-index", "from_index", metavar="NAME",
+              help="No DATA: write questions from the documents of this index with the "
+                   "local generator, keep those that retrieval finds again, then label them.")
+@click.option("--questions", type=click.IntRange(min=1), default=200, show_default=True,
+              help="With --from-index: how many sentences to try.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--restart", is_flag=True, help="Start OUT afresh instead of resuming it.")
+@command_errors
+def silver(data: Path | None, out: Path, fmt: str | None, split: str, limit: int | None,
+           measures: str, generator: str | None, passage_logprobs: bool | None,
+           index_name: str | None, top_k: int, retrieve: bool, from_index: str | None,
+           questions: int, seed: int, restart: bool) -> None:
+    """Silver-label the sentences that support each answer (StrInc, Lexical, CXMI).
+
+    Writes one JSON line per example to OUT with every sentence's scores and the
+    sentences each measure selects. Re-running the same command resumes OUT.
+
+    \b
+    Examples:
+        ragctl silver ../shared/data/squad/dev-v1.1.json squad-dev.jsonl
+        ragctl silver nq-dev.jsonl.gz nq.jsonl --measures strinc,lexical,cxmi --limit 500
+        ragctl silver squad.json re.jsonl --index squad-dev --retrieve --passage-logprobs
+        ragctl silver --from-index default mine.jsonl --questions 300
+    """
+    from .display import stderr, task_progress
+    from .silver import (
+        SilverLabeler,
+        inputs_from_dataset,
+        load_answer_scorer,
+        with_retrieved_passages,
+    )
+
+    chosen = tuple(m.strip() for m in measures.split(",") if m.strip())
+    if (data is None) == (from_index is None):
+        raise click.UsageError("give either DATA or --from-index NAME")
+    settings = _settings(index=from_index or index_name, generator=generator)
+    wants_lp = bool(passage_logprobs)
+    scorer = None
+    if "cxmi" in chosen or wants_lp or from_index:
+        scorer = load_answer_scorer(settings.generator)
+    try:
+        if from_index is not None:
+            from .synth import synthesize
+
+            items = synthesize(settings, scorer, n=questions, seed=seed, top_k=top_k)
+        else:
+            assert data is not None
+            items = inputs_from_dataset(data, fmt=fmt, split=split, limit=limit, seed=seed)
+            if index_name is not None:
+                from .collection import Collection
+                from .pipeline import Pipeline
+
+                with Collection.open(settings) as collection:
+                    items = with_retrieved_passages(items, Pipeline(collection), top_k=top_k,
+                                                    replace=retrieve)
+        missing = sum(1 for it in items if not it.passages)
+        if missing:
+            stderr.print(f"[yellow]warning:[/] {missing} questions have no passages and are "
+                         "skipped; give --index NAME to retrieve them")
+        labeler = SilverLabeler(measures=chosen, scorer=scorer,
+                                passage_logprobs=wants_lp if passage_logprobs is not None
+                                else scorer is not None,
+                                max_sentence_words=settings.max_sentence_words)
+        from .silver import write_silver
+
+        with task_progress(f"labelling {out.name}", len(items)) as advance:
+            run = write_silver(items, out, labeler, resume=not restart, progress=advance)
+    finally:
+        if scorer is not None:
+            scorer.close()
+    picked = ", ".join(f"{m} {run.selected.get(m, 0)}" for m in chosen)
+    click.echo(f"{run.written} labelled, {run.skipped_done} already in {out}, "
+               f"{run.skipped_bad} without passages; sentences selected: {picked}")
+
+
+def _train_options(f: F) -> F:
+    options = [
+        click.option("--data", "data", multiple=True, required=True,
+                     type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="Silver-label JSONL from 'ragctl silver' (repeatable)."),
+        click.option("--base", default="minilm", show_default=True,
+                     help="'minilm' (cross-encoder), 'smollm2' (the GGUF as a causal LM), "
+                          "or a local Hugging Face encoder, T5 or causal-LM directory."),
+        click.option("--name", help="Model name under models/ (default: <base>-<kind>)."),
+        click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                     help="Training folder (default: <home>/training/NAME)."),
+        click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True),
+        click.option("--batch-size", type=click.IntRange(min=1), default=16,
+                     show_default=True, help="Pairs per optimizer step."),
+        click.option("--lr", "learning_rate", type=float,
+                     help="Learning rate (default 5e-5 encoders, 2e-5 generative)."),
+        click.option("--max-length", type=click.IntRange(min=16),
+                     help="Tokens per pair (default 128 filter, 256 relevance)."),
+        click.option("--layers", type=click.IntRange(min=1),
+                     help="Keep only the first N encoder layers (smaller, faster)."),
+        click.option("--limit", type=click.IntRange(min=1),
+                     help="Train on a seeded sample of N examples."),
+        click.option("--val-fraction", type=click.FloatRange(0.01, 0.5), default=0.1,
+                     show_default=True, help="Held-out share for validation each epoch."),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                     show_default=True),
+        click.option("--resume", is_flag=True,
+                     help="Continue the run in --out from its last epoch checkpoint."),
+        click.option("--no-export", is_flag=True,
+                     help="Do not export the result to models/ (see: ragctl export)."),
+        click.option("--quantization", default="int8", show_default=True,
+                     type=click.Choice(["int8", "int8_float16", "int8_float32", "float16",
+                                        "float32"]),
+                     help="Quantization of the exported model."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _run_training(kind: str, data: tuple[Path, ...], base: str, name: str | None,
+                  out: Path | None, resume: bool, no_export: bool, quantization: str,
+                  **options: Any) -> None:
+    from .config import home_dir, models_dir
+    from .display import stderr, task_progress
+    from .train import Trainer, TrainOptions
+
+    name = name or f"{Path(base).name if base not in ('minilm', 'smollm2') else base}-{kind}"
+    out = out or home_dir() / "training" / name
+    opts = TrainOptions(kind=kind, base=base, **options)
+    command = "ragctl " + " ".join(sys.argv[1:])
+    trainer = Trainer(opts, data, out, command=command)
+    bar: dict[str, Any] = {}
+
+    def on_step(epoch: int, step: int, steps: int, loss: float) -> None:
+        if "advance" not in bar or bar.get("epoch") != epoch:
+            if "cm" in bar:
+                bar["cm"].__exit__(None, None, None)
+            bar["cm"] = task_progress(f"epoch {epoch}/{opts.epochs}", steps)
+            bar["advance"] = bar["cm"].__enter__()
+            bar["epoch"] = epoch
+        bar["advance"](1)
+
+    def on_epoch(log: Any) -> None:
+        if "cm" in bar:
+            bar.pop("cm").__exit__(None, None, None)
+            bar.pop("advance", None)
+        stderr.print(f"epoch {log.epoch}: train loss {log.train_loss:.4f}, validation loss "
+                     f"{log.val_loss:.4f}, {trainer.metric_name} {log.val_metric:.3f} "
+                     f"({log.seconds:.0f} s)")
+
+    try:
+        result = trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch)
+    finally:
+        if "cm" in bar:
+            bar["cm"].__exit__(None, None, None)
+    metrics = ", ".join(f"{k} {v}" for k, v in result.metrics.items())
+    click.echo(f"trained {kind} ({result.architecture}, {result.examples} examples, best "
+               f"epoch {result.best_epoch}): {metrics}")
+    click.echo(f"training run: {out}")
+    if not no_export:
+        from .export import export_model
+
+        target = models_dir() / name
+        export_model(out, target, quantization=quantization, name=name)
+        click.echo(f"exported {quantization} model: {target}")
+        click.echo(f"use it: ragctl models use {'filter' if kind == 'filter' else 'relevance'} "
+                   f"{name}")
+
+
+@cli.group()
+def train() -> None:
+    """Train the context filter or the relevance estimator from silver labels."""
+
+
+@train.command(name="filter")
+@_train_options
+@click.option("--measure", type=click.Choice(["strinc", "lexical", "cxmi"]),
+              default="strinc", show_default=True,
+              help="Which silver measure's sentences are the positives.")
+@click.option("--negatives", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Other sentences of the same passages per positive.")
+@command_errors
+def train_filter(data: tuple[Path, ...], base: str, name: str | None, out: Path | None,
+                 resume: bool, no_export: bool, quantization: str, **options: Any) -> None:
+    """Train a sentence filter: P(sentence supports the answer | question, sentence).
+
+    \b
+    Example:
+        ragctl silver squad.json squad.jsonl
+        ragctl train filter --data squad.jsonl --epochs 2
+    """
+    _run_training("filter", data, base, name, out, resume, no_export, quantization,
+                  **options)
+
+
+@train.command(name="re")
+@_train_options
+@click.option("--objective", type=click.Choice(["kl", "has-answer"]), default="kl",
+              show_default=True,
+              help="kl: match the generator's answer likelihoods across passages (no "
+                   "relevance labels); has-answer: the passage contains the answer.")
+@command_errors
+def train_re(data: tuple[Path, ...], base: str, name: str | None, out: Path | None,
+             resume: bool, no_export: bool, quantization: str, **options: Any) -> None:
+    """Train a relevance estimator: P(passage answers the question).
+
+    \b
+    Example:
+        ragctl silver squad.json re.jsonl --index docs --retrieve --passage-logprobs
+        ragctl train re --data re.jsonl --objective kl
+    """
+    _run_training("re", data, base, name, out, resume, no_export, quantization, **options)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--from", "src", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Training folder (default: <home>/training/NAME).")
+@click.option("--quantization", default="int8", show_default=True,
+              type=click.Choice(["int8", "int8_float16", "int8_float32", "float16", "float32"]))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Target folder (default: <home>/models/NAME).")
+@click.option("--data-licence", help="Licence of the training data, for the manifest.")
+@command_errors
+def export(name: str, src: Path | None, quantization: str, out: Path | None,
+           data_licence: str | None) -> None:
+    """Convert a trained model to a quantized CTranslate2 model under models/NAME."""
+    from .config import home_dir, models_dir
+    from .display import human_bytes
+    from .export import dir_size, export_model
+
+    src = src or home_dir() / "training" / name
+    target = out or models_dir() / name
+    manifest = export_model(src, target, quantization=quantization, name=name,
+                            data_licence=data_licence)
+    click.echo(f"exported {manifest['kind']} model {name} ({manifest['architecture']}, "
+               f"{quantization}, {human_bytes(dir_size(target))}): {target}")
+
+
+@cli.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+@command_errors
+def models(ctx: click.Context, as_json: bool) -> None:
+    """List the installed generators, embedders, filters and relevance models."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from dataclasses import asdict
+
+    from .models import list_models
+
+    infos = list_models(_settings())
+    if as_json:
+        _print_json([asdict(i) for i in infos])
+        return
+    from rich.table import Table
+
+    from .display import stdout
+
+    t = Table(box=None)
+    for col in ("kind", "name", "default", "about", "location"):
+        t.add_column(col)
+    for i in infos:
+        d = i.details
+        about = d.get("description", "")
+        if "architecture" in d:
+            metrics = ", ".join(f"{k} {v}" for k, v in d.get("metrics", {}).items()
+                                if not k.startswith("val_loss"))
+            about = f"{d['architecture']}, {d.get('quantization', '?')}" + \
+                (f"; {metrics}" if metrics else "")
+        t.add_row(i.kind, i.name, "*" if i.default else "", about, i.location)
+    stdout.print(t)
+
+
+@models.command(name="use")
+@click.argument("kind", type=click.Choice(["generator", "embedder", "filter", "relevance"]))
+@click.argument("name")
+@command_errors
+def models_use(kind: str, name: str) -> None:
+    """Make NAME the default KIND (written to config.toml)."""
+    from .models import use_model
+
+    path = use_model(kind, name)
+    click.echo(f"default {kind}: {name} (in {path})")
+    if kind == "embedder":
+        click.echo("indexes built with another embedder need: ragctl index --reembed")
+
+
+@cli.command()
 @index_option
 @json_option
 @command_errors

@@ -116,6 +116,31 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {e}") from None
 
 
+def write_setting(name: str, value: Any) -> Path:
+    """Set one setting in config.toml, keeping the others; written atomically."""
+    known = {f.name for f in fields(Settings)}
+    if name not in known:
+        raise ConfigError(f"unknown setting {name!r}")
+    path = home_dir() / CONFIG_FILE
+    values = _read_config_file(path)
+    values = {k.replace("-", "_"): v for k, v in values.items()}
+    values[name] = value
+    lines = ["# ragctl settings (see docs/configuration.md)"]
+    for key, v in values.items():
+        if isinstance(v, bool):
+            text = "true" if v else "false"
+        elif isinstance(v, int | float):
+            text = repr(v)
+        else:
+            text = '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        lines.append(f"{key} = {text}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Resolve settings: flags (``overrides``; None means unset) > env > config file > defaults."""
     known = {f.name: f.type for f in fields(Settings)}

@@ -8,8 +8,10 @@ An exported directory holds the converted CTranslate2 model, the tokenizer files
      "max_length": 256, ...}
 
 For ``ct2-encoder`` (a cross-encoder) ``head.npz`` holds the classification head:
-``weight`` (2 × hidden), ``bias`` (2) and ``pooling`` ("pooler" or "cls"); logit 1 is
-"true". Seq2seq and decoder models score the target words "true" and "false".
+``weight`` (2 × hidden), ``bias`` (2) and ``pooling`` ("mean", "pooler" or "cls"); logit 1
+is "true". Seq2seq and decoder models score the target words "true" and "false".
+An optional ``calibration`` [a, b] in the manifest maps z = log P(true) − log P(false) to
+σ(a·z + b), fitted on the validation slice when the model was trained.
 """
 
 from __future__ import annotations
@@ -116,16 +118,27 @@ class CT2Scorer:
             raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None
         self.true_word = self.manifest.get("true", "true")
         self.false_word = self.manifest.get("false", "false")
+        self.max_words = int(self.manifest.get("max_words", 0))
+        a, b = self.manifest.get("calibration", [1.0, 0.0])
+        self.calibration = (float(a), float(b))
 
     def close(self) -> None:
         self.model = None
 
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
+        """Calibrated P(true) per pair."""
+        a, b = self.calibration
+        z = self.z(pairs, batch_size=batch_size).astype(np.float64)
+        return np.asarray(1.0 / (1.0 + np.exp(-(a * z + b))), dtype=np.float32)
+
+    def z(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
+        """Uncalibrated log P(true) − log P(false) per pair."""
         out = np.zeros(len(pairs), dtype=np.float32)
         for i in range(0, len(pairs), batch_size):
             part = list(pairs[i:i + batch_size])
             if self.backend == "ct2-encoder":
-                out[i:i + len(part)] = self._encoder(part)
+                logits = self.logits(part)
+                out[i:i + len(part)] = logits[:, 1] - logits[:, 0]
             elif self.backend == "ct2-seq2seq":
                 out[i:i + len(part)] = self._seq2seq(part)
             else:
@@ -140,18 +153,19 @@ class CT2Scorer:
         out = self.model.forward_batch(tokens, token_type_ids=types)
         if self.pooling == "cls":
             feats = np.asarray(out.last_hidden_state)[:, 0, :]
+        elif self.pooling == "mean":
+            states = np.asarray(out.last_hidden_state, dtype=np.float32)
+            lengths = np.array([len(t) for t in tokens])
+            mask = (np.arange(states.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
+            feats = (states * mask[:, :, None]).sum(1) / np.maximum(lengths, 1)[:, None]
         else:
             feats = np.asarray(out.pooler_output)
         return np.asarray(feats @ self.weight.T + self.bias, dtype=np.float32)
 
-    def _encoder(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        logits = self.logits(pairs)
-        z = logits - logits.max(axis=1, keepdims=True)
-        p = np.exp(z)
-        return np.asarray(p[:, 1] / p.sum(axis=1))
-
     def _prompt(self, a: str, b: str) -> str:
         template = self.manifest.get("prompt", "Question: {a} Context: {b} Relevant:")
+        if self.max_words:
+            b = " ".join(b.split()[:self.max_words])
         return str(template.format(a=a, b=b))
 
     def _word_tokens(self, word: str) -> list[str]:
@@ -165,7 +179,7 @@ class CT2Scorer:
         res_f = self.model.score_batch(sources, [t_false] * len(sources))
         lt = np.array([r.log_probs[0] for r in res_t], dtype=np.float64)
         lf = np.array([r.log_probs[0] for r in res_f], dtype=np.float64)
-        return np.asarray(1.0 / (1.0 + np.exp(lf - lt)), dtype=np.float32)
+        return np.asarray(lt - lf, dtype=np.float32)
 
     def _decoder(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         prompts = [self.tokenizer.encode(self._prompt(a, b)).tokens for a, b in pairs]
@@ -175,4 +189,4 @@ class CT2Scorer:
         res_f = self.model.score_batch([p + t_false for p in prompts])
         lt = np.array([r.log_probs[-1] for r in res_t], dtype=np.float64)
         lf = np.array([r.log_probs[-1] for r in res_f], dtype=np.float64)
-        return np.asarray(1.0 / (1.0 + np.exp(lf - lt)), dtype=np.float32)
+        return np.asarray(lt - lf, dtype=np.float32)

@@ -37,6 +37,7 @@ class Example:
     gold_passages: tuple[str, ...] = ()
     supporting: tuple[str, ...] = ()  # gold sentences
     answerable: bool = True
+    contexts: tuple[str, ...] = ()  # the passages given with the question, in rank order
 
 
 @dataclass
@@ -119,7 +120,8 @@ def read_squad(path: Path, split: str) -> Dataset:
                 answers = tuple(a["text"] for a in q.get("answers", []))
                 ds.examples.append(Example(str(q["id"]), q["question"], answers,
                                            gold_passages=() if impossible else (pid,),
-                                           answerable=not impossible and bool(answers)))
+                                           answerable=not impossible and bool(answers),
+                                           contexts=(pid,)))
     return ds
 
 
@@ -130,17 +132,19 @@ def read_dpr(path: Path, split: str) -> Dataset:
     ds = Dataset(path.name.split(".")[0], split)
     seen: dict[tuple[str, str], str] = {}
     for n, row in enumerate(rows):
-        golds = []
+        golds, contexts = [], []
         for ctx in row.get("ctxs", []):
             key = (ctx.get("title", ""), ctx["text"])
             if key not in seen:
                 seen[key] = f"p{len(seen)}"
                 ds.passages.append(Passage(seen[key], key[0], key[1]))
+            contexts.append(seen[key])
             if ctx.get("isgold") or ctx.get("hasanswer"):
                 golds.append(seen[key])
         answers = tuple(str(a) for a in row["answers"])
         ds.examples.append(Example(str(row.get("id", n)), row["question"], answers,
-                                   gold_passages=tuple(golds), answerable=bool(answers)))
+                                   gold_passages=tuple(golds), answerable=bool(answers),
+                                   contexts=tuple(contexts)))
     return ds
 
 
@@ -159,7 +163,8 @@ def read_hotpot(path: Path, split: str) -> Dataset:
         support = tuple(ctx[t][k].strip() for t, k in facts if t in ctx and k < len(ctx[t]))
         golds = tuple(dict.fromkeys(seen[t] for t, _ in facts if t in seen))
         ds.examples.append(Example(str(row.get("_id", n)), row["question"], (row["answer"],),
-                                   gold_passages=golds, supporting=support))
+                                   gold_passages=golds, supporting=support,
+                                   contexts=tuple(seen[t] for t in ctx)))
     return ds
 
 
@@ -167,17 +172,19 @@ def read_hotpot_paragraphs(path: Path, split: str) -> Dataset:
     ds = Dataset("hotpot-paragraphs", split)
     seen: dict[tuple[str, str], str] = {}
     for n, row in enumerate(_lines(path)):
-        golds = []
+        golds, contexts = [], []
         for c in row["contexts"]:
             key = (c["title"], c["paragraph_text"])
             if key not in seen:
                 seen[key] = f"p{len(seen)}"
                 ds.passages.append(Passage(seen[key], key[0], key[1]))
+            contexts.append(seen[key])
             if c.get("is_supporting"):
                 golds.append(seen[key])
         answers = tuple(s for a in row["answers_objects"] for s in a.get("spans", []))
         ds.examples.append(Example(str(row.get("question_id", n)), row["question_text"],
-                                   answers, gold_passages=tuple(golds)))
+                                   answers, gold_passages=tuple(golds),
+                                   contexts=tuple(contexts)))
     return ds
 
 
@@ -200,5 +207,6 @@ def read_beir(path: Path, split: str) -> Dataset:
     for row in _lines(path / "queries.jsonl"):
         qid = str(row["_id"])
         if qid in qrels:
-            ds.examples.append(Example(qid, row["text"], (), gold_passages=tuple(qrels[qid])))
+            ds.examples.append(Example(qid, row["text"], (), gold_passages=tuple(qrels[qid]),
+                                       contexts=tuple(qrels[qid])))
     return ds

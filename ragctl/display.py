@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,21 @@ from rich.text import Text
 
 stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False)
+
+
+@contextmanager
+def task_progress(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A progress bar with a count and an ETA on stderr; yields ``advance(n)``."""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=stderr, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(n: int = 1) -> None:
+            bar.advance(task, n)
+
+        yield advance
 
 
 def short_path(path: str | Path) -> str:

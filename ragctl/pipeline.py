@@ -6,16 +6,16 @@ collects what they did into an :class:`Answer`.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from .collection import Collection
-from .config import Settings, models_dir
+from .config import Settings
 from .errors import RagctlError
 from .filter import ContextFilter, ScoredSentence, SentenceRef, SimilarityFilter
 from .generate import LlamaGenerator, build_prompt, resolve_generator
@@ -36,6 +36,8 @@ ContextMode = Literal["full", "passages", "filtered"]
 CONTEXT_MODES: tuple[ContextMode, ...] = ("full", "passages", "filtered")
 MAX_QUESTION_CHARS = 2000
 
+
+logger = logging.getLogger("ragctl.pipeline")
 
 @dataclass(frozen=True)
 class AskOptions:
@@ -114,32 +116,36 @@ class Answer:
         return d
 
 
-def _model_dir(name: str) -> Path:
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return path
-    local = models_dir() / name
-    if local.is_dir():
-        return local
-    raise RagctlError(f"no model {name!r} in {models_dir()} (see: ragctl models), "
-                      f"and it is not a directory; or use 'similarity'")
+def _missing_default(kind: str, name: str) -> bool:
+    """A built-in default model that this install lacks: warn once and use the fallback."""
+    from .config import Settings
+    from .models import find_model
+
+    default = getattr(Settings(), kind)
+    if name != default or find_model(name) is not None:
+        return False
+    logger.warning("the default %s model %r is not installed; using the similarity "
+                   "fallback (see: ragctl models)", kind.replace("_", " "), name)
+    return True
 
 
 def load_relevance(name: str, settings: Settings) -> RelevanceEstimator:
-    if name == "similarity":
+    if name == "similarity" or _missing_default("relevance", name):
         return SimilarityRelevance()
+    from .models import model_dir
     from .relevance import CT2Relevance
 
-    return CT2Relevance(_model_dir(name), device=settings.device,
+    return CT2Relevance(model_dir(name), device=settings.device,
                         compute_type=settings.compute_type)
 
 
 def load_filter(name: str, settings: Settings, retriever: Retriever) -> ContextFilter:
-    if name == "similarity":
+    if name == "similarity" or _missing_default("context_filter", name):
         return SimilarityFilter(retriever.embedder)
     from .filter import CT2Filter
+    from .models import model_dir
 
-    return CT2Filter(_model_dir(name), device=settings.device,
+    return CT2Filter(model_dir(name), device=settings.device,
                      compute_type=settings.compute_type)
 
 

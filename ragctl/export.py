@@ -1,0 +1,113 @@
+"""Export a trained filter or relevance model to a quantized CTranslate2 directory.
+
+The result is what :class:`ragctl.ct2.CT2Scorer` loads: the converted model, the
+tokenizer (``tokenizer.json``), ``manifest.json`` and, for a cross-encoder, ``head.npz``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import RagctlError, missing_dependency
+
+QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
+BACKEND = {"cross-encoder": "ct2-encoder", "seq2seq": "ct2-seq2seq", "decoder": "ct2-decoder"}
+
+
+def read_training(src: Path) -> dict[str, Any]:
+    """The ``train.json`` of a training run (its folder or its ``model`` folder)."""
+    src = Path(src)
+    model = src / "model" if (src / "model" / "train.json").exists() else src
+    meta_file = model / "train.json"
+    if not meta_file.exists():
+        raise RagctlError(f"{src} is not a ragctl training run (no model/train.json); "
+                          "train one with: ragctl train filter|re")
+    meta: dict[str, Any] = json.loads(meta_file.read_text())
+    meta["_model_dir"] = str(model)
+    return meta
+
+
+def export_model(src: Path, out: Path, *, quantization: str = "int8",
+                 name: str | None = None, data_licence: str | None = None) -> dict[str, Any]:
+    """Convert the training run ``src`` into ``out``; returns the manifest written."""
+    if quantization not in QUANTIZATIONS:
+        raise RagctlError(f"quantization must be one of {', '.join(QUANTIZATIONS)}")
+    meta = read_training(src)
+    model_dir = Path(meta["_model_dir"])
+    arch = meta["architecture"]
+    try:
+        from ctranslate2.converters import TransformersConverter
+    except ImportError:
+        raise missing_dependency("ctranslate2", "generate") from None
+    from .train import _quiet_transformers
+
+    _quiet_transformers()
+    out = Path(out)
+    tmp = out.with_name(out.name + ".export-tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        TransformersConverter(str(model_dir)).convert(str(tmp), quantization=quantization,
+                                                      force=True)
+    except (ValueError, RuntimeError, OSError, KeyError, NotImplementedError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RagctlError(f"CTranslate2 cannot convert {model_dir}: {e}") from None
+    tokenizer = model_dir / "tokenizer.json"
+    if not tokenizer.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RagctlError(f"{model_dir} has no tokenizer.json (a fast tokenizer is needed)")
+    shutil.copy(tokenizer, tmp / "tokenizer.json")
+    if arch == "cross-encoder":
+        shutil.copy(model_dir / "head.npz", tmp / "head.npz")
+    opts = meta.get("options", {})
+    manifest: dict[str, Any] = {
+        "name": name or out.name,
+        "kind": "filter" if meta["kind"] == "filter" else "relevance",
+        "backend": BACKEND[arch],
+        "architecture": arch,
+        "base": meta.get("base"),
+        "max_length": meta.get("max_length", 256),
+        "max_words": meta.get("max_words", 180),
+        "calibration": meta.get("calibration", [1.0, 0.0]),
+        "quantization": quantization,
+        "training": {
+            "data": meta.get("data", []),
+            "command": meta.get("command", ""),
+            "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
+            "objective": opts.get("objective") if meta["kind"] == "re" else "silver-bce",
+            "examples": meta.get("examples"),
+            "val_examples": meta.get("val_examples"),
+            "epochs": opts.get("epochs"),
+            "best_epoch": meta.get("best_epoch"),
+            "seed": opts.get("seed"),
+            "data_licence": data_licence,
+        },
+        "metrics": meta.get("metrics", {}),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "ragctl": __version__,
+    }
+    if meta.get("prompt"):
+        manifest["prompt"] = meta["prompt"]
+        manifest["true"], manifest["false"] = "true", "false"
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    if out.exists():
+        old = out.with_name(out.name + ".export-old")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, out)
+    return manifest
+
+
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())

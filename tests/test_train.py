@@ -1,0 +1,305 @@
+"""Training, export and loading back: tiny random models built here, real code paths."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ragctl.cli import cli
+from ragctl.errors import RagctlError
+from ragctl.export import export_model
+from ragctl.filter import CT2Filter, SentenceRef
+from ragctl.relevance import CT2Relevance
+from ragctl.retrieve import Hit
+from ragctl.silver import AnswerScorer, SilverInput, SilverLabeler, write_silver
+from ragctl.train import Trainer, TrainOptions, fit_calibration, kl_loss
+
+from .tiny_models import WORDS
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("ctranslate2")
+
+# questions and passages in the tiny models' vocabulary
+FACTS = [("where is the office", "lisbon", "the office is lisbon"),
+         ("where is the company", "porto", "the company is porto"),
+         ("what is the rent", "euros", "the rent is euros"),
+         ("who sat on the mat", "cat", "the cat sat on the mat"),
+         ("what is thursday", "appointment", "thursday is dentist appointment"),
+         ("where is the train", "porto", "the train is porto")]
+NOISE = ["a question is a question", "the mat is a mat", "what is relevant context"]
+
+
+class WordScorer(AnswerScorer):
+    name = "fake"
+
+    def logprobs(self, prompts: Sequence[str], answer: str) -> list[float]:
+        out = []
+        for p in prompts:
+            ctx = p.rsplit("Context:", 1)[1].split("\nQuestion:")[0]
+            out.append(-0.5 if answer in ctx else -5.0)
+        return out
+
+
+def _silver(tmp: Path, n: int = 24) -> Path:
+    items = []
+    for i in range(n):
+        q, a, fact = FACTS[i % len(FACTS)]
+        noise = NOISE[i % len(NOISE)]
+        other = FACTS[(i + 1) % len(FACTS)][2]
+        passages = [("", f"{noise}. {other}."), ("", f"{noise}. {fact}."), ("", f"{other}.")]
+        if i % 2:
+            passages.reverse()
+        items.append(SilverInput(f"q{i}", q, (a,), tuple(passages)))
+    out = tmp / "silver.jsonl"
+    write_silver(items, out, SilverLabeler(measures=["strinc", "lexical", "cxmi"],
+                                           scorer=WordScorer()))
+    return out
+
+
+def _hf_bert(tmp: Path) -> Path:
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    src = tmp / "tiny-bert"
+    src.mkdir()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]
+    (src / "vocab.txt").write_text("\n".join(vocab))
+    tok = BertTokenizerFast(str(src / "vocab.txt"))
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=128,
+                     position_embedding_type="absolute")
+    torch.manual_seed(0)
+    BertModel(cfg).save_pretrained(str(src))
+    tok.save_pretrained(str(src))
+    return src
+
+
+def _hf_t5(tmp: Path) -> Path:
+    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+    from .tiny_models import _word_tokenizer
+
+    src = tmp / "tiny-t5"
+    t, vocab = _word_tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>", [("</s>", 1)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=t, pad_token="<pad>", eos_token="</s>",
+                                  unk_token="<unk>")
+    cfg = T5Config(vocab_size=len(vocab), d_model=32, d_kv=8, d_ff=64, num_layers=1,
+                   num_heads=2, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(0)
+    T5ForConditionalGeneration(cfg).save_pretrained(str(src))
+    tok.save_pretrained(str(src))
+    return src
+
+
+def _hf_llama(tmp: Path) -> Path:
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from .tiny_models import _word_tokenizer
+
+    src = tmp / "tiny-llama"
+    t, vocab = _word_tokenizer(["<unk>", "<s>", "</s>"], "<s> $A", [("<s>", 1)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=t, bos_token="<s>", eos_token="</s>",
+                                  unk_token="<unk>")
+    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=256, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(0)
+    LlamaForCausalLM(cfg).save_pretrained(str(src))
+    tok.save_pretrained(str(src))
+    return src
+
+
+def _train(tmp: Path, kind: str, base: Path, *, name: str, epochs: int = 2,
+           **kw: object) -> Path:
+    data = _silver(tmp) if not (tmp / "silver.jsonl").exists() else tmp / "silver.jsonl"
+    opts = TrainOptions(kind=kind, base=str(base), epochs=epochs, batch_size=8,
+                        learning_rate=3e-3, max_length=64, val_fraction=0.25, **kw)  # type: ignore[arg-type]
+    out = tmp / "runs" / name
+    res = Trainer(opts, [data], out).run()
+    assert res.best_epoch >= 1 and len(res.history) == epochs
+    assert (out / "model" / "train.json").exists()
+    return out
+
+
+def _hits(question: str) -> list[Hit]:
+    _q, _a, fact = next(f for f in FACTS if f[0] == question)
+    texts = [f"{NOISE[0]}. {FACTS[1][2]}.", f"{NOISE[1]}. {fact}.", "the mat is a mat."]
+    return [Hit(i, 1.0, 0.5, "p.md", "", "", 0, len(t), t) for i, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize("maker,arch,backend", [(_hf_bert, "cross-encoder", "ct2-encoder"),
+                                                (_hf_t5, "seq2seq", "ct2-seq2seq"),
+                                                (_hf_llama, "decoder", "ct2-decoder")])
+def test_train_filter_export_and_load_through_ask_backend(tmp_path: Path, maker, arch,
+                                                          backend) -> None:
+    run = _train(tmp_path, "filter", maker(tmp_path), name=f"f-{arch}")
+    meta = json.loads((run / "model" / "train.json").read_text())
+    assert meta["architecture"] == arch
+    out = tmp_path / "models" / "f"
+    manifest = export_model(run, out, quantization="float32")
+    assert manifest["backend"] == backend and manifest["kind"] == "filter"
+    assert manifest["training"]["silver_measure"] == "strinc"
+    flt = CT2Filter(out)
+    sents = [SentenceRef(i, 1, i, "p.md", "", "", 0, 1, t) for i, t in
+             enumerate(["the mat is a mat", "the office is lisbon", "a question is a question"])]
+    scores = flt.score("where is the office", sents)
+    assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+    # the exported model computes what the trained torch model computes
+    from ragctl.train import PairScorer
+
+    a, b = manifest["calibration"]
+    torch_scorer = PairScorer(arch, run / "model", None,
+                              TrainOptions(kind="filter", max_length=64), "cpu")
+    if torch_scorer.head is not None:
+        head = np.load(run / "model" / "head.npz")
+        torch_scorer.head.weight.data = torch.tensor(head["weight"])
+        torch_scorer.head.bias.data = torch.tensor(head["bias"])
+    torch_scorer.train(False)
+    with torch.no_grad():
+        z = torch_scorer.logits([("where is the office", s.text) for s in sents]).numpy()
+    pairs = [("where is the office", s.text) for s in sents]
+    np.testing.assert_allclose(flt.scorer.z(pairs), z, atol=0.02)
+    np.testing.assert_allclose(scores, 1 / (1 + np.exp(-(a * flt.scorer.z(pairs) + b))),
+                               atol=1e-5)
+
+
+def test_trained_cross_encoder_learns_the_silver_sentence(tmp_path: Path) -> None:
+    run = _train(tmp_path, "filter", _hf_bert(tmp_path), name="learn", epochs=6)
+    meta = json.loads((run / "model" / "train.json").read_text())
+    history = meta["history"]
+    assert history[-1]["train_loss"] < history[0]["train_loss"]
+    export_model(run, tmp_path / "m", quantization="float32")
+    flt = CT2Filter(tmp_path / "m")
+    correct = 0
+    for q, _, fact in FACTS:
+        sents = [SentenceRef(i, 1, i, "p", "", "", 0, 1, t)
+                 for i, t in enumerate([NOISE[0], fact, NOISE[1], NOISE[2]])]
+        correct += int(np.argmax(flt.score(q, sents)) == 1)
+    assert correct >= 4  # of 6, from 18 training questions
+
+
+@pytest.mark.parametrize("objective", ["kl", "has-answer"])
+@pytest.mark.parametrize("maker", [_hf_bert, _hf_t5, _hf_llama])
+def test_train_re_each_objective_and_base(tmp_path: Path, objective: str, maker) -> None:
+    run = _train(tmp_path, "re", maker(tmp_path), name="re", objective=objective)
+    manifest = export_model(run, tmp_path / "models" / "re", quantization="float32")
+    assert manifest["kind"] == "relevance"
+    assert manifest["training"]["objective"] == objective
+    re_model = CT2Relevance(tmp_path / "models" / "re")
+    probs = re_model.score("where is the office", _hits("where is the office"))
+    assert probs.shape == (3,) and np.all((probs > 0) & (probs < 1))
+
+
+def test_resume_gives_the_same_weights_as_an_uninterrupted_run(tmp_path: Path) -> None:
+    base = _hf_bert(tmp_path)
+    data = _silver(tmp_path)
+    opts = TrainOptions(kind="filter", base=str(base), epochs=2, batch_size=8,
+                        learning_rate=3e-3, max_length=64)
+    straight = Trainer(opts, [data], tmp_path / "a").run()
+    one = TrainOptions(**{**opts.__dict__, "epochs": 1})
+    Trainer(one, [data], tmp_path / "b").run()
+    assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == ["epoch-1.pt"]
+    with pytest.raises(RagctlError, match="--resume"):
+        Trainer(opts, [data], tmp_path / "b").run()
+    resumed = Trainer(opts, [data], tmp_path / "b").run(resume=True)
+    assert resumed.resumed_from == 1
+    assert [h.epoch for h in resumed.history] == [1, 2]
+    a = torch.load(tmp_path / "a" / "checkpoints" / "epoch-2.pt", weights_only=False)
+    b = torch.load(tmp_path / "b" / "checkpoints" / "epoch-2.pt", weights_only=False)
+    for key, value in a["scorer"]["model"].items():
+        assert torch.equal(value, b["scorer"]["model"][key]), key
+    assert straight.history[-1].train_loss == pytest.approx(resumed.history[-1].train_loss)
+    other = TrainOptions(**{**opts.__dict__, "measure": "lexical"})
+    with pytest.raises(RagctlError, match="measure"):
+        Trainer(other, [data], tmp_path / "b").run(resume=True)
+
+
+def test_int8_agrees_with_float32(tmp_path: Path) -> None:
+    run = _train(tmp_path, "re", _hf_bert(tmp_path), name="q", epochs=4)
+    export_model(run, tmp_path / "f32", quantization="float32")
+    export_model(run, tmp_path / "i8", quantization="int8")
+    f32, i8 = CT2Relevance(tmp_path / "f32"), CT2Relevance(tmp_path / "i8")
+    assert json.loads((tmp_path / "i8" / "manifest.json").read_text())["quantization"] == "int8"
+    agree = []
+    for q, _, _ in FACTS:
+        a, b = f32.score(q, _hits(q)), i8.score(q, _hits(q))
+        assert np.corrcoef(a, b)[0, 1] > 0.9
+        agree.append(int(np.argmax(a)) == int(np.argmax(b)))
+    assert sum(agree) >= 5
+
+
+def test_bad_data_and_bad_bases_give_clear_errors(tmp_path: Path) -> None:
+    data = _silver(tmp_path)
+    no_lp = tmp_path / "nolp.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines()]
+    for r in rows:
+        for p in r["passages"]:
+            p["answer_logprob"] = None
+    no_lp.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    bert = _hf_bert(tmp_path)
+    with pytest.raises(RagctlError, match="passage-logprobs"):
+        Trainer(TrainOptions(kind="re", base=str(bert)), [no_lp], tmp_path / "x").run()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n".join(json.dumps({**r, "answers": []}) for r in rows) + "\n")
+    with pytest.raises(RagctlError, match="empty answer"):
+        Trainer(TrainOptions(kind="filter", base=str(bert)), [empty], tmp_path / "y").run()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "1", "question": "q"}\n')
+    with pytest.raises(RagctlError, match="not a silver-label line"):
+        Trainer(TrainOptions(kind="filter", base=str(bert)), [broken], tmp_path / "z").run()
+    not_model = tmp_path / "notamodel"
+    not_model.mkdir()
+    with pytest.raises(RagctlError, match=r"no config\.json"):
+        Trainer(TrainOptions(kind="filter", base=str(not_model)), [data], tmp_path / "w").run()
+    res = CliRunner().invoke(cli, ["train", "filter", "--data", str(data), "--base",
+                                   str(not_model)])
+    assert res.exit_code == 1 and "no config.json" in res.output
+    assert "Traceback" not in res.output
+    res = CliRunner().invoke(cli, ["export", "nothing-here"])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+
+
+def test_cli_train_exports_and_models_use_makes_it_the_default(tmp_path: Path,
+                                                               ragctl_home: Path) -> None:
+    data = _silver(tmp_path)
+    bert = _hf_bert(tmp_path)
+    res = CliRunner().invoke(cli, ["train", "re", "--data", str(data), "--base", str(bert),
+                                   "--name", "tiny-re", "--epochs", "1", "--max-length", "64",
+                                   "--quantization", "float32"])
+    assert res.exit_code == 0, res.output
+    assert (ragctl_home / "models" / "tiny-re" / "manifest.json").exists()
+    listing = CliRunner().invoke(cli, ["models", "--json"])
+    rows = json.loads(listing.output)
+    assert any(r["name"] == "tiny-re" and r["kind"] == "relevance" for r in rows)
+    bad = CliRunner().invoke(cli, ["models", "use", "filter", "tiny-re"])
+    assert bad.exit_code == 1 and "relevance model" in bad.output
+    ok = CliRunner().invoke(cli, ["models", "use", "relevance", "tiny-re"])
+    assert ok.exit_code == 0, ok.output
+    from ragctl.config import load_settings
+    from ragctl.pipeline import load_relevance
+
+    settings = load_settings()
+    assert settings.relevance == "tiny-re"
+    est = load_relevance(settings.relevance, settings)
+    assert isinstance(est, CT2Relevance)
+    missing = CliRunner().invoke(cli, ["models", "use", "relevance", "nope"])
+    assert missing.exit_code == 1 and "no model 'nope'" in missing.output
+
+
+def test_kl_loss_is_zero_when_the_distributions_match() -> None:
+    z = torch.tensor([0.0, 1.0, 2.0])
+    assert float(kl_loss(torch, z, [0.0, 1.0, 2.0])) == pytest.approx(0.0, abs=1e-6)
+    assert float(kl_loss(torch, z, [2.0, 1.0, 0.0])) > 0.5
+
+
+def test_calibration_recovers_a_logistic_curve() -> None:
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=4000) * 3
+    y = (rng.random(4000) < 1 / (1 + np.exp(-(0.5 * z - 1.0)))).astype(float)
+    a, b = fit_calibration(z, y)
+    assert a == pytest.approx(0.5, abs=0.08) and b == pytest.approx(-1.0, abs=0.15)
+    assert fit_calibration([1.0, 2.0], [1.0, 1.0]) == (1.0, 0.0)
