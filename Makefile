@@ -11,7 +11,7 @@ export RAGCTL_HOME := $(CURDIR)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install demo test test-fast lint bench models clean
 
 install: $(STAMP)
 
@@ -45,6 +45,11 @@ bench: install
 	$(PY) bench/ask.py -n 200
 	$(PY) bench/long.py
 	$(PY) bench/eval.py --limit 100
+	$(PY) bench/train.py --limit 150
+
+# Retrain the shipped filter and relevance models from the dev splits of ../shared/data.
+models: install
+	$(PY) bench/models.py
 
 clean:
 	rm -rf $(VENV) index/*/ .pytest_cache .mypy_cache .ruff_cache

@@ -58,12 +58,13 @@ def dev_index(dataset: str, path: Path, home: Path) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--re-questions", type=int, default=160,
+    ap.add_argument("--re-questions", type=int, default=400,
                     help="SQuAD dev questions labelled with passage likelihoods (NQ: half)")
     ap.add_argument("--re-passages", type=int, default=6,
                     help="retrieved passages per question for the relevance estimator")
     ap.add_argument("--filter-examples", type=int, default=1500)
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=2, help="filter epochs")
+    ap.add_argument("--re-epochs", type=int, default=4, help="relevance epochs")
     ap.add_argument("--layers", type=int, default=3,
                     help="encoder layers kept (3 of 6: half the CPU time, 17 MB int8)")
     ap.add_argument("--until", choices=["silver", "train", "export"], default="export")
@@ -102,16 +103,18 @@ def main() -> None:
                       "--limit", str(args.filter_examples), "--negatives", "2"],
         RE_NAME: ["train", "re", "--data", str(silver / "re-squad-dev.jsonl"),
                   "--data", str(silver / "re-nq-dev.jsonl"), "--objective", "kl",
-                  "--max-length", "192"],
+                  "--max-length", "192", "--lr", "2e-4"],
         "minilm-re-hasanswer": ["train", "re", "--data", str(silver / "re-squad-dev.jsonl"),
                                 "--data", str(silver / "re-nq-dev.jsonl"),
-                                "--objective", "has-answer", "--max-length", "192"],
+                                "--objective", "has-answer", "--max-length", "192",
+                                "--lr", "2e-4"],
     }
     for name, cmd in trainings.items():
         out = runs / name
         if (out / "model" / "train.json").exists():
             continue
-        run([*cmd, "--epochs", str(args.epochs), "--layers", str(args.layers),
+        epochs = args.epochs if cmd[1] == "filter" else args.re_epochs
+        run([*cmd, "--epochs", str(epochs), "--layers", str(args.layers),
              "--out", str(out), "--resume", "--no-export"], home=home)
     if args.until == "train":
         return

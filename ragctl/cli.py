@@ -435,9 +435,16 @@ def silver(data: Path | None, out: Path, fmt: str | None, split: str, limit: int
         scorer = load_answer_scorer(settings.generator)
     try:
         if from_index is not None:
-            from .synth import synthesize
+            from .synth import SynthStats, synthesize
 
-            items = synthesize(settings, scorer, n=questions, seed=seed, top_k=top_k)
+            stats = SynthStats()
+            with task_progress(f"writing questions from {from_index}", questions) as step:
+                items = synthesize(settings, scorer, n=questions, seed=seed, top_k=top_k,
+                                   progress=step, stats=stats)
+            stderr.print(f"{stats.kept} of {stats.tried} generated questions kept "
+                         f"({stats.unparsed} unparsed, {stats.answer_not_in_sentence} answer "
+                         f"not in the sentence, {stats.gives_answer_away} answer in the "
+                         f"question, {stats.not_found_again} source not retrieved again)")
         else:
             assert data is not None
             items = inputs_from_dataset(data, fmt=fmt, split=split, limit=limit, seed=seed)

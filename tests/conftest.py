@@ -57,7 +57,17 @@ def ragctl_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in list(os.environ):
         if key.startswith("RAGCTL_") and key != "RAGCTL_HOME":
             monkeypatch.delenv(key)
+    # unit tests pin the fallbacks; tests of the trained defaults use `model_defaults`
+    monkeypatch.setenv("RAGCTL_RELEVANCE", "similarity")
+    monkeypatch.setenv("RAGCTL_CONTEXT_FILTER", "similarity")
     return home
+
+
+@pytest.fixture
+def model_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let config.toml and the built-in defaults choose the filter and relevance models."""
+    monkeypatch.delenv("RAGCTL_RELEVANCE", raising=False)
+    monkeypatch.delenv("RAGCTL_CONTEXT_FILTER", raising=False)
 
 
 @pytest.fixture

@@ -160,3 +160,54 @@ def test_cli_silver_reports_bad_data_in_one_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["silver", str(tmp_path / "o.jsonl")])
     assert res.exit_code == 2  # neither DATA nor --from-index
 
+
+
+class QuestionWriter:
+    """A generator that writes one question per sentence from a fixed table."""
+
+    name = "fake-writer"
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+
+    def complete(self, prompt: str, **kw: object) -> object:
+        from types import SimpleNamespace
+
+        sentence = prompt.rsplit("Sentence: ", 1)[1].split("\n")[0]
+        for key, text in self.table.items():
+            if key in sentence:
+                return SimpleNamespace(text=text)
+        return SimpleNamespace(text=" I do not know.")
+
+
+def test_from_index_keeps_only_questions_that_pass_every_check(tmp_path: Path,
+                                                               fake_embedder: str) -> None:
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.indexer import Indexer
+    from ragctl.silver import LlamaAnswerScorer
+    from ragctl.synth import SynthStats, parse, synthesize
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "office.md").write_text(
+        "The company office moved to Lisbon in the spring of 2019 after the merger.\n\n"
+        "The monthly rent for the flat on Rua Augusta is nine hundred euros in total.\n\n"
+        "Our dentist appointment was moved to Thursday morning at nine o'clock sharp.\n")
+    settings = load_settings(chunk_words=12)
+    with Collection.open(settings, create=True) as c:
+        c.lock()
+        Indexer(c).run([docs])
+    writer = QuestionWriter({
+        "Lisbon": " Where did the company office move in 2019?\nAnswer: Lisbon",
+        "rent": " What is the rent of the Rua Augusta flat?\nAnswer: Paris",  # not in it
+        "dentist": " When is the dentist appointment on Thursday?\nAnswer: Thursday"})
+    stats = SynthStats()
+    items = synthesize(settings, LlamaAnswerScorer(writer), n=10, stats=stats, top_k=2)
+    assert [(i.question, i.answers) for i in items] == [
+        ("Where did the company office move in 2019?", ("Lisbon",))]
+    assert items[0].passages and "Lisbon" in items[0].passages[0][1]
+    assert (stats.tried, stats.kept, stats.answer_not_in_sentence,
+            stats.gives_answer_away) == (3, 1, 1, 1)
+    assert parse(" no question here") is None
+    assert parse(" Who?\nAnswer: x") is None  # too short to be a question

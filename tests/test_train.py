@@ -263,8 +263,8 @@ def test_bad_data_and_bad_bases_give_clear_errors(tmp_path: Path) -> None:
     assert res.exit_code != 0 and "Traceback" not in res.output
 
 
-def test_cli_train_exports_and_models_use_makes_it_the_default(tmp_path: Path,
-                                                               ragctl_home: Path) -> None:
+def test_cli_train_exports_and_models_use_makes_it_the_default(
+        tmp_path: Path, ragctl_home: Path, model_defaults: None) -> None:
     data = _silver(tmp_path)
     bert = _hf_bert(tmp_path)
     res = CliRunner().invoke(cli, ["train", "re", "--data", str(data), "--base", str(bert),

@@ -1,0 +1,212 @@
+"""Trained filter and relevance models against the fallbacks, on the REPORT splits.
+
+For SQuAD (odd articles) and NQ-oracle (last 655 lines), a fixed-seed sample of questions
+goes through ``ragctl.evaluate`` (the code behind ``ragctl eval``) once per configuration:
+
+- relevance estimator: recall@1/@5 of an answer-bearing passage among the top 20,
+  retriever order vs the estimator's order (RE-RAG Table 2);
+- filter: recall of the first answer-bearing sentence (is it the kept sentence?) and
+  context tokens kept;
+- end answers: EM / F1 with the filtered context.
+
+Then int8 against float32 for each trained model: the same top-1 passage / sentence on
+the same questions, and the median scoring time per question.
+
+Models: ``minilm-filter`` and ``minilm-re`` from models/, ``minilm-re-hasanswer`` and
+the ``--from-index`` filter from bench/.home/train/home/models (see bench/models.py).
+Prints tables and writes bench/results/train.json. Usage: python bench/train.py [--limit 150]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import ROOT, SHARED, median, save
+from bench.squad_index import use_bench_home
+
+TRAIN_HOME = ROOT / "bench" / ".home" / "train" / "home"
+DATA = {"squad": ("squad", "squad/dev-v1.1.json"),
+        "nq": ("dpr", "nq_oracle/nq-open-oracle.jsonl.gz")}
+
+
+def table(title: str, rows: list[dict[str, Any]], cols: list[str]) -> None:
+    def cell(v: Any, col: str = "") -> str:
+        if isinstance(v, float) and (col.endswith("_ms") or col in ("speedup", "seconds",
+                                                                     "context_tokens")):
+            return f"{v:.2f}"
+        if isinstance(v, float):
+            return f"{100 * v:.1f}" if abs(v) <= 1 and not isinstance(v, bool) else f"{v:.1f}"
+        return str(v)
+
+    print(f"\n{title}\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(cell(r.get(c), c) for c in cols) + " |")
+
+
+def model_path(name: str) -> str | None:
+    for d in (ROOT / "models", TRAIN_HOME / "models"):
+        if (d / name / "manifest.json").exists():
+            return str(d / name)
+    return None
+
+
+def configs() -> dict[str, tuple[str, str]]:
+    """name → (relevance, filter); only those whose models exist."""
+    re_kl, re_ha = model_path("minilm-re"), model_path("minilm-re-hasanswer")
+    flt, mine = model_path("minilm-filter"), model_path("minilm-filter-from-index")
+    out = {"fallbacks": ("similarity", "similarity")}
+    if re_kl:
+        out["RE kl"] = (re_kl, "similarity")
+    if re_ha:
+        out["RE has-answer"] = (re_ha, "similarity")
+    if flt:
+        out["filter"] = ("similarity", flt)
+    if mine:
+        out["filter from-index"] = ("similarity", mine)
+    if re_kl and flt:
+        out["RE kl + filter"] = (re_kl, flt)
+    return out
+
+
+def from_index_filter(ds: Any, settings: Any, questions: int) -> None:
+    """Train a filter on questions written from the report documents (not their questions)."""
+    import os
+    import subprocess
+
+    from ragctl.evaluate import index_dataset
+
+    target = TRAIN_HOME / "models" / "minilm-filter-from-index"
+    if (target / "manifest.json").exists():
+        return
+    index = index_dataset(ds, settings)
+    work = ROOT / "bench" / ".home" / "train"
+    data = work / "silver" / "from-index-squad-report.jsonl"
+    env = dict(os.environ)
+    cli = [sys.executable, "-m", "ragctl"]
+    subprocess.run([*cli, "silver", "--from-index", index, str(data), "--questions",
+                    str(questions), "--top-k", "6", "--no-passage-logprobs"], check=True,
+                   env=env)
+    subprocess.run([*cli, "train", "filter", "--data", str(data), "--layers", "3",
+                    "--negatives", "2", "--epochs", "2", "--out",
+                    str(work / "runs" / "minilm-filter-from-index"), "--resume",
+                    "--no-export"], check=True, env=env)
+    subprocess.run([*cli, "export", "minilm-filter-from-index", "--from",
+                    str(work / "runs" / "minilm-filter-from-index"), "--out", str(target)],
+                   check=True, env=env)
+
+
+def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> dict[str, Any]:
+    """int8 vs float32 exports of one trained model on the same report questions."""
+    import random
+
+    from ragctl.collection import Collection
+    from ragctl.evaluate import index_dataset
+    from ragctl.export import export_model
+    from ragctl.filter import CT2Filter
+    from ragctl.pipeline import Pipeline
+    from ragctl.relevance import CT2Relevance
+
+    src = ROOT / "bench" / ".home" / "train" / "runs" / name
+    path = model_path(name)
+    if path is None or not src.exists():
+        return {}
+    f32 = TRAIN_HOME / "models" / f"{name}-float32"
+    if not (f32 / "manifest.json").exists():
+        export_model(src, f32, quantization="float32", name=f"{name}-float32")
+    kind = json.loads((Path(path) / "manifest.json").read_text())["kind"]
+    make = CT2Relevance if kind == "relevance" else CT2Filter
+    models = {"int8": make(Path(path), compute_type="int8"),
+              "float32": make(f32, compute_type="float32")}
+    index = index_dataset(ds, settings)
+    examples = random.Random(seed).sample(ds.examples, min(limit, len(ds.examples)))
+    same, times = [], {k: [] for k in models}
+    with Collection.open(settings.replace(index=index)) as c:
+        pipe = Pipeline(c)
+        for ex in examples:
+            hits = pipe.retriever.search(ex.question, limit=20)
+            if not hits:
+                continue
+            sents = [s for h in hits[:5] for s in pipe.sentences([h])[h.passage_id]]
+            top = {}
+            for label, m in models.items():
+                t = time.perf_counter()
+                scores = m.score(ex.question, hits if kind == "relevance" else sents)
+                times[label].append(time.perf_counter() - t)
+                top[label] = int(scores.argmax())
+            same.append(top["int8"] == top["float32"])
+    t8, t32 = median(times["int8"]), median(times["float32"])
+    return {"model": name, "kind": kind, "questions": len(same),
+            "top1_agreement": sum(same) / max(1, len(same)),
+            "int8_ms": 1000 * t8, "float32_ms": 1000 * t32, "speedup": t32 / t8}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", nargs="*", default=list(DATA))
+    ap.add_argument("--from-index-questions", type=int, default=400,
+                    help="sentences to write questions for in the --from-index run (0: skip)")
+    ap.add_argument("--skip-answers", action="store_true",
+                    help="retrieval, relevance and filter metrics only (no generation)")
+    args = ap.parse_args()
+    use_bench_home()
+    from ragctl.config import load_settings
+    from ragctl.datasets import load
+    from ragctl.evaluate import EvalOptions, evaluate
+
+    base = load_settings()
+    if args.from_index_questions:
+        fmt, rel = DATA["squad"]
+        from_index_filter(load(SHARED / "data" / rel, fmt=fmt, split="report"), base,
+                          args.from_index_questions)
+    results: dict[str, Any] = {"limit": args.limit, "seed": args.seed, "datasets": {},
+                               "agreement": []}
+    for dname in args.only:
+        fmt, rel = DATA[dname]
+        ds = load(SHARED / "data" / rel, fmt=fmt, split="report")
+        rows = []
+        for cname, (relevance, flt) in configs().items():
+            settings = base.replace(relevance=relevance, context_filter=flt)
+            t = time.perf_counter()
+            rep = evaluate(ds, settings, EvalOptions(
+                limit=args.limit, seed=args.seed, modes=("filtered",),
+                generate=not args.skip_answers))
+            m = rep.modes.get("filtered", {})
+            rows.append({
+                "config": cname,
+                "retriever_r@1": rep.retrieval.get("recall@1"),
+                "retriever_r@5": rep.retrieval.get("recall@5"),
+                "re_r@1": rep.relevance.get("recall@1"),
+                "re_r@5": rep.relevance.get("recall@5"),
+                "sentence_recall": rep.filter.get("silver_recall"),
+                "context_tokens": m.get("context_tokens"),
+                "em": m.get("em"), "f1": m.get("f1"),
+                "seconds": time.perf_counter() - t})
+            print(f"{dname} {cname}: {rows[-1]}", file=sys.stderr, flush=True)
+        results["datasets"][dname] = rows
+        table(f"{dname} report split, {args.limit} questions", rows,
+                    ["config", "retriever_r@1", "retriever_r@5", "re_r@1", "re_r@5",
+                     "sentence_recall", "context_tokens", "em", "f1"])
+    squad_fmt, squad_rel = DATA["squad"]
+    squad = load(SHARED / "data" / squad_rel, fmt=squad_fmt, split="report")
+    for name in ("minilm-re", "minilm-filter"):
+        row = agreement(squad, base, name, args.limit, args.seed)
+        if row:
+            results["agreement"].append(row)
+    if results["agreement"]:
+        table("int8 vs float32 (SQuAD report questions)", results["agreement"],
+                    ["model", "kind", "questions", "top1_agreement", "int8_ms", "float32_ms",
+                     "speedup"])
+    save("train", results)
+
+
+if __name__ == "__main__":
+    main()
