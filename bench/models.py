@@ -128,6 +128,31 @@ def main() -> None:
             write_card(target)
 
 
+def report_lines(m: dict) -> list[str]:
+    """The report-split comparison from bench/train.py, when it has been run."""
+    results = ROOT / "bench" / "results" / "train.json"
+    if not results.exists():
+        return ["Report-split results: run bench/train.py."]
+    data = json.loads(results.read_text())
+    config, metric, label = (("filter", "sentence_recall", "answer-sentence recall")
+                             if m["kind"] == "filter" else ("RE kl", "re_r@1", "recall@1"))
+    lines = [f"## Report splits ({data['limit']} questions each, bench/train.py)", ""]
+    beats = True
+    for name, rows in data["datasets"].items():
+        by = {r["config"]: r for r in rows}
+        if config not in by:
+            continue
+        mine, base = by[config], by["fallbacks"]
+        beats = beats and mine[metric] > base[metric]
+        lines.append(f"- {name}: {label} {100 * mine[metric]:.1f} vs "
+                     f"{100 * base[metric]:.1f} for the similarity fallback; EM "
+                     f"{100 * mine['em']:.1f} vs {100 * base['em']:.1f}")
+    lines += ["", "It beats the fallback, so ragctl uses it by default." if beats else
+              "It does not beat the similarity fallback, so it is not the default; select "
+              f"it with `ragctl models use {m['kind']} {m['name']}`."]
+    return lines
+
+
 def write_card(path: Path) -> None:
     m = json.loads((path / "manifest.json").read_text())
     t = m["training"]
@@ -140,7 +165,9 @@ def write_card(path: Path) -> None:
         "",
         f"A {what}.",
         f"Architecture: {m['architecture']} ({m['backend']}), initialised from "
-        f"all-MiniLM-L6-v2, {m['quantization']} CTranslate2, {size / 1e6:.1f} MB.",
+        f"all-MiniLM-L6-v2" + (f" (its first {t['layers']} of 6 layers)" if t.get("layers")
+                               else "")
+        + f", {m['quantization']} CTranslate2, {size / 1e6:.1f} MB.",
         "",
         "## Training data",
         "",
@@ -158,7 +185,7 @@ def write_card(path: Path) -> None:
         "",
         *[f"- {k}: {v}" for k, v in m["metrics"].items()],
         "",
-        "Report-split results are in the README (bench/train.py).",
+        *report_lines(m),
         "",
         "Reproduce with `make models` (needs ../shared/data).",
         "",

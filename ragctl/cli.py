@@ -371,8 +371,7 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
 
 
 @cli.command()
-@click.argument("data", type=click.Path(exists=True, path_type=Path), required=False)
-@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[DATA] OUT")
 @click.option("--format", "fmt", type=click.Choice(["squad", "dpr", "hotpot",
                                                      "hotpot-paragraphs", "beir"]),
               help="Input format (default: detected from the file).")
@@ -401,7 +400,7 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--restart", is_flag=True, help="Start OUT afresh instead of resuming it.")
 @command_errors
-def silver(data: Path | None, out: Path, fmt: str | None, split: str, limit: int | None,
+def silver(paths: tuple[Path, ...], fmt: str | None, split: str, limit: int | None,
            measures: str, generator: str | None, passage_logprobs: bool | None,
            index_name: str | None, top_k: int, retrieve: bool, from_index: str | None,
            questions: int, seed: int, restart: bool) -> None:
@@ -426,8 +425,14 @@ def silver(data: Path | None, out: Path, fmt: str | None, split: str, limit: int
     )
 
     chosen = tuple(m.strip() for m in measures.split(",") if m.strip())
-    if (data is None) == (from_index is None):
-        raise click.UsageError("give either DATA or --from-index NAME")
+    want = 1 if from_index else 2
+    if len(paths) != want:
+        raise click.UsageError("give DATA and OUT, or --from-index NAME and OUT")
+    data, out = (None, paths[0]) if from_index else paths
+    if data is not None and not data.exists():
+        raise click.BadParameter(f"{data} does not exist", param_hint="DATA")
+    if out.is_dir():
+        raise click.BadParameter(f"{out} is a folder; give a .jsonl file", param_hint="OUT")
     settings = _settings(index=from_index or index_name, generator=generator)
     wants_lp = bool(passage_logprobs)
     scorer = None

@@ -49,6 +49,10 @@ def find_model(name: str) -> Path | None:
 
 def model_dir(name: str) -> Path:
     found = find_model(name)
+    path = Path(name).expanduser()
+    if found is None and path.is_dir():
+        raise ModelNotFoundError(f"{path} is not a ragctl model directory (no manifest.json); "
+                                 "export one with: ragctl export")
     if found is None:
         raise ModelNotFoundError(
             f"no model {name!r} in {', '.join(str(d) for d in search_dirs())} and it is not a "

@@ -253,6 +253,11 @@ class PairScorer:
                 self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path))
             else:
                 self.model = AutoModelForCausalLM.from_pretrained(str(path), **kw)
+                if gguf:  # dequantized to float on load: save it as a plain model
+                    self.model.hf_quantizer = None
+                    self.model.is_quantized = False
+                    if hasattr(self.model.config, "quantization_config"):
+                        del self.model.config.quantization_config
         except (OSError, ValueError, KeyError) as e:
             raise RagctlError(f"cannot load base model {path}: {e}") from None
         if arch != "cross-encoder":
@@ -363,25 +368,46 @@ def _group_loss(torch: Any, z: Any, g: Group, kind: str, objective: str) -> Any:
     return torch.nn.functional.binary_cross_entropy_with_logits(z, labels)
 
 
-def fit_calibration(z: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """Logistic regression p = σ(a·z + b) by Newton's method; (1, 0) if it cannot fit."""
+def fit_calibration(z: Sequence[float], y: Sequence[float], *,
+                    ridge: float = 1e-2) -> tuple[float, float]:
+    """Logistic regression p = σ(a·z + b) (Platt scaling); (1, 0) when it cannot fit.
+
+    Fitted on standardized logits with a small ridge penalty and step halving, so
+    separable or degenerate data cannot send the parameters to infinity.
+    """
     x = np.asarray(z, dtype=np.float64)
     t = np.asarray(y, dtype=np.float64)
-    if x.size < 2 or t.min() == t.max():
+    if x.size < 2 or t.min() == t.max() or x.std() == 0:
         return 1.0, 0.0
-    a, b = 1.0, 0.0
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-(a * x + b)))
-        w = p * (1 - p) + 1e-9
-        g = np.array([np.sum((p - t) * x), np.sum(p - t)]) + 1e-3 * np.array([a, 0.0])
-        h = np.array([[np.sum(w * x * x) + 1e-3, np.sum(w * x)], [np.sum(w * x), np.sum(w)]])
+    mu, sd = x.mean(), x.std()
+    u = (x - mu) / sd
+
+    def loss(w: np.ndarray) -> float:
+        m = w[0] * u + w[1]
+        return float(np.sum(np.logaddexp(0, m) - t * m) + ridge * w[0] ** 2)
+
+    w = np.zeros(2)
+    cur = loss(w)
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(w[0] * u + w[1])))
+        g = np.array([np.sum((p - t) * u) + 2 * ridge * w[0], np.sum(p - t)])
+        h = p * (1 - p)
+        hess = np.array([[np.sum(h * u * u) + 2 * ridge, np.sum(h * u)],
+                         [np.sum(h * u), np.sum(h) + 1e-9]])
         try:
-            step = np.linalg.solve(h, g)
+            step = np.linalg.solve(hess, g)
         except np.linalg.LinAlgError:
             break
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-6:
+        scale = 1.0
+        while scale > 1e-4 and loss(w - scale * step) > cur:
+            scale /= 2
+        w_new = w - scale * step
+        new = loss(w_new)
+        done = cur - new < 1e-10
+        w, cur = w_new, min(cur, new)
+        if done:
             break
+    a, b = w[0] / sd, w[1] - w[0] * mu / sd
     if not (math.isfinite(a) and math.isfinite(b)) or a <= 0:
         return 1.0, 0.0
     return float(a), float(b)

@@ -303,3 +303,7 @@ def test_calibration_recovers_a_logistic_curve() -> None:
     a, b = fit_calibration(z, y)
     assert a == pytest.approx(0.5, abs=0.08) and b == pytest.approx(-1.0, abs=0.15)
     assert fit_calibration([1.0, 2.0], [1.0, 1.0]) == (1.0, 0.0)
+    # separable, far-apart logits: bounded parameters that still order the classes
+    a, b = fit_calibration([-40.0, -30.0, 30.0, 40.0], [0, 0, 1, 1])
+    assert 0 < a < 10 and np.isfinite(b)
+    assert 1 / (1 + np.exp(-(a * 30 + b))) > 0.5 > 1 / (1 + np.exp(-(a * -30 + b)))

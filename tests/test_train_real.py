@@ -14,7 +14,7 @@ from ragctl.cli import cli
 from ragctl.export import export_model
 from ragctl.relevance import CT2Relevance
 from ragctl.silver import SilverInput, SilverLabeler, write_silver
-from ragctl.train import TrainOptions, Trainer
+from ragctl.train import Trainer, TrainOptions
 
 from .test_train import WordScorer
 
@@ -79,3 +79,33 @@ def test_smollm2_gguf_base_trains_as_a_decoder_and_exports(tmp_path: Path) -> No
             for i, t in enumerate([NOISE, "The office is in Lisbon."])]
     probs = est.score("Where is the company's office?", hits)
     assert probs.shape == (2,) and np.all((probs > 0) & (probs < 1))
+
+
+def test_shipped_models_load_by_name_and_rank_an_obvious_case(model_defaults: None) -> None:
+    from ragctl.config import load_settings
+    from ragctl.filter import SentenceRef
+    from ragctl.models import bundled_models_dir, list_models
+    from ragctl.pipeline import load_filter, load_relevance
+    from ragctl.retrieve import Hit
+
+    if not (bundled_models_dir() / "minilm-re" / "manifest.json").exists():
+        pytest.skip("the shipped models are not in this checkout")
+    settings = load_settings()
+    assert settings.relevance == "similarity"  # they are not the defaults (README)
+    names = {(m.kind, m.name) for m in list_models(settings)}
+    assert {("relevance", "minilm-re"), ("filter", "minilm-filter")} <= names
+    question = "Where is the company's office?"
+    texts = [NOISE, "The company's office is in Lisbon, near the river."]
+    re_probs = load_relevance("minilm-re", settings).score(
+        question, [Hit(i, 1.0, 0.5, "p", "", "", 0, 1, t) for i, t in enumerate(texts)])
+    assert re_probs[1] > re_probs[0]
+
+    class NoRetriever:
+        embedder = None
+
+    flt = load_filter("minilm-filter", settings, NoRetriever())  # type: ignore[arg-type]
+    sents = ["The weather was mild all week.", "The company's office is in Lisbon.",
+             "Nobody remembered the meeting."]
+    scores = flt.score(question, [SentenceRef(i, 1, i, "p", "", "", 0, 1, t)
+                                  for i, t in enumerate(sents)])
+    assert int(np.argmax(scores)) == 1
