@@ -40,8 +40,9 @@ def run(args: list[str], *, home: Path | None = None) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     if home is not None:
         env["RAGCTL_HOME"] = str(home)
+    args = [a.replace(str(ROOT) + "/", "") for a in args]  # paths as in this checkout
     print("+ ragctl", " ".join(shlex.quote(a) for a in args), flush=True)
-    subprocess.run(RAGCTL + args, check=True, env=env)
+    subprocess.run(RAGCTL + args, check=True, env=env, cwd=ROOT)
 
 
 def dev_index(dataset: str, path: Path, home: Path) -> str:

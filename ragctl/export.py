@@ -77,7 +77,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         "calibration": meta.get("calibration", [1.0, 0.0]),
         "quantization": quantization,
         "training": {
-            "data": meta.get("data", []),
+            "data": [_relative(d) for d in meta.get("data", [])],
             "command": meta.get("command", ""),
             "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
             "objective": opts.get("objective") if meta["kind"] == "re" else "silver-bce",
@@ -108,6 +108,15 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
     return manifest
+
+
+def _relative(path: str) -> str:
+    """A data path relative to the working directory when it lies inside it."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path
 
 
 def dir_size(path: Path) -> int:
