@@ -152,6 +152,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=150)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="*", default=list(DATA))
+    ap.add_argument("--configs", nargs="*",
+                    help="only these configurations; their rows replace those in train.json")
     ap.add_argument("--from-index-questions", type=int, default=400,
                     help="sentences to write questions for in the --from-index run (0: skip)")
     ap.add_argument("--skip-answers", action="store_true",
@@ -169,11 +171,18 @@ def main() -> None:
                           args.from_index_questions)
     results: dict[str, Any] = {"limit": args.limit, "seed": args.seed, "datasets": {},
                                "agreement": []}
+    previous = ROOT / "bench" / "results" / "train.json"
+    if args.configs and previous.exists():
+        old = json.loads(previous.read_text())
+        results["datasets"], results["agreement"] = old["datasets"], old["agreement"]
     for dname in args.only:
         fmt, rel = DATA[dname]
         ds = load(SHARED / "data" / rel, fmt=fmt, split="report")
-        rows = []
+        rows = [r for r in results["datasets"].get(dname, [])
+                if args.configs and r["config"] not in args.configs]
         for cname, (relevance, flt) in configs().items():
+            if args.configs and cname not in args.configs:
+                continue
             settings = base.replace(relevance=relevance, context_filter=flt)
             t = time.perf_counter()
             rep = evaluate(ds, settings, EvalOptions(
@@ -191,6 +200,8 @@ def main() -> None:
                 "em": m.get("em"), "f1": m.get("f1"),
                 "seconds": time.perf_counter() - t})
             print(f"{dname} {cname}: {rows[-1]}", file=sys.stderr, flush=True)
+        order = list(configs())
+        rows.sort(key=lambda r: order.index(r["config"]) if r["config"] in order else 99)
         results["datasets"][dname] = rows
         table(f"{dname} report split, {args.limit} questions", rows,
                     ["config", "retriever_r@1", "retriever_r@5", "re_r@1", "re_r@5",
@@ -198,8 +209,12 @@ def main() -> None:
     squad_fmt, squad_rel = DATA["squad"]
     squad = load(SHARED / "data" / squad_rel, fmt=squad_fmt, split="report")
     for name in ("minilm-re", "minilm-filter"):
+        wanted = [c for c in configs() if (name == "minilm-re") == c.startswith("RE kl")]
+        if args.configs and not set(wanted) & set(args.configs):
+            continue
         row = agreement(squad, base, name, args.limit, args.seed)
         if row:
+            results["agreement"] = [r for r in results["agreement"] if r["model"] != name]
             results["agreement"].append(row)
     if results["agreement"]:
         table("int8 vs float32 (SQuAD report questions)", results["agreement"],
