@@ -118,8 +118,7 @@ def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> dict[
     if path is None or not src.exists():
         return {}
     f32 = TRAIN_HOME / "models" / f"{name}-float32"
-    if not (f32 / "manifest.json").exists():
-        export_model(src, f32, quantization="float32", name=f"{name}-float32")
+    export_model(src, f32, quantization="float32", name=f"{name}-float32")  # never stale
     kind = json.loads((Path(path) / "manifest.json").read_text())["kind"]
     make = CT2Relevance if kind == "relevance" else CT2Filter
     models = {"int8": make(Path(path), compute_type="int8"),

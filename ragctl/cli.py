@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -422,6 +422,7 @@ def silver(paths: tuple[Path, ...], fmt: str | None, split: str, limit: int | No
         inputs_from_dataset,
         load_answer_scorer,
         with_retrieved_passages,
+        write_silver,
     )
 
     chosen = tuple(m.strip() for m in measures.split(",") if m.strip())
@@ -455,10 +456,10 @@ def silver(paths: tuple[Path, ...], fmt: str | None, split: str, limit: int | No
             items = inputs_from_dataset(data, fmt=fmt, split=split, limit=limit, seed=seed)
             if index_name is not None:
                 from .collection import Collection
-                from .pipeline import Pipeline
+                from .retrieve import Retriever
 
                 with Collection.open(settings) as collection:
-                    items = with_retrieved_passages(items, Pipeline(collection), top_k=top_k,
+                    items = with_retrieved_passages(items, Retriever(collection), top_k=top_k,
                                                     replace=retrieve)
         missing = sum(1 for it in items if not it.passages)
         if missing:
@@ -468,8 +469,6 @@ def silver(paths: tuple[Path, ...], fmt: str | None, split: str, limit: int | No
                                 passage_logprobs=wants_lp if passage_logprobs is not None
                                 else scorer is not None,
                                 max_sentence_words=settings.max_sentence_words)
-        from .silver import write_silver
-
         with task_progress(f"labelling {out.name}", len(items)) as advance:
             run = write_silver(items, out, labeler, resume=not restart, progress=advance)
     finally:
@@ -533,30 +532,23 @@ def _run_training(kind: str, data: tuple[Path, ...], base: str, name: str | None
     opts = TrainOptions(kind=kind, base=base, **options)
     command = "ragctl " + " ".join(sys.argv[1:])
     trainer = Trainer(opts, data, out, command=command)
-    bar: dict[str, Any] = {}
+    bars = ExitStack()  # one progress bar per epoch, closed when the epoch ends
+    advance: list[Callable[[int], None]] = []
 
     def on_step(epoch: int, step: int, steps: int, loss: float) -> None:
-        if "advance" not in bar or bar.get("epoch") != epoch:
-            if "cm" in bar:
-                bar["cm"].__exit__(None, None, None)
-            bar["cm"] = task_progress(f"epoch {epoch}/{opts.epochs}", steps)
-            bar["advance"] = bar["cm"].__enter__()
-            bar["epoch"] = epoch
-        bar["advance"](1)
+        if step == 1:
+            advance[:] = [bars.enter_context(task_progress(f"epoch {epoch}/{opts.epochs}",
+                                                           steps))]
+        advance[0](1)
 
     def on_epoch(log: Any) -> None:
-        if "cm" in bar:
-            bar.pop("cm").__exit__(None, None, None)
-            bar.pop("advance", None)
+        bars.close()
         stderr.print(f"epoch {log.epoch}: train loss {log.train_loss:.4f}, validation loss "
                      f"{log.val_loss:.4f}, {trainer.metric_name} {log.val_metric:.3f} "
                      f"({log.seconds:.0f} s)")
 
-    try:
+    with bars:
         result = trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch)
-    finally:
-        if "cm" in bar:
-            bar["cm"].__exit__(None, None, None)
     metrics = ", ".join(f"{k} {v}" for k, v in result.metrics.items())
     click.echo(f"trained {kind} ({result.architecture}, {result.examples} examples, best "
                f"epoch {result.best_epoch}): {metrics}")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ModelNotFoundError, RagctlError, missing_dependency
+from .text import first_words
 
 MANIFEST = "manifest.json"
 BACKENDS = ("ct2-encoder", "ct2-seq2seq", "ct2-decoder")
@@ -164,9 +165,7 @@ class CT2Scorer:
 
     def _prompt(self, a: str, b: str) -> str:
         template = self.manifest.get("prompt", "Question: {a} Context: {b} Relevant:")
-        if self.max_words:
-            b = " ".join(b.split()[:self.max_words])
-        return str(template.format(a=a, b=b))
+        return str(template.format(a=a, b=first_words(b, self.max_words)))
 
     def _word_tokens(self, word: str) -> list[str]:
         enc = self.tokenizer.encode(word, add_special_tokens=False)

@@ -6,7 +6,6 @@ collects what they did into an :class:`Answer`.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -36,8 +35,6 @@ ContextMode = Literal["full", "passages", "filtered"]
 CONTEXT_MODES: tuple[ContextMode, ...] = ("full", "passages", "filtered")
 MAX_QUESTION_CHARS = 2000
 
-
-logger = logging.getLogger("ragctl.pipeline")
 
 @dataclass(frozen=True)
 class AskOptions:
@@ -116,21 +113,8 @@ class Answer:
         return d
 
 
-def _missing_default(kind: str, name: str) -> bool:
-    """A built-in default model that this install lacks: warn once and use the fallback."""
-    from .config import Settings
-    from .models import find_model
-
-    default = getattr(Settings(), kind)
-    if name != default or find_model(name) is not None:
-        return False
-    logger.warning("the default %s model %r is not installed; using the similarity "
-                   "fallback (see: ragctl models)", kind.replace("_", " "), name)
-    return True
-
-
 def load_relevance(name: str, settings: Settings) -> RelevanceEstimator:
-    if name == "similarity" or _missing_default("relevance", name):
+    if name == "similarity":
         return SimilarityRelevance()
     from .models import model_dir
     from .relevance import CT2Relevance
@@ -140,7 +124,7 @@ def load_relevance(name: str, settings: Settings) -> RelevanceEstimator:
 
 
 def load_filter(name: str, settings: Settings, retriever: Retriever) -> ContextFilter:
-    if name == "similarity" or _missing_default("context_filter", name):
+    if name == "similarity":
         return SimilarityFilter(retriever.embedder)
     from .filter import CT2Filter
     from .models import model_dir

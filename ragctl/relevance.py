@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .retrieve import Hit
+from .text import passage_text
 
 # Fitted by bench/calibrate.py on the SQuAD dev split (even articles): P(passage holds
 # the answer | cosine similarity) ≈ sigmoid((cos - CENTER) / SCALE).
@@ -67,14 +68,10 @@ class CT2Relevance(RelevanceEstimator):
     def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
         if not hits:
             return np.zeros(0, dtype=np.float32)
-        return self.scorer.predict([(question, _passage_text(h)) for h in hits])
+        return self.scorer.predict([(question, passage_text(h.title, h.text)) for h in hits])
 
     def close(self) -> None:
         self.scorer.close()
-
-
-def _passage_text(hit: Hit) -> str:
-    return f"{hit.title}. {hit.text}" if hit.title else hit.text
 
 
 def re_logit(p: float) -> float:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RagctlError, missing_dependency
-from .text import contains_answer, tokens, unigram_f1
+from .text import contains_answer, passage_text, tokens, unigram_f1
 
 MEASURES = ("strinc", "lexical", "cxmi")
 LEXICAL_LAMBDA = 0.5
@@ -255,7 +255,7 @@ class SilverLabeler:
         prompts = [cxmi_prompt(ex.question, [])]
         for p in ex.passages:
             if passages:
-                prompts.append(cxmi_prompt(ex.question, [_passage_text(p.title, p.text)]))
+                prompts.append(cxmi_prompt(ex.question, [passage_text(p.title, p.text)]))
             if sentences:
                 prompts.extend(cxmi_prompt(ex.question, [s.text]) for s in p.sentences)
         lps = iter(self.scorer.logprobs(prompts, answer))
@@ -267,10 +267,6 @@ class SilverLabeler:
             if sentences:
                 for s in p.sentences:
                     s.cxmi = round(next(lps) - base, 4)
-
-
-def _passage_text(title: str, text: str) -> str:
-    return f"{title}. {text}" if title else text
 
 
 @dataclass
@@ -363,7 +359,7 @@ def inputs_from_dataset(path: Path, *, fmt: str | None = None, split: str = "dev
     return out
 
 
-def with_retrieved_passages(items: Sequence[SilverInput], pipeline: Any, *, top_k: int,
+def with_retrieved_passages(items: Sequence[SilverInput], retriever: Any, *, top_k: int,
                             replace: bool = False) -> list[SilverInput]:
     """Give questions without passages (all of them with ``replace``) the top ``top_k``
     passages of a ragctl index."""
@@ -372,7 +368,7 @@ def with_retrieved_passages(items: Sequence[SilverInput], pipeline: Any, *, top_
         if item.passages and not replace:
             out.append(item)
             continue
-        hits = pipeline.retriever.search(item.question, limit=top_k)
+        hits = retriever.search(item.question, limit=top_k)
         out.append(SilverInput(item.id, item.question, item.answers,
                                tuple((h.title, h.text) for h in hits)))
     return out

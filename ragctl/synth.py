@@ -55,7 +55,7 @@ def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed:
                top_k: int = 8, progress: Callable[[int], None] | None = None,
                stats: SynthStats | None = None) -> list[SilverInput]:
     from .collection import Collection
-    from .pipeline import Pipeline
+    from .retrieve import Retriever
 
     generator: Any = getattr(scorer, "generator", None)
     if generator is None:
@@ -69,7 +69,7 @@ def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed:
         if not rows:
             raise RagctlError(f"index {settings.index!r} has no sentences to ask about")
         random.Random(seed).shuffle(rows)
-        pipe = Pipeline(collection)
+        retriever = Retriever(collection)
         for sid, pid, sentence in rows[:n]:
             stats.tried += 1
             if progress is not None:
@@ -87,7 +87,7 @@ def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed:
             if normalize_answer(answer) in normalize_answer(question):
                 stats.gives_answer_away += 1
                 continue
-            hits = pipe.retriever.search(question, limit=top_k)
+            hits = retriever.search(question, limit=top_k)
             if pid not in {h.passage_id for h in hits}:
                 stats.not_found_again += 1
                 continue

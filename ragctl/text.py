@@ -75,6 +75,16 @@ def overlap(query: str, text: str) -> float:
     return len(q & t) / len(q)
 
 
+def passage_text(title: str, text: str) -> str:
+    """A passage as the models read it: its title, then its text."""
+    return f"{title}. {text}" if title else text
+
+
+def first_words(text: str, n: int) -> str:
+    """The first ``n`` whitespace words, joined by single spaces; ``n`` = 0 keeps ``text``."""
+    return " ".join(text.split()[:n]) if n else text
+
+
 def count_tokens(text: str) -> int:
     """A tokenizer-free size measure (whitespace words) used where no tokenizer is at hand."""
     return len(text.split())

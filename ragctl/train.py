@@ -38,6 +38,7 @@ import numpy as np
 
 from .errors import RagctlError, missing_dependency
 from .silver import SilverExample, read_silver
+from .text import first_words, passage_text
 
 KINDS = ("filter", "re")
 OBJECTIVES = ("kl", "has-answer")
@@ -101,10 +102,6 @@ class Group:
 
 
 # data ------------------------------------------------------------------------------------
-def _passage_text(title: str, text: str) -> str:
-    return f"{title}. {text}" if title else text
-
-
 def filter_groups(examples: Sequence[SilverExample], measure: str, *, negatives: int,
                   rng: random.Random, full: bool = False) -> list[Group]:
     """Silver-positive sentences with ``negatives`` others each (all of them if ``full``)."""
@@ -138,7 +135,7 @@ def re_groups(examples: Sequence[SilverExample], objective: str) -> list[Group]:
         if objective == "kl" and any(t is None for t in target):
             missing += 1
             continue
-        out.append(Group(ex.question, [_passage_text(p.title, p.text) for p in ex.passages],
+        out.append(Group(ex.question, [passage_text(p.title, p.text) for p in ex.passages],
                          [float(p.has_answer) for p in ex.passages],
                          [float(t) for t in target] if objective == "kl" else None))  # type: ignore[arg-type]
     if not out and missing:
@@ -298,7 +295,7 @@ class PairScorer:
             self.head.load_state_dict(state["head"])
 
     def _prompts(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
-        return [self.prompt.format(a=a, b=clip_words(b, self.max_words)) for a, b in pairs]
+        return [self.prompt.format(a=a, b=first_words(b, self.max_words)) for a, b in pairs]
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> Any:
         torch = self.torch
@@ -345,11 +342,6 @@ def _quiet_transformers() -> None:
         return
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-
-
-def clip_words(text: str, max_words: int) -> str:
-    words = text.split()
-    return " ".join(words[:max_words])
 
 
 # losses and metrics ------------------------------------------------------------------
@@ -448,8 +440,7 @@ class Trainer:
         examples = load_examples(self.data, limit=opts.limit, seed=opts.seed)
         train_ex, val_ex = split_examples(examples, opts.val_fraction, opts.max_val, opts.seed)
         val_groups = self._groups(val_ex, random.Random(opts.seed), full=True)
-        if not self._groups(train_ex[:50], random.Random(opts.seed), full=False) and \
-                not self._groups(train_ex, random.Random(opts.seed), full=False):
+        if not self._groups(train_ex, random.Random(opts.seed), full=False):
             raise RagctlError(self._no_data_message())
         arch, path, gguf = resolve_base(opts.base)
         device = self._device(torch)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +15,11 @@ from ragctl.export import export_model
 from ragctl.filter import CT2Filter, SentenceRef
 from ragctl.relevance import CT2Relevance
 from ragctl.retrieve import Hit
-from ragctl.silver import AnswerScorer, SilverInput, SilverLabeler, write_silver
+from ragctl.silver import SilverInput, SilverLabeler, write_silver
 from ragctl.train import Trainer, TrainOptions, fit_calibration, kl_loss
 
-from .tiny_models import WORDS
+from .test_silver import AnswerInPrompt
+from .tiny_models import hf_bert, hf_llama, hf_t5
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("ctranslate2")
@@ -34,15 +34,9 @@ FACTS = [("where is the office", "lisbon", "the office is lisbon"),
 NOISE = ["a question is a question", "the mat is a mat", "what is relevant context"]
 
 
-class WordScorer(AnswerScorer):
-    name = "fake"
-
-    def logprobs(self, prompts: Sequence[str], answer: str) -> list[float]:
-        out = []
-        for p in prompts:
-            ctx = p.rsplit("Context:", 1)[1].split("\nQuestion:")[0]
-            out.append(-0.5 if answer in ctx else -5.0)
-        return out
+def word_scorer() -> AnswerInPrompt:
+    """log P(answer) −0.5 when the context holds the answer, else −5."""
+    return AnswerInPrompt(hit=-0.5, miss=-5.0, none=-5.0)
 
 
 def _silver(tmp: Path, n: int = 24) -> Path:
@@ -57,60 +51,20 @@ def _silver(tmp: Path, n: int = 24) -> Path:
         items.append(SilverInput(f"q{i}", q, (a,), tuple(passages)))
     out = tmp / "silver.jsonl"
     write_silver(items, out, SilverLabeler(measures=["strinc", "lexical", "cxmi"],
-                                           scorer=WordScorer()))
+                                           scorer=word_scorer()))
     return out
 
 
 def _hf_bert(tmp: Path) -> Path:
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    src = tmp / "tiny-bert"
-    src.mkdir()
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]
-    (src / "vocab.txt").write_text("\n".join(vocab))
-    tok = BertTokenizerFast(str(src / "vocab.txt"))
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=128,
-                     position_embedding_type="absolute")
-    torch.manual_seed(0)
-    BertModel(cfg).save_pretrained(str(src))
-    tok.save_pretrained(str(src))
-    return src
+    return hf_bert(tmp / "tiny-bert", extra_words=(".",))
 
 
 def _hf_t5(tmp: Path) -> Path:
-    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
-
-    from .tiny_models import _word_tokenizer
-
-    src = tmp / "tiny-t5"
-    t, vocab = _word_tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>", [("</s>", 1)])
-    tok = PreTrainedTokenizerFast(tokenizer_object=t, pad_token="<pad>", eos_token="</s>",
-                                  unk_token="<unk>")
-    cfg = T5Config(vocab_size=len(vocab), d_model=32, d_kv=8, d_ff=64, num_layers=1,
-                   num_heads=2, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
-    torch.manual_seed(0)
-    T5ForConditionalGeneration(cfg).save_pretrained(str(src))
-    tok.save_pretrained(str(src))
-    return src
+    return hf_t5(tmp / "tiny-t5")
 
 
 def _hf_llama(tmp: Path) -> Path:
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    from .tiny_models import _word_tokenizer
-
-    src = tmp / "tiny-llama"
-    t, vocab = _word_tokenizer(["<unk>", "<s>", "</s>"], "<s> $A", [("<s>", 1)])
-    tok = PreTrainedTokenizerFast(tokenizer_object=t, bos_token="<s>", eos_token="</s>",
-                                  unk_token="<unk>")
-    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64,
-                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                      max_position_embeddings=256, bos_token_id=1, eos_token_id=2)
-    torch.manual_seed(0)
-    LlamaForCausalLM(cfg).save_pretrained(str(src))
-    tok.save_pretrained(str(src))
-    return src
+    return hf_llama(tmp / "tiny-llama")
 
 
 def _train(tmp: Path, kind: str, base: Path, *, name: str, epochs: int = 2,

@@ -16,7 +16,7 @@ from ragctl.relevance import CT2Relevance
 from ragctl.silver import SilverInput, SilverLabeler, write_silver
 from ragctl.train import Trainer, TrainOptions
 
-from .test_train import WordScorer
+from .test_train import word_scorer
 
 pytestmark = pytest.mark.real
 pytest.importorskip("torch")
@@ -39,7 +39,7 @@ def _silver(tmp: Path) -> Path:
                                                     ("notes", f"{NOISE} {fact}"))))
     out = tmp / "silver.jsonl"
     write_silver(items, out, SilverLabeler(measures=["strinc", "lexical", "cxmi"],
-                                           scorer=WordScorer()))
+                                           scorer=word_scorer()))
     return out
 
 
