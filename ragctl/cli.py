@@ -485,8 +485,15 @@ def _train_options(f: F) -> F:
                      type=click.Path(exists=True, dir_okay=False, path_type=Path),
                      help="Silver-label JSONL from 'ragctl silver' (repeatable)."),
         click.option("--base", default="minilm", show_default=True,
-                     help="'minilm' (cross-encoder), 'smollm2' (the GGUF as a causal LM), "
-                          "or a local Hugging Face encoder, T5 or causal-LM directory."),
+                     help="'minilm' (the installed all-MiniLM-L6-v2), 'smollm2' (the GGUF "
+                          "as a causal LM), or a local Hugging Face encoder, T5 or "
+                          "causal-LM directory."),
+        click.option("--architecture", default="auto", show_default=True,
+                     type=click.Choice(["auto", "bi-encoder", "cross-encoder"]),
+                     help="For an encoder base: bi-encoder (embeds question and text "
+                          "apart; from MiniLM it starts as the similarity fallback) or "
+                          "cross-encoder (reads them together). auto: bi-encoder for "
+                          "sentence-transformers models such as MiniLM, else cross-encoder."),
         click.option("--name", help="Model name under models/ (default: <base>-<kind>)."),
         click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                      help="Training folder (default: <home>/training/NAME)."),
@@ -495,6 +502,9 @@ def _train_options(f: F) -> F:
                      show_default=True, help="Pairs per optimizer step."),
         click.option("--lr", "learning_rate", type=float,
                      help="Learning rate (default 5e-5 encoders, 2e-5 generative)."),
+        click.option("--head-lr", type=float, default=1e-3, show_default=True,
+                     help="Bi-encoder: learning rate of the head's weights (cosine, "
+                          "overlap, bias), which set the score's temperature."),
         click.option("--max-length", type=click.IntRange(min=16),
                      help="Tokens per pair (default 128 filter, 256 relevance)."),
         click.option("--layers", type=click.IntRange(min=1),
@@ -543,6 +553,10 @@ def _run_training(kind: str, data: tuple[Path, ...], base: str, name: str | None
 
     def on_epoch(log: Any) -> None:
         bars.close()
+        if log.epoch == 0:
+            stderr.print(f"before training: validation loss "
+                         f"{log.val_loss:.4f}, {trainer.metric_name} {log.val_metric:.3f}")
+            return
         stderr.print(f"epoch {log.epoch}: train loss {log.train_loss:.4f}, validation loss "
                      f"{log.val_loss:.4f}, {trainer.metric_name} {log.val_metric:.3f} "
                      f"({log.seconds:.0f} s)")

@@ -9,7 +9,10 @@ An exported directory holds the converted CTranslate2 model, the tokenizer files
 
 For ``ct2-encoder`` (a cross-encoder) ``head.npz`` holds the classification head:
 ``weight`` (2 × hidden), ``bias`` (2) and ``pooling`` ("mean", "pooler" or "cls"); logit 1
-is "true". Seq2seq and decoder models score the target words "true" and "false".
+is "true". For ``ct2-bi-encoder`` the encoder embeds each text alone (mean pooling, unit
+length) and ``head.npz`` holds ``weight`` (1 × 2) and ``bias`` (1) over the features
+(cosine of the two embeddings, share of the question's content words in the text).
+Seq2seq and decoder models score the target words "true" and "false".
 An optional ``calibration`` [a, b] in the manifest maps z = log P(true) − log P(false) to
 σ(a·z + b), fitted on the validation slice when the model was trained.
 """
@@ -24,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from .errors import ModelNotFoundError, RagctlError, missing_dependency
-from .text import first_words
+from .text import first_words, overlap
 
 MANIFEST = "manifest.json"
-BACKENDS = ("ct2-encoder", "ct2-seq2seq", "ct2-decoder")
+BACKENDS = ("ct2-encoder", "ct2-bi-encoder", "ct2-seq2seq", "ct2-decoder")
 
 
 def _ctranslate2() -> Any:
@@ -48,11 +51,17 @@ def resolve_device(device: str = "auto") -> str:
         return "cpu"
 
 
-def resolve_compute_type(device: str, compute_type: str = "auto") -> str:
-    """int8 on CPU, int8_float16 on CUDA, unless the device cannot do it."""
+def resolve_compute_type(device: str, compute_type: str = "auto",
+                         exported: str = "int8") -> str:
+    """The type the model was exported in (``exported``), made to suit the device: on CPU
+    float16 weights compute in float32 (int8_float16 in int8); on CUDA int8 runs as
+    int8_float16. Falls back to CTranslate2's default when the device cannot do it."""
     if compute_type != "auto":
         return compute_type
-    wanted = "int8_float16" if device == "cuda" else "int8"
+    if device == "cuda":
+        wanted = "int8_float16" if exported in ("int8", "int8_float32") else exported
+    else:
+        wanted = {"float16": "float32", "int8_float16": "int8"}.get(exported, exported)
     try:
         supported = _ctranslate2().get_supported_compute_types(device)
     except Exception:
@@ -98,14 +107,15 @@ class CT2Scorer:
         self.manifest = read_manifest(self.path)
         self.backend: str = self.manifest["backend"]
         self.device = resolve_device(device)
-        self.compute_type = resolve_compute_type(self.device, compute_type)
+        self.compute_type = resolve_compute_type(
+            self.device, compute_type, str(self.manifest.get("quantization", "int8")))
         self.max_length = int(self.manifest.get("max_length", 256))
         self.tokenizer = _tokenizer(self.path, self.max_length)
         ct2 = _ctranslate2()
         kwargs = {"device": self.device, "compute_type": self.compute_type,
                   "intra_threads": threads}
         try:
-            if self.backend == "ct2-encoder":
+            if self.backend in ("ct2-encoder", "ct2-bi-encoder"):
                 self.model = ct2.Encoder(str(self.path), **kwargs)
                 head = np.load(self.path / "head.npz")
                 self.weight = head["weight"].astype(np.float32)
@@ -134,6 +144,8 @@ class CT2Scorer:
 
     def z(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
         """Uncalibrated log P(true) − log P(false) per pair."""
+        if self.backend == "ct2-bi-encoder":
+            return self._bi(pairs, batch_size)
         out = np.zeros(len(pairs), dtype=np.float32)
         for i in range(0, len(pairs), batch_size):
             part = list(pairs[i:i + batch_size])
@@ -147,7 +159,7 @@ class CT2Scorer:
         return out
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Encoder backend only: the head's two logits (false, true) per pair."""
+        """Cross-encoder backend only: the head's two logits (false, true) per pair."""
         encs = self.tokenizer.encode_batch(list(pairs))
         tokens = [e.tokens for e in encs]
         types = [e.type_ids for e in encs]
@@ -155,13 +167,41 @@ class CT2Scorer:
         if self.pooling == "cls":
             feats = np.asarray(out.last_hidden_state)[:, 0, :]
         elif self.pooling == "mean":
-            states = np.asarray(out.last_hidden_state, dtype=np.float32)
-            lengths = np.array([len(t) for t in tokens])
-            mask = (np.arange(states.shape[1])[None, :] < lengths[:, None]).astype(np.float32)
-            feats = (states * mask[:, :, None]).sum(1) / np.maximum(lengths, 1)[:, None]
+            feats = _mean_pool(np.asarray(out.last_hidden_state, dtype=np.float32),
+                               [len(t) for t in tokens])
         else:
             feats = np.asarray(out.pooler_output)
         return np.asarray(feats @ self.weight.T + self.bias, dtype=np.float32)
+
+    def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+        """Bi-encoder backend: unit-length embeddings, batched by length."""
+        encs = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
+        out: np.ndarray | None = None
+        for i in range(0, len(order), batch_size):
+            idx = order[i:i + batch_size]
+            tokens = [encs[j].tokens for j in idx]
+            res = self.model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
+            feats = _mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
+                               [len(t) for t in tokens])
+            if out is None:
+                out = np.zeros((len(encs), feats.shape[1]), dtype=np.float32)
+            out[idx] = feats
+        if out is None:
+            return np.zeros((0, 0), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def _bi(self, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+        index = {t: i for i, t in enumerate(texts)}
+        vecs = self.embed(texts, batch_size=batch_size)
+        a = vecs[[index[q] for q, _ in pairs]]
+        b = vecs[[index[t] for _, t in pairs]]
+        feats = np.stack([(a * b).sum(1), [overlap(q, t) for q, t in pairs]], axis=1)
+        return np.asarray(feats @ self.weight[0] + self.bias[0], dtype=np.float32)
 
     def _prompt(self, a: str, b: str) -> str:
         template = self.manifest.get("prompt", "Question: {a} Context: {b} Relevant:")
@@ -189,3 +229,11 @@ class CT2Scorer:
         lt = np.array([r.log_probs[-1] for r in res_t], dtype=np.float64)
         lf = np.array([r.log_probs[-1] for r in res_f], dtype=np.float64)
         return np.asarray(lt - lf, dtype=np.float32)
+
+
+def _mean_pool(states: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+    """Mean of each row's first ``lengths[i]`` token states (the rest is padding)."""
+    n = np.asarray(lengths)
+    mask = (np.arange(states.shape[1])[None, :] < n[:, None]).astype(np.float32)
+    return np.asarray((states * mask[:, :, None]).sum(1) / np.maximum(n, 1)[:, None],
+                      dtype=np.float32)

@@ -1,7 +1,7 @@
 """Export a trained filter or relevance model to a quantized CTranslate2 directory.
 
 The result is what :class:`ragctl.ct2.CT2Scorer` loads: the converted model, the
-tokenizer (``tokenizer.json``), ``manifest.json`` and, for a cross-encoder, ``head.npz``.
+tokenizer (``tokenizer.json``), ``manifest.json`` and, for an encoder, ``head.npz``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from . import __version__
 from .errors import RagctlError, missing_dependency
 
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
-BACKEND = {"cross-encoder": "ct2-encoder", "seq2seq": "ct2-seq2seq", "decoder": "ct2-decoder"}
+BACKEND = {"cross-encoder": "ct2-encoder", "bi-encoder": "ct2-bi-encoder",
+           "seq2seq": "ct2-seq2seq", "decoder": "ct2-decoder"}
 
 
 def read_training(src: Path) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         shutil.rmtree(tmp, ignore_errors=True)
         raise RagctlError(f"{model_dir} has no tokenizer.json (a fast tokenizer is needed)")
     shutil.copy(tokenizer, tmp / "tokenizer.json")
-    if arch == "cross-encoder":
+    if arch in ("cross-encoder", "bi-encoder"):
         shutil.copy(model_dir / "head.npz", tmp / "head.npz")
     opts = meta.get("options", {})
     manifest: dict[str, Any] = {
@@ -80,7 +81,8 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             "data": [_relative(d) for d in meta.get("data", [])],
             "command": meta.get("command", ""),
             "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
-            "objective": opts.get("objective") if meta["kind"] == "re" else "silver-bce",
+            "objective": (opts.get("objective") if meta["kind"] == "re" else
+                          "silver-listwise" if arch == "bi-encoder" else "silver-bce"),
             "examples": meta.get("examples"),
             "val_examples": meta.get("val_examples"),
             "epochs": opts.get("epochs"),

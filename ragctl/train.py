@@ -4,16 +4,21 @@ Both are pair scorers: a logit z(a, b) = log P(true) − log P(false) for a ques
 sentence (filter) or a passage (relevance estimator). Three bases:
 
 - ``cross-encoder``: a BERT-style encoder (default: the installed all-MiniLM-L6-v2) with a
-  2-way head on mean-pooled token states;
+  2-way head on mean-pooled token states of the pair;
+- ``bi-encoder``: the same encoder embeds the question and the text apart (mean pooling,
+  unit length, as sentence-transformers does) and z = w₁·cos + w₂·overlap + b, overlap being
+  the share of the question's content words in the text. Initialised so that its ranking
+  is the similarity fallback's, then fine-tuned, so training starts from the fallback;
 - ``seq2seq``: a T5-style model that generates "true" or "false" after a prompt;
 - ``decoder``: a causal LM (the SmolLM2 GGUF, loaded by transformers, or any local
   Hugging Face causal LM) whose next word after the prompt is " true" or " false".
 
 Objectives: the filter learns the silver-selected sentences (binary cross-entropy against
-the other sentences of the same passages). The relevance estimator learns, without
-relevance labels, to match the generator: P_RE = softmax over a question's passages of z,
-Q_G = softmax of log P_gen(answer | question, passage), loss KL(P_RE ‖ Q_G) (RE-RAG
-eq. 8–10); or, as the alternative, binary cross-entropy on has-answer. After training,
+the other sentences of the same passages; for the bi-encoder, a softmax over them). The
+relevance estimator learns, without relevance labels, to match the generator: P_RE =
+softmax over a question's passages of z, Q_G = softmax of log P_gen(answer | question,
+passage), loss KL(P_RE ‖ Q_G) (RE-RAG eq. 8–10); or, as the alternative, binary
+cross-entropy on has-answer. After training,
 a logistic calibration fitted on the validation slice maps z to P(true) (has-answer labels
 for the relevance estimator, silver labels for the filter).
 
@@ -38,24 +43,32 @@ import numpy as np
 
 from .errors import RagctlError, missing_dependency
 from .silver import SilverExample, read_silver
-from .text import first_words, passage_text
+from .text import first_words, overlap, passage_text
 
 KINDS = ("filter", "re")
 OBJECTIVES = ("kl", "has-answer")
-ARCHITECTURES = ("cross-encoder", "seq2seq", "decoder")
+ARCHITECTURES = ("cross-encoder", "bi-encoder", "seq2seq", "decoder")
+ENCODER_ARCHITECTURES = ("cross-encoder", "bi-encoder")
 DEFAULT_PROMPT = "Question: {a} Context: {b} Relevant:"
 GGUF_BASES = ("smollm2", "smollm2-135m")
+BI_FEATURES = ("cosine", "overlap")
+# Bi-encoder start: the similarity fallbacks' scores as logits. Filter: 0.7·cos + 0.3·overlap
+# (ragctl.filter.SimilarityFilter), scaled; relevance: (cos − 0.799) / 0.142
+# (ragctl.relevance.SimilarityRelevance).
+BI_INIT = {"filter": ((14.0, 6.0), -10.0), "re": ((1 / 0.142, 0.0), -0.799 / 0.142)}
 
 
 @dataclass
 class TrainOptions:
     kind: str
     base: str = "minilm"
+    architecture: str = "auto"  # auto | cross-encoder | bi-encoder (encoder bases)
     measure: str = "strinc"  # filter: which silver measure is the target
     objective: str = "kl"  # re: kl | has-answer
     epochs: int = 2
     batch_size: int = 16  # pairs per optimizer step
     learning_rate: float | None = None
+    head_lr: float = 1e-3  # bi-encoder: the head's three scalars
     max_length: int | None = None  # tokens
     max_words: int = 180  # passage words kept in generative prompts
     negatives: int = 3  # filter: other sentences per positive
@@ -89,6 +102,7 @@ class TrainResult:
     best_epoch: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     resumed_from: int = 0
+    initial_metric: float | None = None  # bi-encoder: validation before training
 
 
 @dataclass
@@ -211,6 +225,26 @@ def resolve_base(base: str) -> tuple[str, Path, str | None]:
     return "cross-encoder", path, None
 
 
+def resolve_architecture(base: str, architecture: str = "auto") -> tuple[str, Path, str | None]:
+    """resolve_base, with the architecture an encoder base is trained as.
+
+    ``auto``: a sentence-transformers model (``modules.json``, as the installed MiniLM) is a
+    bi-encoder, any other encoder a cross-encoder."""
+    arch, path, gguf = resolve_base(base)
+    if architecture == "auto":
+        if arch == "cross-encoder" and (path / "modules.json").exists():
+            return "bi-encoder", path, gguf
+        return arch, path, gguf
+    if architecture == arch:
+        return arch, path, gguf
+    if architecture not in ARCHITECTURES:
+        raise RagctlError(f"architecture must be auto or one of {', '.join(ARCHITECTURES)}")
+    if architecture in ENCODER_ARCHITECTURES and arch in ENCODER_ARCHITECTURES:
+        return architecture, path, gguf
+    raise RagctlError(f"base {base!r} is a {arch} model; it cannot be trained as a "
+                      f"{architecture}")
+
+
 class PairScorer:
     """Wraps a torch model: ``logits(pairs)`` gives z = log P(true) − log P(false)."""
 
@@ -235,7 +269,7 @@ class PairScorer:
         kw: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kw)
-            if arch == "cross-encoder":
+            if arch in ENCODER_ARCHITECTURES:
                 self.model = AutoModel.from_pretrained(str(path))
                 if opts.layers:
                     layers = self.model.encoder.layer
@@ -243,9 +277,15 @@ class PairScorer:
                         raise RagctlError(f"--layers must be 1..{len(layers)}")
                     self.model.encoder.layer = layers[:opts.layers]
                     self.model.config.num_hidden_layers = opts.layers
-                hidden = self.model.config.hidden_size
                 torch.manual_seed(opts.seed)
-                self.head = torch.nn.Linear(hidden, 2)
+                if arch == "cross-encoder":
+                    self.head = torch.nn.Linear(self.model.config.hidden_size, 2)
+                else:
+                    self.head = torch.nn.Linear(2, 1)
+                    w, b = BI_INIT[opts.kind]
+                    with torch.no_grad():
+                        self.head.weight.copy_(torch.tensor([w]))
+                        self.head.bias.fill_(b)
             elif arch == "seq2seq":
                 self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path))
             else:
@@ -257,7 +297,7 @@ class PairScorer:
                         del self.model.config.quantization_config
         except (OSError, ValueError, KeyError) as e:
             raise RagctlError(f"cannot load base model {path}: {e}") from None
-        if arch != "cross-encoder":
+        if arch not in ENCODER_ARCHITECTURES:
             self.head = None
             if self.tokenizer.pad_token_id is None:
                 self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -297,17 +337,39 @@ class PairScorer:
     def _prompts(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
         return [self.prompt.format(a=a, b=first_words(b, self.max_words)) for a, b in pairs]
 
+    def head_parameters(self) -> list[Any]:
+        """The bi-encoder's three scalars (they learn at a higher rate)."""
+        return list(self.head.parameters()) if self.architecture == "bi-encoder" else []
+
+    def _mean_pool(self, enc: Any) -> Any:
+        states = self.model(**enc).last_hidden_state
+        mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
+        return (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Unit-length mean-pooled embeddings (bi-encoder)."""
+        enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length,
+                             padding=True, return_tensors="pt").to(self.device)
+        return self.torch.nn.functional.normalize(self._mean_pool(enc), dim=-1)
+
     def logits(self, pairs: Sequence[tuple[str, str]]) -> Any:
         torch = self.torch
         tok = self.tokenizer
         if self.architecture == "cross-encoder":
             enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
                       max_length=self.max_length, padding=True, return_tensors="pt").to(self.device)
-            states = self.model(**enc).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
-            pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-            two = self.head(pooled)
+            two = self.head(self._mean_pool(enc))
             return two[:, 1] - two[:, 0]
+        if self.architecture == "bi-encoder":
+            texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+            index = {t: i for i, t in enumerate(texts)}
+            vecs = self.embed(texts)
+            qa = torch.tensor([index[a] for a, _ in pairs], device=self.device)
+            qb = torch.tensor([index[b] for _, b in pairs], device=self.device)
+            cos = (vecs[qa] * vecs[qb]).sum(-1)
+            lex = torch.tensor([overlap(a, b) for a, b in pairs], dtype=cos.dtype,
+                               device=self.device)
+            return self.head(torch.stack([cos, lex], dim=-1)).squeeze(-1)
         prompts = self._prompts(pairs)
         if self.architecture == "seq2seq":
             enc = tok(prompts, truncation=True, max_length=self.max_length, padding=True,
@@ -332,7 +394,10 @@ class PairScorer:
         if self.head is not None:
             w = self.head.weight.detach().cpu().numpy().astype(np.float32)
             b = self.head.bias.detach().cpu().numpy().astype(np.float32)
-            np.savez(out / "head.npz", weight=w, bias=b, pooling=np.array("mean"))
+            arrays: dict[str, Any] = {"weight": w, "bias": b, "pooling": np.array("mean")}
+            if self.architecture == "bi-encoder":
+                arrays["features"] = np.array(BI_FEATURES)
+            np.savez(out / "head.npz", **arrays)
 
 
 def _quiet_transformers() -> None:
@@ -352,10 +417,19 @@ def kl_loss(torch: Any, z: Any, target: Sequence[float]) -> Any:
     return (log_p.exp() * (log_p - log_q)).sum()
 
 
-def _group_loss(torch: Any, z: Any, g: Group, kind: str, objective: str) -> Any:
+def listwise_loss(torch: Any, z: Any, labels: Sequence[float]) -> Any:
+    """−log of the softmax mass on the positives, over one question's texts."""
+    pos = torch.tensor([y > 0 for y in labels], device=z.device)
+    return torch.logsumexp(z, 0) - torch.logsumexp(z[pos], 0)
+
+
+def _group_loss(torch: Any, z: Any, g: Group, kind: str, objective: str,
+                architecture: str = "cross-encoder") -> Any:
     if kind == "re" and objective == "kl":
         assert g.target is not None
         return kl_loss(torch, z, g.target)
+    if kind == "filter" and architecture == "bi-encoder" and any(g.labels):
+        return listwise_loss(torch, z, g.labels)
     labels = torch.tensor(g.labels, dtype=z.dtype, device=z.device)
     return torch.nn.functional.binary_cross_entropy_with_logits(z, labels)
 
@@ -442,11 +516,16 @@ class Trainer:
         val_groups = self._groups(val_ex, random.Random(opts.seed), full=True)
         if not self._groups(train_ex, random.Random(opts.seed), full=False):
             raise RagctlError(self._no_data_message())
-        arch, path, gguf = resolve_base(opts.base)
+        arch, path, gguf = resolve_architecture(opts.base, opts.architecture)
+        self.architecture = arch
         device = self._device(torch)
         scorer = PairScorer(arch, path, gguf, opts, device)
         lr = opts.learning_rate or (5e-5 if arch == "cross-encoder" else 2e-5)
-        optim = torch.optim.AdamW(scorer.parameters(), lr=lr, weight_decay=0.01)
+        head = {id(p) for p in scorer.head_parameters()}
+        optim = torch.optim.AdamW(
+            [{"params": [p for p in scorer.parameters() if id(p) not in head]},
+             {"params": scorer.head_parameters(), "lr": opts.head_lr, "weight_decay": 0.0}],
+            lr=lr, weight_decay=0.01)
         result = TrainResult(self.out, arch, len(train_ex), len(val_ex))
         ckpt_dir = self.out / "checkpoints"
         start = 1
@@ -462,7 +541,15 @@ class Trainer:
                 best = state["best"]
                 start = state["epoch"] + 1
                 result.resumed_from = state["epoch"]
+                result.initial_metric = state.get("initial_metric")
         self.out.mkdir(parents=True, exist_ok=True)
+        if arch == "bi-encoder" and start == 1:  # where training starts: the fallback
+            t0 = time.perf_counter()
+            val_loss, metric, _, _ = self.validate(scorer, val_groups)
+            result.initial_metric = round(metric, 4)
+            if on_epoch is not None:  # epoch 0: before training
+                on_epoch(EpochLog(0, 0.0, val_loss, metric,
+                                  round(time.perf_counter() - t0, 1)))
         for epoch in range(start, opts.epochs + 1):
             t0 = time.perf_counter()
             rng = random.Random(opts.seed * 1000 + epoch)
@@ -480,7 +567,7 @@ class Trainer:
                 k = 0
                 for g in batch:
                     loss = loss + _group_loss(torch, z[k:k + len(g.texts)], g, opts.kind,
-                                              opts.objective)
+                                              opts.objective, arch)
                     k += len(g.texts)
                 loss = loss / len(batch)
                 loss.backward()
@@ -507,6 +594,8 @@ class Trainer:
         val_loss, metric, z_all, y_all = self.validate(scorer, val_groups)
         a, b = fit_calibration(z_all, y_all)
         result.metrics = {"val_loss": round(val_loss, 4), self.metric_name: round(metric, 4)}
+        if result.initial_metric is not None:
+            result.metrics[f"untrained_{self.metric_name}"] = result.initial_metric
         if opts.kind == "re":  # the retriever's order, for comparison
             result.metrics["retriever_recall@1"] = round(self.baseline(val_groups), 4)
         meta = {"kind": opts.kind, "architecture": arch, "base": opts.base,
@@ -515,7 +604,7 @@ class Trainer:
                 "val_examples": len(val_ex), "history": [asdict(h) for h in result.history],
                 "best_epoch": result.best_epoch, "metrics": result.metrics,
                 "calibration": [round(a, 6), round(b, 6)],
-                "prompt": None if arch == "cross-encoder" else scorer.prompt,
+                "prompt": None if arch in ENCODER_ARCHITECTURES else scorer.prompt,
                 "max_length": scorer.max_length, "max_words": opts.max_words}
         (self.out / "model" / "train.json").write_text(json.dumps(meta, indent=2))
         return result
@@ -552,7 +641,7 @@ class Trainer:
                 z = torch.cat([scorer.logits([(g.question, t) for t in g.texts[i:i + 32]])
                                for i in range(0, len(g.texts), 32)])
                 losses.append(float(_group_loss(torch, z, g, self.opts.kind,
-                                                self.opts.objective)))
+                                                self.opts.objective, scorer.architecture)))
                 zn = z.float().cpu().numpy()
                 if any(g.labels):
                     hits.append(float(g.labels[int(np.argmax(zn))] > 0))
@@ -578,7 +667,8 @@ class Trainer:
         ckpt_dir.mkdir(parents=True, exist_ok=True)
         state = {"epoch": epoch, "scorer": scorer.state_dict(), "optim": optim.state_dict(),
                  "history": [asdict(h) for h in result.history],
-                 "best_epoch": result.best_epoch, "best": best, "options": asdict(self.opts)}
+                 "best_epoch": result.best_epoch, "best": best, "options": asdict(self.opts),
+                 "initial_metric": result.initial_metric}
         tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
         torch.save(state, tmp)
         os.replace(tmp, ckpt_dir / f"epoch-{epoch}.pt")
@@ -597,10 +687,11 @@ class Trainer:
             return None
         state = torch.load(files[-1], weights_only=False)
         saved = state.get("options", {})
-        for key in ("kind", "base", "measure", "objective", "seed", "layers"):
-            if saved.get(key) != getattr(self.opts, key):
+        for key in ("kind", "base", "architecture", "measure", "objective", "seed", "layers"):
+            was = saved.get(key, "auto" if key == "architecture" else None)
+            if was != getattr(self.opts, key):
                 raise RagctlError(f"the checkpoint in {ckpt_dir} was trained with {key}="
-                                  f"{saved.get(key)!r}, not {getattr(self.opts, key)!r}")
+                                  f"{was!r}, not {getattr(self.opts, key)!r}")
         return state
 
 
