@@ -9,7 +9,8 @@
 3. With --generate N: the context filter's top-m / threshold and the generator (the
    registry's models) by exact match on N dev questions.
 
-Writes bench/results/calibrate.json. Never reads the report split.
+Writes bench/results/calibrate.json (calibrate-NAME.json with --relevance NAME). Never
+reads the report split.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def main() -> None:
                     help="also tune filter and generator by exact match on N questions")
     ap.add_argument("--generators", nargs="*", default=None,
                     help="registry names to compare (default: all)")
+    ap.add_argument("--relevance", default=None,
+                    help="a trained relevance model (name or folder): refit its calibration "
+                         "on the same dev pairs as the fallback's curve and choose the "
+                         "abstention threshold with it (--write-calibration stores the fit "
+                         "in its manifest)")
+    ap.add_argument("--write-calibration", action="store_true")
     ap.add_argument("--configs", nargs="*", default=None,
                     help="filter settings to try as TOP_M:THRESHOLD (or 'full')")
     args = ap.parse_args()
@@ -66,22 +73,28 @@ def main() -> None:
     result: dict[str, Any] = {"split": "dev", "squad_questions": len(squad), "nq": len(nq)}
     with Collection.open(settings) as c:
         retriever = Retriever(c)
-        rows = []  # (question kind, answers, hits)
+        rows = []  # (question kind, question, answers, hits)
         for q in squad:
-            rows.append(("squad", q["answers"], retriever.search(q["question"], limit=20)))
+            rows.append(("squad", q["question"], q["answers"],
+                         retriever.search(q["question"], limit=20)))
         for q in nq:
-            rows.append(("nq", q["answers"], retriever.search(q["question"], limit=20)))
-        xs = np.array([h.similarity for kind, _, hits in rows if kind == "squad" for h in hits])
-        ys = np.array([float(contains_answer(h.text, ans)) for kind, ans, hits in rows
+            rows.append(("nq", q["question"], q["answers"],
+                         retriever.search(q["question"], limit=20)))
+        xs = np.array([h.similarity for kind, _, _, hits in rows if kind == "squad"
+                       for h in hits])
+        ys = np.array([float(contains_answer(h.text, ans)) for kind, _, ans, hits in rows
                        if kind == "squad" for h in hits])
         center, scale = fit_logistic(xs, ys)
         result.update(similarity_center=center, similarity_scale=scale,
                       positive_rate=float(ys.mean()))
-        re = SimilarityRelevance(center=center, scale=scale)
+        re: Any = SimilarityRelevance(center=center, scale=scale)
+        if args.relevance:
+            re = calibrate_model(args.relevance, rows, settings, args.write_calibration,
+                                 result)
 
         best, answerable = [], []
-        for _kind, ans, hits in rows:
-            probs = re.score("", hits)
+        for _kind, question, ans, hits in rows:
+            probs = re.score(question, hits)
             top = np.argsort(-probs, kind="stable")[:5]
             best.append(float(probs[top].max()))
             answerable.append(any(contains_answer(hits[i].text, ans) for i in top))
@@ -102,6 +115,8 @@ def main() -> None:
         ok = [r for r in table if r["false_abstain"] <= 0.03]
         chosen = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
         result["re_threshold"] = chosen["threshold"]
+        if args.relevance and args.write_calibration:
+            write_threshold(args.relevance, chosen["threshold"])
         print_table(f"similarity → P(answer) fit on {len(xs)} dev passages", [
             ("center", f"{center:.3f}", ""), ("scale", f"{scale:.3f}", ""),
             ("share of passages with the answer", f"{ys.mean():.3f}", "")])
@@ -115,7 +130,57 @@ def main() -> None:
         if args.generate:
             result["generation"] = tune_generation(c, retriever, re, squad[: args.generate],
                                                    args.generators, args.configs)
-    print(f"\nwrote {save('calibrate', result)}")
+    out = f"calibrate-{Path(args.relevance).name}" if args.relevance else "calibrate"
+    print(f"\nwrote {save(out, result)}")
+
+
+def calibrate_model(name: str, rows: list[Any], settings: Any, write: bool,
+                    result: dict[str, Any]) -> Any:
+    """Platt-fit a trained estimator's logits on the SQuAD dev pairs (has-answer labels)."""
+    import json
+
+    from ragctl.models import model_dir
+    from ragctl.relevance import CT2Relevance
+    from ragctl.text import contains_answer, passage_text
+    from ragctl.train import fit_calibration
+
+    path = model_dir(name)
+    est = CT2Relevance(path, device=settings.device, compute_type=settings.compute_type)
+    zs: list[float] = []
+    ys: list[float] = []
+    for kind, question, ans, hits in rows:
+        if kind != "squad" or not hits:
+            continue
+        zs.extend(est.scorer.z([(question, passage_text(h.title, h.text)) for h in hits]))
+        ys.extend(float(contains_answer(h.text, ans)) for h in hits)
+    a, b = fit_calibration(zs, ys)
+    old = est.scorer.calibration
+    est.scorer.calibration = (a, b)
+    result["relevance_model"] = {"name": name, "calibration": [a, b],
+                                 "previous_calibration": list(old), "pairs": len(zs)}
+    print(f"{name}: calibration on {len(zs)} dev pairs {a:.4f}, {b:.4f} "
+          f"(was {old[0]:.4f}, {old[1]:.4f})")
+    if write:
+        mf = path / "manifest.json"
+        manifest = json.loads(mf.read_text())
+        manifest["calibration"] = [round(a, 6), round(b, 6)]
+        manifest["calibration_data"] = ("SQuAD dev (even articles): top-20 passages of "
+                                        f"{sum(r[0] == 'squad' for r in rows)} "
+                                        "questions, has-answer labels "
+                                        "(bench/calibrate.py)")
+        mf.write_text(json.dumps(manifest, indent=2) + "\n")
+    return est
+
+
+def write_threshold(name: str, threshold: float) -> None:
+    import json
+
+    from ragctl.models import model_dir
+
+    mf = model_dir(name) / "manifest.json"
+    manifest = json.loads(mf.read_text())
+    manifest["abstain_threshold"] = threshold
+    mf.write_text(json.dumps(manifest, indent=2) + "\n")
 
 
 def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, Any]],

@@ -65,11 +65,11 @@ class Settings:
     include_hidden: bool = False
     # ask
     generator: str = "gemma-3-270m"
-    relevance: str = "similarity"
-    context_filter: str = "similarity"
+    relevance: str = "minilm-re"  # models/; "similarity" is the fallback
+    context_filter: str = "minilm-filter"
     top_n: int = 20
     top_k: int = 5
-    re_threshold: float = 0.05
+    re_threshold: float | None = None  # None: the relevance estimator's own threshold
     filter_threshold: float = 0.3
     filter_top_m: int = 1
     max_answer_tokens: int = 48
@@ -83,6 +83,10 @@ class Settings:
 
 def _coerce(name: str, kind: Any, value: Any, source: str) -> Any:
     kind_name = kind if isinstance(kind, str) else kind.__name__
+    if kind_name.endswith(" | None"):  # "auto" (or empty) leaves it to the model
+        if value is None or str(value).strip().lower() in ("", "auto", "none"):
+            return None
+        kind_name = kind_name[: -len(" | None")]
     try:
         if kind_name == "bool":
             if isinstance(value, bool):
@@ -175,7 +179,7 @@ def _validate(s: Settings) -> None:
     for name in positive:
         if getattr(s, name) < 1:
             raise ConfigError(f"{name} must be at least 1, not {getattr(s, name)}")
-    if not 0.0 <= s.re_threshold <= 1.0:
+    if s.re_threshold is not None and not 0.0 <= s.re_threshold <= 1.0:
         raise ConfigError(f"re_threshold must be between 0 and 1, not {s.re_threshold}")
     if s.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"device must be auto, cpu or cuda, not {s.device!r}")

@@ -166,6 +166,8 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
     silver = SilverFilter()
     s_ind = settings.replace(index=index)
     with Collection.open(s_ind) as c, Pipeline(c) as pipe:
+        threshold = pipe.re_threshold(settings.re_threshold)
+        rep.settings["re_threshold"] = threshold
         silver_pipe = Pipeline(c, relevance=pipe.relevance, context_filter=silver,
                                generator=pipe.generator if modes else None,
                                checker=pipe.checker if modes else None)
@@ -198,7 +200,7 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
                     _filter_stats(fstats, ex, a)
             if a0 is not None:
                 fstats.setdefault("abstain_at_default", []).append(
-                    float(best_re[-1] < settings.re_threshold))
+                    float(best_re[-1] < threshold))
             if options.long_words and ex.supporting and options.generate:
                 la = pipe.ask_long(ex.question, LongOptions(
                     words=options.long_words, abstain=False, top_n=settings.top_n))
@@ -212,7 +214,7 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
                 progress(n, len(examples))
     rep.retrieval = {k: _mean(v) for k, v in ret.items()}
     rep.relevance = {k: _mean(v) for k, v in rel.items()}
-    table = threshold_table(best_re, no_answer, (*THRESHOLDS, settings.re_threshold))
+    table = threshold_table(best_re, no_answer, (*THRESHOLDS, threshold))
     rep.no_answer = {"unanswerable_share": _mean([float(x) for x in no_answer]),
                      "by_threshold": table,
                      "best": max(table[:-1], key=lambda r: r["f1"]) if table[:-1] else {},

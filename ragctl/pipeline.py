@@ -42,7 +42,7 @@ class AskOptions:
     top_k: int = 5
     context: ContextMode = "filtered"
     abstain: bool = True
-    re_threshold: float = 0.05
+    re_threshold: float | None = None  # None: the relevance estimator's own
     filter_threshold: float = 0.3
     filter_top_m: int = 1
     max_tokens: int = 48
@@ -113,8 +113,31 @@ class Answer:
         return d
 
 
+def _default_unavailable(name: str, stage: str) -> bool:
+    """True, with a one-line warning, when ``name`` is the shipped default for ``stage`` but
+    cannot run here (an install without the models/ folder or without ctranslate2): ask
+    then uses the similarity fallback instead of failing."""
+    import importlib.util
+
+    from .models import find_model
+
+    if name != getattr(Settings(), stage):
+        return False
+    missing = ("not installed" if find_model(name) is None else
+               "unusable without ctranslate2 (pip install 'ragctl[generate]')"
+               if importlib.util.find_spec("ctranslate2") is None else "")
+    if not missing:
+        return False
+    from .display import stderr
+
+    stderr.print(f"[yellow]warning:[/] the default {stage.replace('_', ' ')} model {name!r} "
+                 f"is {missing}; using the similarity fallback (see: ragctl models)",
+                 soft_wrap=True)
+    return True
+
+
 def load_relevance(name: str, settings: Settings) -> RelevanceEstimator:
-    if name == "similarity":
+    if name == "similarity" or _default_unavailable(name, "relevance"):
         return SimilarityRelevance()
     from .models import model_dir
     from .relevance import CT2Relevance
@@ -124,7 +147,7 @@ def load_relevance(name: str, settings: Settings) -> RelevanceEstimator:
 
 
 def load_filter(name: str, settings: Settings, retriever: Retriever) -> ContextFilter:
-    if name == "similarity":
+    if name == "similarity" or _default_unavailable(name, "context_filter"):
         return SimilarityFilter(retriever.embedder)
     from .filter import CT2Filter
     from .models import model_dir
@@ -147,6 +170,10 @@ class Pipeline:
         self._filter = context_filter
         self._generator = generator
         self._checker = checker
+
+    def re_threshold(self, override: float | None = None) -> float:
+        """The abstention threshold: ``override``, else the relevance estimator's own."""
+        return override if override is not None else float(self.relevance.threshold)
 
     # lazily loaded stages ------------------------------------------------------------
     @property
@@ -247,10 +274,11 @@ class Pipeline:
                       "relevance": self.relevance.name}
 
         best = float(max((probs[i] for i in kept_order), default=0.0))
-        if opts.abstain and best < opts.re_threshold:
+        threshold = self.re_threshold(opts.re_threshold)
+        if opts.abstain and best < threshold:
             ans.abstained = True
             ans.abstain_reason = (f"no passage reached the relevance threshold "
-                                  f"{opts.re_threshold:.2f} (best {best:.2f})")
+                                  f"{threshold:.2f} (best {best:.2f})")
             ans.timings["total"] = time.perf_counter() - t_all
             return ans
 
@@ -323,10 +351,11 @@ class Pipeline:
                       "relevance": self.relevance.name, "filter": self.context_filter.name,
                       "generator": self.generator.name}
         best = float(probs.max()) if len(probs) else 0.0
-        if opts.abstain and best < opts.re_threshold:
+        threshold = self.re_threshold(opts.re_threshold)
+        if opts.abstain and best < threshold:
             ans.abstained = True
             ans.abstain_reason = (f"no passage reached the relevance threshold "
-                                  f"{opts.re_threshold:.2f} (best {best:.2f})")
+                                  f"{threshold:.2f} (best {best:.2f})")
             return ans
 
         t = time.perf_counter()
@@ -439,7 +468,7 @@ class LongOptions:
     mark_spans: bool = False
     max_nuggets: int = 30
     abstain: bool = True
-    re_threshold: float = 0.05
+    re_threshold: float | None = None
     filter_threshold: float = 0.3
     support_threshold: float = 0.5
 

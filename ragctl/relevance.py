@@ -24,12 +24,17 @@ from .text import passage_text
 # the answer | cosine similarity) ≈ sigmoid((cos - CENTER) / SCALE).
 SIMILARITY_CENTER = 0.799
 SIMILARITY_SCALE = 0.142
+# The abstention threshold on the best kept passage's probability, chosen by
+# bench/calibrate.py as the largest that wrongly abstains on ≤ 3% of answerable dev
+# questions; a trained model carries its own (``abstain_threshold`` in its manifest).
+SIMILARITY_THRESHOLD = 0.05
 
 
 class RelevanceEstimator(ABC):
     """Scores (question, passage) pairs with a probability of relevance."""
 
     name: str
+    threshold: float = SIMILARITY_THRESHOLD  # abstain below this best probability
 
     @abstractmethod
     def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
@@ -64,6 +69,8 @@ class CT2Relevance(RelevanceEstimator):
 
         self.scorer = CT2Scorer(path, **kwargs)
         self.name = str(self.scorer.manifest.get("name", Path(path).name))
+        self.threshold = float(self.scorer.manifest.get("abstain_threshold",
+                                                        SIMILARITY_THRESHOLD))
 
     def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
         if not hits:

@@ -195,6 +195,27 @@ def test_abstains_without_calling_the_generator(corpus: Path) -> None:
     assert not a.abstained and gen.prompts
 
 
+def test_the_abstention_threshold_is_the_estimators_own_unless_set(
+        corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    strict = SimilarityRelevance()
+    strict.threshold = 0.99  # as a trained model's manifest may say
+    gen = FakeGenerator()
+    with pipeline(gen, relevance=strict) as p:
+        assert p.re_threshold() == 0.99 and p.re_threshold(0.2) == 0.2
+        a = p.ask("When is the dentist appointment?")
+        assert a.abstained and "0.99" in (a.abstain_reason or "")
+        assert not p.ask("When is the dentist appointment?",
+                         AskOptions(re_threshold=0.0)).abstained
+    monkeypatch.setenv("RAGCTL_RE_THRESHOLD", "auto")
+    assert load_settings().re_threshold is None
+    monkeypatch.setenv("RAGCTL_RE_THRESHOLD", "0.2")
+    assert load_settings().re_threshold == 0.2
+    assert AskOptions.from_settings(load_settings()).re_threshold == 0.2
+    monkeypatch.setenv("RAGCTL_RE_THRESHOLD", "1.5")
+    with pytest.raises(RagctlError, match="re_threshold"):
+        load_settings()
+
+
 def test_marginalize_weights_candidates(corpus: Path) -> None:
     def reply(prompt: str) -> str:
         last = prompt.rsplit("Context:", 1)[-1]

@@ -8,9 +8,10 @@ from ragctl.config import Settings, home_dir, index_dir, load_settings
 from ragctl.errors import ConfigError
 
 
-def test_defaults(ragctl_home: Path) -> None:
+def test_defaults(ragctl_home: Path, model_defaults: None) -> None:
     assert home_dir() == ragctl_home.resolve()
     assert load_settings() == Settings()
+    assert (Settings().relevance, Settings().context_filter) == ("minilm-re", "minilm-filter")
 
 
 def test_precedence_flag_env_file_default(ragctl_home: Path,
