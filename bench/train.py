@@ -12,8 +12,9 @@ goes through ``ragctl.evaluate`` (the code behind ``ragctl eval``) once per conf
 Then int8 against float32 for each trained model: the same top-1 passage / sentence on
 the same questions, and the median scoring time per question.
 
-Models: ``minilm-filter`` and ``minilm-re`` from models/, ``minilm-re-hasanswer`` and
-the ``--from-index`` filter from bench/.home/train/home/models (see bench/models.py).
+Models: ``minilm-filter`` and ``minilm-re`` (bi-encoders) from models/;
+``minilm-re-hasanswer``, the ``--from-index`` filter and the cross-encoders (``-cross``)
+from bench/.home/train/home/models (see bench/models.py).
 Prints tables and writes bench/results/train.json. Usage: python bench/train.py [--limit 150]
 """
 
@@ -57,21 +58,29 @@ def model_path(name: str) -> str | None:
     return None
 
 
+CROSS = " (cross-encoder)"
+
+
 def configs() -> dict[str, tuple[str, str]]:
-    """name → (relevance, filter); only those whose models exist."""
-    re_kl, re_ha = model_path("minilm-re"), model_path("minilm-re-hasanswer")
-    flt, mine = model_path("minilm-filter"), model_path("minilm-filter-from-index")
+    """name → (relevance, filter); only those whose models exist.
+
+    The shipped models are bi-encoders; the ``-cross`` ones are the cross-encoders trained
+    on the same kind of data (kept under bench/.home for the comparison)."""
     out = {"fallbacks": ("similarity", "similarity")}
-    if re_kl:
-        out["RE kl"] = (re_kl, "similarity")
-    if re_ha:
-        out["RE has-answer"] = (re_ha, "similarity")
-    if flt:
-        out["filter"] = ("similarity", flt)
-    if mine:
-        out["filter from-index"] = ("similarity", mine)
-    if re_kl and flt:
-        out["RE kl + filter"] = (re_kl, flt)
+    for suffix, label in (("", ""), ("-cross", CROSS)):
+        re_kl, re_ha = model_path(f"minilm-re{suffix}"), model_path(f"minilm-re-hasanswer{suffix}")
+        flt = model_path(f"minilm-filter{suffix}")
+        mine = model_path(f"minilm-filter-from-index{suffix}")
+        if re_kl:
+            out["RE kl" + label] = (re_kl, "similarity")
+        if re_ha:
+            out["RE has-answer" + label] = (re_ha, "similarity")
+        if flt:
+            out["filter" + label] = ("similarity", flt)
+        if mine:
+            out["filter from-index" + label] = ("similarity", mine)
+        if re_kl and flt:
+            out["RE kl + filter" + label] = (re_kl, flt)
     return out
 
 
@@ -93,8 +102,9 @@ def from_index_filter(ds: Any, settings: Any, questions: int) -> None:
     subprocess.run([*cli, "silver", "--from-index", index, str(data), "--questions",
                     str(questions), "--top-k", "6", "--no-passage-logprobs"], check=True,
                    env=env)
-    subprocess.run([*cli, "train", "filter", "--data", str(data), "--layers", "3",
-                    "--negatives", "2", "--epochs", "2", "--out",
+    subprocess.run([*cli, "train", "filter", "--data", str(data), "--architecture",
+                    "bi-encoder", "--negatives", "8", "--batch-size", "32", "--epochs", "2",
+                    "--out",
                     str(work / "runs" / "minilm-filter-from-index"), "--resume",
                     "--no-export"], check=True, env=env)
     subprocess.run([*cli, "export", "minilm-filter-from-index", "--from",
@@ -126,6 +136,7 @@ def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> dict[
     index = index_dataset(ds, settings)
     examples = random.Random(seed).sample(ds.examples, min(limit, len(ds.examples)))
     same, times = [], {k: [] for k in models}
+    flips: list[float] = []  # float32's top-1 minus top-2 score where int8 chose otherwise
     with Collection.open(settings.replace(index=index)) as c:
         pipe = Pipeline(c)
         for ex in examples:
@@ -133,16 +144,20 @@ def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> dict[
             if not hits:
                 continue
             sents = [s for h in hits[:5] for s in pipe.sentences([h])[h.passage_id]]
-            top = {}
+            top, scores = {}, {}
             for label, m in models.items():
                 t = time.perf_counter()
-                scores = m.score(ex.question, hits if kind == "relevance" else sents)
+                scores[label] = m.score(ex.question, hits if kind == "relevance" else sents)
                 times[label].append(time.perf_counter() - t)
-                top[label] = int(scores.argmax())
+                top[label] = int(scores[label].argmax())
             same.append(top["int8"] == top["float32"])
+            if not same[-1]:
+                f32_sorted = sorted(scores["float32"].tolist(), reverse=True)
+                flips.append(round(f32_sorted[0] - f32_sorted[1], 4))
     t8, t32 = median(times["int8"]), median(times["float32"])
     return {"model": name, "kind": kind, "questions": len(same),
             "top1_agreement": sum(same) / max(1, len(same)),
+            "flip_margins": flips,
             "int8_ms": 1000 * t8, "float32_ms": 1000 * t32, "speedup": t32 / t8}
 
 
@@ -155,6 +170,8 @@ def main() -> None:
                     help="only these configurations; their rows replace those in train.json")
     ap.add_argument("--from-index-questions", type=int, default=400,
                     help="sentences to write questions for in the --from-index run (0: skip)")
+    ap.add_argument("--agreement-limit", type=int, default=500,
+                    help="SQuAD report questions for the int8-vs-float32 comparison")
     ap.add_argument("--skip-answers", action="store_true",
                     help="retrieval, relevance and filter metrics only (no generation)")
     args = ap.parse_args()
@@ -208,10 +225,11 @@ def main() -> None:
     squad_fmt, squad_rel = DATA["squad"]
     squad = load(SHARED / "data" / squad_rel, fmt=squad_fmt, split="report")
     for name in ("minilm-re", "minilm-filter"):
-        wanted = [c for c in configs() if (name == "minilm-re") == c.startswith("RE kl")]
+        wanted = [c for c in configs() if c.startswith("RE kl" if name == "minilm-re"
+                                                       else "filter")]
         if args.configs and not set(wanted) & set(args.configs):
             continue
-        row = agreement(squad, base, name, args.limit, args.seed)
+        row = agreement(squad, base, name, args.agreement_limit, args.seed)
         if row:
             results["agreement"] = [r for r in results["agreement"] if r["model"] != name]
             results["agreement"].append(row)

@@ -1,5 +1,5 @@
-"""The real bases: MiniLM cross-encoder and the SmolLM2 GGUF as a causal LM, each trained
-for a few steps, exported int8 and used by ``ask``'s stages."""
+"""The real bases: MiniLM (a bi-encoder by default) and the SmolLM2 GGUF as a causal LM,
+each trained for a few steps, exported int8 and used by ``ask``'s stages."""
 
 from __future__ import annotations
 
@@ -47,10 +47,11 @@ def test_minilm_filter_trains_exports_int8_and_ask_uses_it(
         tmp_path: Path, ragctl_home: Path, model_defaults: None) -> None:
     data = _silver(tmp_path)
     res = CliRunner().invoke(cli, ["train", "filter", "--data", str(data), "--name", "f",
-                                   "--epochs", "1", "--layers", "1", "--max-length", "64"])
+                                   "--epochs", "1", "--max-length", "64"])
     assert res.exit_code == 0, res.output
+    assert "before training" in res.output  # a bi-encoder from MiniLM by default
     manifest = json.loads((ragctl_home / "models" / "f" / "manifest.json").read_text())
-    assert manifest["quantization"] == "int8" and manifest["backend"] == "ct2-encoder"
+    assert manifest["quantization"] == "int8" and manifest["backend"] == "ct2-bi-encoder"
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "office.md").write_text("# Office\n\nThe office is in Lisbon. " + NOISE + "\n")
@@ -91,7 +92,8 @@ def test_shipped_models_load_by_name_and_rank_an_obvious_case(model_defaults: No
     if not (bundled_models_dir() / "minilm-re" / "manifest.json").exists():
         pytest.skip("the shipped models are not in this checkout")
     settings = load_settings()
-    assert settings.relevance == "similarity"  # they are not the defaults (README)
+    # they beat the fallbacks on the report splits (README), so they are the defaults
+    assert (settings.relevance, settings.context_filter) == ("minilm-re", "minilm-filter")
     names = {(m.kind, m.name) for m in list_models(settings)}
     assert {("relevance", "minilm-re"), ("filter", "minilm-filter")} <= names
     question = "Where is the company's office?"
@@ -109,3 +111,52 @@ def test_shipped_models_load_by_name_and_rank_an_obvious_case(model_defaults: No
     scores = flt.score(question, [SentenceRef(i, 1, i, "p", "", "", 0, 1, t)
                                   for i, t in enumerate(sents)])
     assert int(np.argmax(scores)) == 1
+
+
+def test_untrained_minilm_bi_encoder_is_the_similarity_fallback() -> None:
+    """Training starts from the fallback: same embeddings, same filter and RE scores."""
+    import torch
+
+    from ragctl.embed import load_embedder
+    from ragctl.filter import SentenceRef, SimilarityFilter
+    from ragctl.train import BI_INIT, PairScorer, resolve_architecture
+
+    arch, path, _ = resolve_architecture("minilm", "bi-encoder")
+    question = "Where is the company's office?"
+    sents = ["The weather was mild all week.", "The company's office is in Lisbon.",
+             "Nobody remembered the meeting.", "Rent for the office is 900 euros."]
+    fallback = SimilarityFilter(load_embedder("minilm")).score(
+        question, [SentenceRef(i, 1, i, "p", "", "", 0, 1, t) for i, t in enumerate(sents)])
+    scorer = PairScorer(arch, path, None, TrainOptions(kind="filter"), "cpu")
+    scorer.train(False)
+    with torch.no_grad():
+        z = scorer.logits([(question, s) for s in sents]).numpy()
+    (w_cos, w_lex), bias = BI_INIT["filter"]
+    np.testing.assert_allclose(z, (w_cos + w_lex) * fallback + bias, atol=1e-3)
+    re = PairScorer(arch, path, None, TrainOptions(kind="re"), "cpu")
+    re.train(False)
+    with torch.no_grad():
+        z_re = re.logits([(question, s) for s in sents]).numpy()
+        cos = (re.embed([question]) @ re.embed(sents).T).numpy()[0]
+    np.testing.assert_allclose(z_re, (cos - 0.799) / 0.142, atol=1e-4)
+
+
+def test_ask_uses_the_shipped_models_by_default(tmp_path: Path, model_defaults: None) -> None:
+    from ragctl.models import bundled_models_dir
+
+    if not (bundled_models_dir() / "minilm-re" / "manifest.json").exists():
+        pytest.skip("the shipped models are not in this checkout")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "office.md").write_text("# Office\n\n" + NOISE + " The company's office is in "
+                                    "Lisbon, near the river.\n")
+    (docs / "rent.md").write_text("# Rent\n\nThe rent is 900 euros a month. " + NOISE + "\n")
+    assert CliRunner().invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json",
+                                   "--model", "smollm2-135m"])
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.output)
+    assert answer["models"]["relevance"] == "minilm-re"
+    assert answer["models"]["filter"] == "minilm-filter"
+    kept = [s["text"] for s in answer["filtered"] if s["kept"]]
+    assert any("Lisbon" in t for t in kept)
