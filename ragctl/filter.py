@@ -68,12 +68,15 @@ class ContextFilter(ABC):
         """Release native resources."""
 
 
+SIMILARITY_WEIGHT = 0.7  # the fallback's share of cosine similarity (the rest: word overlap)
+
+
 class SimilarityFilter(ContextFilter):
     """The fallback: w · cos(question, sentence) + (1 − w) · content-word overlap."""
 
     name = "similarity"
 
-    def __init__(self, embedder: Embedder, *, weight: float = 0.7) -> None:
+    def __init__(self, embedder: Embedder, *, weight: float = SIMILARITY_WEIGHT) -> None:
         self.embedder = embedder
         self.weight = weight
 

@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 
 from .errors import RagctlError, missing_dependency
+from .filter import SIMILARITY_WEIGHT
+from .relevance import SIMILARITY_CENTER, SIMILARITY_SCALE
 from .silver import SilverExample, read_silver
 from .text import first_words, overlap, passage_text
 
@@ -52,10 +54,15 @@ ENCODER_ARCHITECTURES = ("cross-encoder", "bi-encoder")
 DEFAULT_PROMPT = "Question: {a} Context: {b} Relevant:"
 GGUF_BASES = ("smollm2", "smollm2-135m")
 BI_FEATURES = ("cosine", "overlap")
-# Bi-encoder start: the similarity fallbacks' scores as logits. Filter: 0.7·cos + 0.3·overlap
-# (ragctl.filter.SimilarityFilter), scaled; relevance: (cos − 0.799) / 0.142
-# (ragctl.relevance.SimilarityRelevance).
-BI_INIT = {"filter": ((14.0, 6.0), -10.0), "re": ((1 / 0.142, 0.0), -0.799 / 0.142)}
+# Bi-encoder start: the similarity fallbacks' scores as logits. Filter: SimilarityFilter's
+# w·cos + (1 − w)·overlap, scaled by 20 and centred on a score of 0.5; relevance:
+# SimilarityRelevance's (cos − center) / scale.
+FILTER_SCALE = 20.0
+BI_INIT = {
+    "filter": ((FILTER_SCALE * SIMILARITY_WEIGHT, FILTER_SCALE * (1 - SIMILARITY_WEIGHT)),
+               -FILTER_SCALE / 2),
+    "re": ((1 / SIMILARITY_SCALE, 0.0), -SIMILARITY_CENTER / SIMILARITY_SCALE),
+}
 
 
 @dataclass
