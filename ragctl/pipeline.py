@@ -175,6 +175,13 @@ class Pipeline:
         """The abstention threshold: ``override``, else the relevance estimator's own."""
         return override if override is not None else float(self.relevance.threshold)
 
+    def _abstain_reason(self, best: float, abstain: bool, override: float | None) -> str | None:
+        """Why ask declines to answer when the best relevance is ``best``, else None."""
+        threshold = self.re_threshold(override)
+        if not abstain or best >= threshold:
+            return None
+        return f"no passage reached the relevance threshold {threshold:.2f} (best {best:.2f})"
+
     # lazily loaded stages ------------------------------------------------------------
     @property
     def relevance(self) -> RelevanceEstimator:
@@ -274,11 +281,9 @@ class Pipeline:
                       "relevance": self.relevance.name}
 
         best = float(max((probs[i] for i in kept_order), default=0.0))
-        threshold = self.re_threshold(opts.re_threshold)
-        if opts.abstain and best < threshold:
-            ans.abstained = True
-            ans.abstain_reason = (f"no passage reached the relevance threshold "
-                                  f"{threshold:.2f} (best {best:.2f})")
+        reason = self._abstain_reason(best, opts.abstain, opts.re_threshold)
+        if reason is not None:
+            ans.abstained, ans.abstain_reason = True, reason
             ans.timings["total"] = time.perf_counter() - t_all
             return ans
 
@@ -351,11 +356,9 @@ class Pipeline:
                       "relevance": self.relevance.name, "filter": self.context_filter.name,
                       "generator": self.generator.name}
         best = float(probs.max()) if len(probs) else 0.0
-        threshold = self.re_threshold(opts.re_threshold)
-        if opts.abstain and best < threshold:
-            ans.abstained = True
-            ans.abstain_reason = (f"no passage reached the relevance threshold "
-                                  f"{threshold:.2f} (best {best:.2f})")
+        reason = self._abstain_reason(best, opts.abstain, opts.re_threshold)
+        if reason is not None:
+            ans.abstained, ans.abstain_reason = True, reason
             return ans
 
         t = time.perf_counter()
