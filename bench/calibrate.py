@@ -88,13 +88,13 @@ def main() -> None:
         result.update(similarity_center=center, similarity_scale=scale,
                       positive_rate=float(ys.mean()))
         re: Any = SimilarityRelevance(center=center, scale=scale)
+        scored: list[np.ndarray] | None = None  # a trained model's probabilities per row
         if args.relevance:
-            re = calibrate_model(args.relevance, rows, settings, args.write_calibration,
-                                 result)
+            re, scored = calibrate_model(args.relevance, rows, settings, result)
 
         best, answerable = [], []
-        for _kind, question, ans, hits in rows:
-            probs = re.score(question, hits)
+        for i, (_kind, question, ans, hits) in enumerate(rows):
+            probs = scored[i] if scored is not None else re.score(question, hits)
             top = np.argsort(-probs, kind="stable")[:5]
             best.append(float(probs[top].max()))
             answerable.append(any(contains_answer(hits[i].text, ans) for i in top))
@@ -116,7 +116,13 @@ def main() -> None:
         chosen = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
         result["re_threshold"] = chosen["threshold"]
         if args.relevance and args.write_calibration:
-            write_threshold(args.relevance, chosen["threshold"])
+            a, b = re.scorer.calibration
+            update_manifest(re.scorer.path, calibration=[round(a, 6), round(b, 6)],
+                            calibration_data=(
+                                "SQuAD dev (even articles): top-20 passages of "
+                                f"{sum(r[0] == 'squad' for r in rows)} questions, has-answer "
+                                "labels (bench/calibrate.py)"),
+                            abstain_threshold=chosen["threshold"])
         print_table(f"similarity → P(answer) fit on {len(xs)} dev passages", [
             ("center", f"{center:.3f}", ""), ("scale", f"{scale:.3f}", ""),
             ("share of passages with the answer", f"{ys.mean():.3f}", "")])
@@ -134,25 +140,24 @@ def main() -> None:
     print(f"\nwrote {save(out, result)}")
 
 
-def calibrate_model(name: str, rows: list[Any], settings: Any, write: bool,
-                    result: dict[str, Any]) -> Any:
-    """Platt-fit a trained estimator's logits on the SQuAD dev pairs (has-answer labels)."""
-    import json
+def calibrate_model(name: str, rows: list[Any], settings: Any, result: dict[str, Any]
+                    ) -> tuple[Any, list[np.ndarray]]:
+    """Platt-fit a trained estimator's logits on the SQuAD dev pairs (has-answer labels).
 
+    Returns the estimator, re-calibrated, and its probabilities for every row."""
     from ragctl.models import model_dir
     from ragctl.relevance import CT2Relevance
     from ragctl.text import contains_answer, passage_text
     from ragctl.train import fit_calibration
 
-    path = model_dir(name)
-    est = CT2Relevance(path, device=settings.device, compute_type=settings.compute_type)
-    zs: list[float] = []
-    ys: list[float] = []
-    for kind, question, ans, hits in rows:
-        if kind != "squad" or not hits:
-            continue
-        zs.extend(est.scorer.z([(question, passage_text(h.title, h.text)) for h in hits]))
-        ys.extend(float(contains_answer(h.text, ans)) for h in hits)
+    est = CT2Relevance(model_dir(name), device=settings.device,
+                       compute_type=settings.compute_type)
+    z_rows = [est.scorer.z([(question, passage_text(h.title, h.text)) for h in hits])
+              for _kind, question, _ans, hits in rows]
+    zs = [float(v) for (kind, *_), z in zip(rows, z_rows, strict=True) if kind == "squad"
+          for v in z]
+    ys = [float(contains_answer(h.text, ans)) for kind, _q, ans, hits in rows
+          if kind == "squad" for h in hits]
     a, b = fit_calibration(zs, ys)
     old = est.scorer.calibration
     est.scorer.calibration = (a, b)
@@ -160,26 +165,15 @@ def calibrate_model(name: str, rows: list[Any], settings: Any, write: bool,
                                  "previous_calibration": list(old), "pairs": len(zs)}
     print(f"{name}: calibration on {len(zs)} dev pairs {a:.4f}, {b:.4f} "
           f"(was {old[0]:.4f}, {old[1]:.4f})")
-    if write:
-        mf = path / "manifest.json"
-        manifest = json.loads(mf.read_text())
-        manifest["calibration"] = [round(a, 6), round(b, 6)]
-        manifest["calibration_data"] = ("SQuAD dev (even articles): top-20 passages of "
-                                        f"{sum(r[0] == 'squad' for r in rows)} "
-                                        "questions, has-answer labels "
-                                        "(bench/calibrate.py)")
-        mf.write_text(json.dumps(manifest, indent=2) + "\n")
-    return est
+    return est, [est.scorer.probability(z) for z in z_rows]
 
 
-def write_threshold(name: str, threshold: float) -> None:
+def update_manifest(path: Path, **fields: Any) -> None:
     import json
 
-    from ragctl.models import model_dir
-
-    mf = model_dir(name) / "manifest.json"
+    mf = Path(path) / "manifest.json"
     manifest = json.loads(mf.read_text())
-    manifest["abstain_threshold"] = threshold
+    manifest.update(fields)
     mf.write_text(json.dumps(manifest, indent=2) + "\n")
 
 

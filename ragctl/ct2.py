@@ -138,9 +138,13 @@ class CT2Scorer:
 
     def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
         """Calibrated P(true) per pair."""
+        return self.probability(self.z(pairs, batch_size=batch_size))
+
+    def probability(self, z: np.ndarray) -> np.ndarray:
+        """σ(a·z + b) with the model's calibration (a, b)."""
         a, b = self.calibration
-        z = self.z(pairs, batch_size=batch_size).astype(np.float64)
-        return np.asarray(1.0 / (1.0 + np.exp(-(a * z + b))), dtype=np.float32)
+        return np.asarray(1.0 / (1.0 + np.exp(-(a * z.astype(np.float64) + b))),
+                          dtype=np.float32)
 
     def z(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
         """Uncalibrated log P(true) − log P(false) per pair."""
