@@ -98,17 +98,19 @@ def _word_tokenizer(special: list[str], template: str, specials: list[tuple[str,
     return t, vocab
 
 
-def build_t5(out: Path, *, kind: str = "relevance", seed: int = 0) -> Path:
-    src = hf_t5(out.parent / (out.name + "-hf"), seed=seed)
+def _export_generative(src: Path, out: Path, backend: str, kind: str) -> Path:
+    """Convert a Hugging Face model that scores "true"/"false" into a ragctl model dir."""
     _convert(src, out)
     (out / "tokenizer.json").write_bytes((src / "tokenizer.json").read_bytes())
-    _manifest(out, "ct2-seq2seq", kind, prompt="question {a} context {b} relevant")
+    _manifest(out, backend, kind, prompt="question {a} context {b} relevant")
     return out
+
+
+def build_t5(out: Path, *, kind: str = "relevance", seed: int = 0) -> Path:
+    src = hf_t5(out.parent / (out.name + "-hf"), seed=seed)
+    return _export_generative(src, out, "ct2-seq2seq", kind)
 
 
 def build_llama(out: Path, *, kind: str = "relevance", seed: int = 0) -> Path:
     src = hf_llama(out.parent / (out.name + "-hf"), seed=seed)
-    _convert(src, out)
-    (out / "tokenizer.json").write_bytes((src / "tokenizer.json").read_bytes())
-    _manifest(out, "ct2-decoder", kind, prompt="question {a} context {b} relevant")
-    return out
+    return _export_generative(src, out, "ct2-decoder", kind)
