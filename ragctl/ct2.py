@@ -15,6 +15,13 @@ length) and ``head.npz`` holds ``weight`` (1 × 2) and ``bias`` (1) over the fea
 Seq2seq and decoder models score the target words "true" and "false".
 An optional ``calibration`` [a, b] in the manifest maps z = log P(true) − log P(false) to
 σ(a·z + b), fitted on the validation slice when the model was trained.
+
+Near-ties: int8 arithmetic moves z by a few hundredths, enough to swap two candidates that
+float32 barely separates. When the stages rank one question's candidates
+(``predict(..., refine=True)``), those whose int8 z lies within ``refine_margin`` of the
+best are scored again in float32 from the same int8 weights (a second, lazily loaded copy
+of the model), so the top choice matches a float32 model's while the rest stays int8. The
+margin comes from the manifest (``refine_margin``, 0 turns it off) or REFINE_MARGIN.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from .errors import ModelNotFoundError, RagctlError, missing_dependency
 from .text import first_words, overlap
 
 MANIFEST = "manifest.json"
+REFINE_MARGIN = 0.2  # z units; chosen on SQuAD dev questions (bench/train.py --refine-dev)
+INT8_TYPES = ("int8", "int8_float32", "int8_float16", "int8_bfloat16")
 BACKENDS = ("ct2-encoder", "ct2-bi-encoder", "ct2-seq2seq", "ct2-decoder")
 
 
@@ -102,7 +111,7 @@ class CT2Scorer:
     """P(true | a, b) for text pairs, from any of the three exported backends."""
 
     def __init__(self, path: Path, *, device: str = "auto", compute_type: str = "auto",
-                 threads: int = 0) -> None:
+                 threads: int = 0, refine_margin: float | None = None) -> None:
         self.path = Path(path)
         self.manifest = read_manifest(self.path)
         self.backend: str = self.manifest["backend"]
@@ -111,34 +120,66 @@ class CT2Scorer:
             self.device, compute_type, str(self.manifest.get("quantization", "int8")))
         self.max_length = int(self.manifest.get("max_length", 256))
         self.tokenizer = _tokenizer(self.path, self.max_length)
-        ct2 = _ctranslate2()
-        kwargs = {"device": self.device, "compute_type": self.compute_type,
-                  "intra_threads": threads}
-        try:
-            if self.backend in ("ct2-encoder", "ct2-bi-encoder"):
-                self.model = ct2.Encoder(str(self.path), **kwargs)
-                head = np.load(self.path / "head.npz")
-                self.weight = head["weight"].astype(np.float32)
-                self.bias = head["bias"].astype(np.float32)
-                self.pooling = str(head["pooling"]) if "pooling" in head else "pooler"
-            elif self.backend == "ct2-seq2seq":
-                self.model = ct2.Translator(str(self.path), **kwargs)
-            else:
-                self.model = ct2.Generator(str(self.path), **kwargs)
-        except (RuntimeError, ValueError, OSError, KeyError) as e:
-            raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None
+        self.threads = threads
+        self.model = self._load(self.compute_type)
+        if refine_margin is None:
+            refine_margin = float(self.manifest.get("refine_margin", REFINE_MARGIN))
+        self.refine_margin = refine_margin if self.compute_type in INT8_TYPES else 0.0
+        self._refiner: CT2Scorer | None = None
         self.true_word = self.manifest.get("true", "true")
         self.false_word = self.manifest.get("false", "false")
         self.max_words = int(self.manifest.get("max_words", 0))
         a, b = self.manifest.get("calibration", [1.0, 0.0])
         self.calibration = (float(a), float(b))
 
+    def _load(self, compute_type: str) -> Any:
+        ct2 = _ctranslate2()
+        kwargs = {"device": self.device, "compute_type": compute_type,
+                  "intra_threads": self.threads}
+        try:
+            if self.backend in ("ct2-encoder", "ct2-bi-encoder"):
+                model = ct2.Encoder(str(self.path), **kwargs)
+                head = np.load(self.path / "head.npz")
+                self.weight = head["weight"].astype(np.float32)
+                self.bias = head["bias"].astype(np.float32)
+                self.pooling = str(head["pooling"]) if "pooling" in head else "pooler"
+            elif self.backend == "ct2-seq2seq":
+                model = ct2.Translator(str(self.path), **kwargs)
+            else:
+                model = ct2.Generator(str(self.path), **kwargs)
+        except (RuntimeError, ValueError, OSError, KeyError) as e:
+            raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None
+        return model
+
     def close(self) -> None:
         self.model = None
+        if self._refiner is not None:
+            self._refiner.close()
+            self._refiner = None
 
-    def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
-        """Calibrated P(true) per pair."""
-        return self.probability(self.z(pairs, batch_size=batch_size))
+    def predict(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32,
+                refine: bool = False) -> np.ndarray:
+        """Calibrated P(true) per pair. ``refine``: the pairs are one question's candidates;
+        re-score the near-ties at the top in float32 (see the module doc)."""
+        z = self.z(pairs, batch_size=batch_size)
+        if refine:
+            z = self.refine(pairs, z)
+        return self.probability(z)
+
+    def refine(self, pairs: Sequence[tuple[str, str]], z: np.ndarray) -> np.ndarray:
+        """``z`` with the candidates within ``refine_margin`` of the best scored again in
+        float32, when there are two or more of them and the model computes in int8."""
+        if self.refine_margin <= 0 or len(z) < 2:
+            return z
+        close = np.flatnonzero(z >= z.max() - self.refine_margin)
+        if len(close) < 2:
+            return z
+        if self._refiner is None:
+            self._refiner = CT2Scorer(self.path, device=self.device, compute_type="float32",
+                                      threads=self.threads, refine_margin=0.0)
+        out = z.copy()
+        out[close] = self._refiner.z([pairs[int(i)] for i in close])
+        return out
 
     def probability(self, z: np.ndarray) -> np.ndarray:
         """σ(a·z + b) with the model's calibration (a, b)."""

@@ -97,7 +97,7 @@ class CT2Filter(ContextFilter):
         self.name = str(self.scorer.manifest.get("name", Path(path).name))
 
     def score(self, question: str, sentences: Sequence[SentenceRef]) -> np.ndarray:
-        return self.scorer.predict([(question, s.text) for s in sentences])
+        return self.scorer.predict([(question, s.text) for s in sentences], refine=True)
 
     def close(self) -> None:
         self.scorer.close()

@@ -75,7 +75,8 @@ class CT2Relevance(RelevanceEstimator):
     def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
         if not hits:
             return np.zeros(0, dtype=np.float32)
-        return self.scorer.predict([(question, passage_text(h.title, h.text)) for h in hits])
+        return self.scorer.predict([(question, passage_text(h.title, h.text)) for h in hits],
+                                   refine=True)
 
     def close(self) -> None:
         self.scorer.close()

@@ -10,12 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from ragctl.cli import cli
+from ragctl.ct2 import CT2Scorer
 from ragctl.errors import RagctlError
 from ragctl.export import export_model
 from ragctl.filter import CT2Filter, SentenceRef
 from ragctl.relevance import CT2Relevance
 from ragctl.retrieve import Hit
 from ragctl.silver import SilverInput, SilverLabeler, write_silver
+from ragctl.text import passage_text
 from ragctl.train import (
     BI_INIT,
     PairScorer,
@@ -204,6 +206,34 @@ def test_int8_agrees_with_float32(tmp_path: Path) -> None:
         assert np.corrcoef(a, b)[0, 1] > 0.9
         agree.append(int(np.argmax(a)) == int(np.argmax(b)))
     assert sum(agree) >= 5
+
+
+def test_int8_near_ties_are_scored_again_in_float32(tmp_path: Path) -> None:
+    run = _train(tmp_path, "re", _hf_bert(tmp_path), name="q", epochs=1)
+    export_model(run, tmp_path / "i8", quantization="int8")
+    export_model(run, tmp_path / "f32", quantization="float32")
+    i8 = CT2Scorer(tmp_path / "i8", refine_margin=1e9)  # every candidate is a near-tie
+    plain = CT2Scorer(tmp_path / "i8", refine_margin=0.0)
+    weights_in_f32 = CT2Scorer(tmp_path / "i8", compute_type="float32")
+    assert i8.compute_type == "int8" and weights_in_f32.refine_margin == 0.0
+    assert CT2Scorer(tmp_path / "f32").refine_margin == 0.0  # float32 needs no second look
+    q = FACTS[0][0]
+    pairs = [(q, passage_text(h.title, h.text)) for h in _hits(q)]
+    z8, z32 = plain.z(pairs), weights_in_f32.z(pairs)
+    assert not np.array_equal(z8, z32)
+    np.testing.assert_allclose(i8.predict(pairs, refine=True), weights_in_f32.predict(pairs),
+                               rtol=1e-5)
+    np.testing.assert_array_equal(i8.predict(pairs), plain.predict(pairs))  # refine=False
+    # a margin between the best two re-scores only the candidates inside it
+    order = np.argsort(-z8)
+    i8.refine_margin = float(z8[order[0]] - z8[order[1]]) + 1e-4
+    z = i8.refine(pairs, z8)
+    inside = z8 >= z8.max() - i8.refine_margin
+    assert inside.sum() >= 2
+    np.testing.assert_allclose(z[inside], z32[inside], rtol=1e-5)
+    np.testing.assert_array_equal(z[~inside], z8[~inside])
+    i8.refine_margin = 0.0
+    np.testing.assert_array_equal(i8.refine(pairs, z8), z8)
 
 
 def test_bad_data_and_bad_bases_give_clear_errors(tmp_path: Path) -> None:
