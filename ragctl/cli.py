@@ -568,11 +568,15 @@ def _run_training(kind: str, data: tuple[Path, ...], base: str, name: str | None
                f"epoch {result.best_epoch}): {metrics}")
     click.echo(f"training run: {out}")
     if not no_export:
+        from .display import step_progress
         from .export import export_model
 
         target = models_dir() / name
-        export_model(out, target, quantization=quantization, name=name)
-        click.echo(f"exported {quantization} model: {target}")
+        with step_progress("exporting") as update:
+            manifest = export_model(out, target, quantization=quantization, name=name,
+                                    on_progress=update)
+        click.echo(f"exported {quantization} model ({manifest['rounding']['method']} "
+                   f"rounding): {target}")
         click.echo(f"use it: ragctl models use {'filter' if kind == 'filter' else 'relevance'} "
                    f"{name}")
 
@@ -631,20 +635,27 @@ def train_re(data: tuple[Path, ...], base: str, name: str | None, out: Path | No
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Target folder (default: <home>/models/NAME).")
 @click.option("--data-licence", help="Licence of the training data, for the manifest.")
+@click.option("--rounding", default="auto", show_default=True,
+              type=click.Choice(["auto", "gptq", "nearest"]),
+              help="int8 weight rounding: gptq calibrates on the run's training data "
+                   "(auto: when it is still there), nearest is plain rounding.")
 @command_errors
 def export(name: str, src: Path | None, quantization: str, out: Path | None,
-           data_licence: str | None) -> None:
+           data_licence: str | None, rounding: str) -> None:
     """Convert a trained model to a quantized CTranslate2 model under models/NAME."""
     from .config import home_dir, models_dir
-    from .display import human_bytes
+    from .display import human_bytes, step_progress
     from .export import dir_size, export_model
 
     src = src or home_dir() / "training" / name
     target = out or models_dir() / name
-    manifest = export_model(src, target, quantization=quantization, name=name,
-                            data_licence=data_licence)
+    with step_progress("exporting") as update:
+        manifest = export_model(src, target, quantization=quantization, name=name,
+                                data_licence=data_licence, rounding=rounding,
+                                on_progress=update)
     click.echo(f"exported {manifest['kind']} model {name} ({manifest['architecture']}, "
-               f"{quantization}, {human_bytes(dir_size(target))}): {target}")
+               f"{quantization}, {manifest['rounding']['method']} rounding, "
+               f"{human_bytes(dir_size(target))}): {target}")
 
 
 @cli.group(invoke_without_command=True)

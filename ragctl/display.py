@@ -43,6 +43,21 @@ def task_progress(description: str, total: int | None) -> Iterator[Callable[[int
         yield advance
 
 
+@contextmanager
+def step_progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar for work that reports ``update(done, total)`` as it goes."""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=stderr, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
 def short_path(path: str | Path) -> str:
     """A path as a person would type it: relative to here, or with ~ for home."""
     p = str(path)

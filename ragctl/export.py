@@ -10,6 +10,7 @@ import datetime as _dt
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from . import __version__
 from .errors import RagctlError, missing_dependency
 
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
+ROUNDINGS = ("auto", "gptq", "nearest")
 BACKEND = {"cross-encoder": "ct2-encoder", "bi-encoder": "ct2-bi-encoder",
            "seq2seq": "ct2-seq2seq", "decoder": "ct2-decoder"}
 
@@ -35,10 +37,18 @@ def read_training(src: Path) -> dict[str, Any]:
 
 
 def export_model(src: Path, out: Path, *, quantization: str = "int8",
-                 name: str | None = None, data_licence: str | None = None) -> dict[str, Any]:
-    """Convert the training run ``src`` into ``out``; returns the manifest written."""
+                 name: str | None = None, data_licence: str | None = None,
+                 rounding: str = "auto",
+                 on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Convert the training run ``src`` into ``out``; returns the manifest written.
+
+    ``rounding`` (int8 types, encoder models): "gptq" rounds the weights with
+    ``ragctl.quantize`` on texts from the run's training data; "nearest" is the converter's
+    plain rounding; "auto" is gptq when the training data can still be read."""
     if quantization not in QUANTIZATIONS:
         raise RagctlError(f"quantization must be one of {', '.join(QUANTIZATIONS)}")
+    if rounding not in ROUNDINGS:
+        raise RagctlError(f"rounding must be one of {', '.join(ROUNDINGS)}")
     meta = read_training(src)
     model_dir = Path(meta["_model_dir"])
     arch = meta["architecture"]
@@ -50,15 +60,25 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
 
     _quiet_transformers()
     out = Path(out)
+    rounded: dict[str, Any] = {"method": "nearest"}
+    convert_dir = model_dir
+    work = out.with_name(out.name + ".gptq-tmp")
     tmp = out.with_name(out.name + ".export-tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
-        TransformersConverter(str(model_dir)).convert(str(tmp), quantization=quantization,
-                                                      force=True)
+        if quantization.startswith("int8") and rounding != "nearest":
+            texts = _calibration(meta, arch, required=rounding == "gptq")
+            if texts:
+                rounded = _gptq_copy(model_dir, work, texts, meta, on_progress)
+                convert_dir = work
+        TransformersConverter(str(convert_dir)).convert(str(tmp), quantization=quantization,
+                                                        force=True)
     except (ValueError, RuntimeError, OSError, KeyError, NotImplementedError) as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise RagctlError(f"CTranslate2 cannot convert {model_dir}: {e}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     tokenizer = model_dir / "tokenizer.json"
     if not tokenizer.exists():
         shutil.rmtree(tmp, ignore_errors=True)
@@ -77,6 +97,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         "max_words": meta.get("max_words", 180),
         "calibration": meta.get("calibration", [1.0, 0.0]),
         "quantization": quantization,
+        "rounding": rounded,
         "training": {
             "data": [_relative(d) for d in meta.get("data", [])],
             "command": meta.get("command", ""),
@@ -110,6 +131,52 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
     return manifest
+
+
+def _calibration(meta: dict[str, Any], arch: str, *, required: bool) -> list[str]:
+    """Calibration texts from the run's training data, or [] (an error if ``required``)."""
+    from .quantize import calibration_texts
+
+    why = ""
+    if arch not in ("bi-encoder", "cross-encoder"):
+        why = f"GPTQ rounding is for encoder models, not {arch}"
+    paths = [Path(d) for d in meta.get("data", [])]
+    missing = [str(p) for p in paths if not p.exists()]
+    if not why and (missing or not paths):
+        why = ("the run's training data is not here to calibrate on: "
+               f"{', '.join(missing) or 'none recorded'}")
+    if why:
+        if required:
+            raise RagctlError(f"{why}; export with --rounding nearest")
+        return []
+    from .train import load_examples
+
+    examples = load_examples(paths)
+    return calibration_texts(examples, meta["kind"], seed=int(
+        meta.get("options", {}).get("seed", 0)))
+
+
+def _gptq_copy(model_dir: Path, work: Path, texts: list[str], meta: dict[str, Any],
+               on_progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """A copy of ``model_dir`` in ``work`` with its weights rounded by GPTQ."""
+    try:
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError:
+        raise missing_dependency("transformers", "train") from None
+    from .quantize import gptq_int8
+
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(model_dir, work)
+    try:
+        model = AutoModel.from_pretrained(str(model_dir))
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    except (OSError, ValueError, KeyError) as e:
+        raise RagctlError(f"cannot load {model_dir} for GPTQ rounding: {e}") from None
+    report = gptq_int8(model, tokenizer, texts, max_length=int(meta.get("max_length", 256)),
+                       on_progress=on_progress)
+    model.save_pretrained(str(work))
+    return report.to_dict()
 
 
 def _relative(path: str) -> str:
