@@ -152,8 +152,10 @@ def calibrate_model(name: str, rows: list[Any], settings: Any, result: dict[str,
 
     est = CT2Relevance(model_dir(name), device=settings.device,
                        compute_type=settings.compute_type)
-    z_rows = [est.scorer.z([(question, passage_text(h.title, h.text)) for h in hits])
-              for _kind, question, _ans, hits in rows]
+    z_rows = []
+    for _kind, question, _ans, hits in rows:  # as CT2Relevance.score: near-ties refined
+        pairs = [(question, passage_text(h.title, h.text)) for h in hits]
+        z_rows.append(est.scorer.refine(pairs, est.scorer.z(pairs)))
     zs = [float(v) for (kind, *_), z in zip(rows, z_rows, strict=True) if kind == "squad"
           for v in z]
     ys = [float(contains_answer(h.text, ans)) for kind, _q, ans, hits in rows

@@ -39,6 +39,8 @@ DATA = {"squad": ("squad", "squad/dev-v1.1.json"),
 
 def table(title: str, rows: list[dict[str, Any]], cols: list[str]) -> None:
     def cell(v: Any, col: str = "") -> str:
+        if v is None:
+            return ""
         if isinstance(v, float) and (col.endswith("_ms") or col in ("speedup", "seconds",
                                                                      "context_tokens")):
             return f"{v:.2f}"
@@ -112,53 +114,73 @@ def from_index_filter(ds: Any, settings: Any, questions: int) -> None:
                    check=True, env=env)
 
 
-def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> dict[str, Any]:
-    """int8 vs float32 exports of one trained model on the same report questions."""
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)  # near-tie refinement margins tried (z units)
+
+
+def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> list[dict[str, Any]]:
+    """int8 vs float32 exports of one trained model on the same questions: one row per
+    near-tie refinement margin (0 = plain int8; see ragctl.ct2.REFINE_MARGIN)."""
     import random
 
+    import numpy as np
+
     from ragctl.collection import Collection
+    from ragctl.ct2 import REFINE_MARGIN, CT2Scorer
     from ragctl.evaluate import index_dataset
     from ragctl.export import export_model
-    from ragctl.filter import CT2Filter
     from ragctl.pipeline import Pipeline
-    from ragctl.relevance import CT2Relevance
+    from ragctl.text import passage_text
 
     src = ROOT / "bench" / ".home" / "train" / "runs" / name
     path = model_path(name)
     if path is None or not src.exists():
-        return {}
+        return []
     f32 = TRAIN_HOME / "models" / f"{name}-float32"
     export_model(src, f32, quantization="float32", name=f"{name}-float32")  # never stale
     kind = json.loads((Path(path) / "manifest.json").read_text())["kind"]
-    make = CT2Relevance if kind == "relevance" else CT2Filter
-    models = {"int8": make(Path(path), compute_type="int8"),
-              "float32": make(f32, compute_type="float32")}
+    int8 = CT2Scorer(Path(path), compute_type="int8")
+    ref = CT2Scorer(f32, compute_type="float32")
+    default = float(int8.manifest.get("refine_margin", REFINE_MARGIN))
     index = index_dataset(ds, settings)
     examples = random.Random(seed).sample(ds.examples, min(limit, len(ds.examples)))
-    same, times = [], {k: [] for k in models}
-    flips: list[float] = []  # float32's top-1 minus top-2 score where int8 chose otherwise
+    same: dict[float, list[bool]] = {m: [] for m in MARGINS}
+    refined = {m: 0 for m in MARGINS}
+    times: dict[Any, list[float]] = {m: [] for m in (*MARGINS, "float32")}
+    flips: list[float] = []  # float32's top-1 minus top-2 z where plain int8 chose otherwise
     with Collection.open(settings.replace(index=index)) as c:
         pipe = Pipeline(c)
         for ex in examples:
             hits = pipe.retriever.search(ex.question, limit=20)
             if not hits:
                 continue
-            sents = [s for h in hits[:5] for s in pipe.sentences([h])[h.passage_id]]
-            top, scores = {}, {}
-            for label, m in models.items():
+            if kind == "relevance":
+                pairs = [(ex.question, passage_text(h.title, h.text)) for h in hits]
+            else:
+                pairs = [(ex.question, s.text) for h in hits[:5]
+                         for s in pipe.sentences([h])[h.passage_id]]
+            t = time.perf_counter()
+            z32 = ref.z(pairs)
+            times["float32"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            z8 = int8.z(pairs)
+            t8 = time.perf_counter() - t
+            for m in MARGINS:
+                int8.refine_margin = m
                 t = time.perf_counter()
-                scores[label] = m.score(ex.question, hits if kind == "relevance" else sents)
-                times[label].append(time.perf_counter() - t)
-                top[label] = int(scores[label].argmax())
-            same.append(top["int8"] == top["float32"])
-            if not same[-1]:
-                f32_sorted = sorted(scores["float32"].tolist(), reverse=True)
-                flips.append(round(f32_sorted[0] - f32_sorted[1], 4))
-    t8, t32 = median(times["int8"]), median(times["float32"])
-    return {"model": name, "kind": kind, "questions": len(same),
-            "top1_agreement": sum(same) / max(1, len(same)),
-            "flip_margins": flips,
-            "int8_ms": 1000 * t8, "float32_ms": 1000 * t32, "speedup": t32 / t8}
+                z = int8.refine(pairs, z8)
+                times[m].append(t8 + time.perf_counter() - t)
+                refined[m] += int(not np.array_equal(z, z8))
+                same[m].append(int(z.argmax()) == int(z32.argmax()))
+            if not same[0.0][-1]:
+                top2 = np.sort(z32)[::-1][:2]
+                flips.append(round(float(top2[0] - top2[1]), 4))
+    t32 = median(times["float32"])
+    return [{"model": name, "kind": kind, "questions": len(same[m]), "refine_margin": m,
+             "default": m == default, "top1_agreement": sum(same[m]) / max(1, len(same[m])),
+             "refined_questions": refined[m] / max(1, len(same[m])),
+             **({"flip_margins_z": flips} if m == 0.0 else {}),
+             "int8_ms": 1000 * median(times[m]), "float32_ms": 1000 * t32,
+             "speedup": t32 / median(times[m])} for m in MARGINS]
 
 
 def main() -> None:
@@ -223,21 +245,28 @@ def main() -> None:
                     ["config", "retriever_r@1", "retriever_r@5", "re_r@1", "re_r@5",
                      "sentence_recall", "context_tokens", "em", "f1"])
     squad_fmt, squad_rel = DATA["squad"]
-    squad = load(SHARED / "data" / squad_rel, fmt=squad_fmt, split="report")
+    squad = load(SHARED / "data" / squad_rel, fmt=squad_fmt, split=args.agreement_split)
+    if args.agreement_split == "dev":
+        results["agreement"] = []
     for name in ("minilm-re", "minilm-filter"):
         wanted = [c for c in configs() if c.startswith("RE kl" if name == "minilm-re"
                                                        else "filter")]
         if args.configs and not set(wanted) & set(args.configs):
             continue
-        row = agreement(squad, base, name, args.agreement_limit, args.seed)
-        if row:
+        rows = agreement(squad, base, name, args.agreement_limit, args.seed)
+        if rows:
             results["agreement"] = [r for r in results["agreement"] if r["model"] != name]
-            results["agreement"].append(row)
+            results["agreement"].extend(rows)
     if results["agreement"]:
-        table("int8 vs float32 (SQuAD report questions)", results["agreement"],
-                    ["model", "kind", "questions", "top1_agreement", "int8_ms", "float32_ms",
-                     "speedup"])
-    save("train", results)
+        table(f"int8 vs float32 (SQuAD {args.agreement_split} questions; refine_margin 0 ="
+              " plain int8)", results["agreement"],
+              ["model", "kind", "questions", "refine_margin", "default", "top1_agreement",
+               "refined_questions", "int8_ms", "float32_ms", "speedup"])
+    if args.agreement_split == "dev":
+        save("train-agreement-dev", {"limit": args.agreement_limit, "seed": args.seed,
+                                     "agreement": results["agreement"]})
+    else:
+        save("train", results)
 
 
 if __name__ == "__main__":
