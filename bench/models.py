@@ -9,7 +9,8 @@ Steps (each one is skipped when its output exists, so an interrupted run resumes
    log P_gen(answer | question, passage) from the default generator;
 3. ``ragctl train filter`` (StrInc targets) and ``ragctl train re`` (KL to the generator,
    and the has-answer alternative), MiniLM bi-encoders that start from the fallbacks;
-4. ``ragctl export`` int8 into ``models/`` with a model card each; the relevance model's
+4. ``ragctl export`` int8 (GPTQ rounding, calibrated on the training data) into
+   ``models/`` with a model card each; the relevance model's
    calibration and abstention threshold from ``bench/calibrate.py --relevance``.
 
 Everything runs through the ``ragctl`` command line. Work files go to bench/.home/train.

@@ -41,6 +41,8 @@ def table(title: str, rows: list[dict[str, Any]], cols: list[str]) -> None:
     def cell(v: Any, col: str = "") -> str:
         if v is None:
             return ""
+        if col == "refine_margin":
+            return f"{v:.2f}"
         if isinstance(v, float) and (col.endswith("_ms") or col in ("speedup", "seconds",
                                                                      "context_tokens")):
             return f"{v:.2f}"
@@ -193,7 +195,9 @@ def main() -> None:
     ap.add_argument("--from-index-questions", type=int, default=400,
                     help="sentences to write questions for in the --from-index run (0: skip)")
     ap.add_argument("--agreement-limit", type=int, default=500,
-                    help="SQuAD report questions for the int8-vs-float32 comparison")
+                    help="SQuAD questions for the int8-vs-float32 comparison")
+    ap.add_argument("--agreement-split", choices=("report", "dev"), default="report",
+                    help="dev: choose the near-tie margin (writes train-agreement-dev.json)")
     ap.add_argument("--skip-answers", action="store_true",
                     help="retrieval, relevance and filter metrics only (no generation)")
     args = ap.parse_args()

@@ -687,7 +687,9 @@ def models(ctx: click.Context, as_json: bool) -> None:
         if "architecture" in d:
             metrics = ", ".join(f"{k} {v}" for k, v in d.get("metrics", {}).items()
                                 if not k.startswith("val_loss"))
+            rounding = d.get("rounding", {}).get("method")
             about = f"{d['architecture']}, {d.get('quantization', '?')}" + \
+                (f" ({rounding})" if rounding == "gptq" else "") + \
                 (f"; {metrics}" if metrics else "")
         t.add_row(i.kind, i.name, "*" if i.default else "", about, i.location)
     stdout.print(t)
