@@ -575,8 +575,9 @@ def _run_training(kind: str, data: tuple[Path, ...], base: str, name: str | None
         with step_progress("exporting") as update:
             manifest = export_model(out, target, quantization=quantization, name=name,
                                     on_progress=update)
-        click.echo(f"exported {quantization} model ({manifest['rounding']['method']} "
-                   f"rounding): {target}")
+        method = manifest["rounding"]["method"]
+        click.echo(f"exported {quantization} model"
+                   f"{f' ({method} rounding)' if method != 'none' else ''}: {target}")
         click.echo(f"use it: ragctl models use {'filter' if kind == 'filter' else 'relevance'} "
                    f"{name}")
 
@@ -653,8 +654,9 @@ def export(name: str, src: Path | None, quantization: str, out: Path | None,
         manifest = export_model(src, target, quantization=quantization, name=name,
                                 data_licence=data_licence, rounding=rounding,
                                 on_progress=update)
+    method = manifest["rounding"]["method"]
     click.echo(f"exported {manifest['kind']} model {name} ({manifest['architecture']}, "
-               f"{quantization}, {manifest['rounding']['method']} rounding, "
+               f"{quantization}{f', {method} rounding' if method != 'none' else ''}, "
                f"{human_bytes(dir_size(target))}): {target}")
 
 

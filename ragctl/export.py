@@ -49,6 +49,8 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         raise RagctlError(f"quantization must be one of {', '.join(QUANTIZATIONS)}")
     if rounding not in ROUNDINGS:
         raise RagctlError(f"rounding must be one of {', '.join(ROUNDINGS)}")
+    if rounding == "gptq" and not quantization.startswith("int8"):
+        raise RagctlError(f"--rounding gptq is for int8 quantizations, not {quantization}")
     meta = read_training(src)
     model_dir = Path(meta["_model_dir"])
     arch = meta["architecture"]
@@ -60,7 +62,8 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
 
     _quiet_transformers()
     out = Path(out)
-    rounded: dict[str, Any] = {"method": "nearest"}
+    rounded: dict[str, Any] = {"method": "nearest" if quantization.startswith("int8")
+                               else "none"}
     convert_dir = model_dir
     work = out.with_name(out.name + ".gptq-tmp")
     tmp = out.with_name(out.name + ".export-tmp")

@@ -83,7 +83,9 @@ def test_export_rounds_with_gptq_when_the_training_data_is_there(tmp_path: Path)
     assert (tmp_path / "auto" / "model.bin").read_bytes() != \
         (tmp_path / "plain" / "model.bin").read_bytes()
     f32 = export_model(run, tmp_path / "f32", quantization="float32")
-    assert f32["rounding"] == {"method": "nearest"}  # only int8 is rounded
+    assert f32["rounding"] == {"method": "none"}  # only int8 is rounded
+    with pytest.raises(RagctlError, match="int8"):
+        export_model(run, tmp_path / "f32b", quantization="float32", rounding="gptq")
     # without the training data: auto falls back, an explicit gptq says what to do
     shutil.move(tmp_path / "silver.jsonl", tmp_path / "elsewhere.jsonl")
     assert export_model(run, tmp_path / "auto2")["rounding"] == {"method": "nearest"}
