@@ -26,6 +26,7 @@ margin comes from the manifest (``refine_margin``, 0 turns it off) or REFINE_MAR
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +38,8 @@ from .errors import ModelNotFoundError, RagctlError, missing_dependency
 from .text import first_words, overlap
 
 MANIFEST = "manifest.json"
-REFINE_MARGIN = 0.2  # z units; chosen on SQuAD dev questions (bench/train.py --refine-dev)
+REFINE_MARGIN = 0.2  # z units; chosen on SQuAD dev questions
+# (python bench/train.py --only --configs "RE kl" filter --agreement-split dev)
 INT8_TYPES = ("int8", "int8_float32", "int8_float16", "int8_bfloat16")
 BACKENDS = ("ct2-encoder", "ct2-bi-encoder", "ct2-seq2seq", "ct2-decoder")
 
@@ -174,9 +176,11 @@ class CT2Scorer:
         close = np.flatnonzero(z >= z.max() - self.refine_margin)
         if len(close) < 2:
             return z
-        if self._refiner is None:
-            self._refiner = CT2Scorer(self.path, device=self.device, compute_type="float32",
-                                      threads=self.threads, refine_margin=0.0)
+        if self._refiner is None:  # this scorer again, its weights computed in float32
+            refiner = copy.copy(self)
+            refiner.model, refiner.compute_type = self._load("float32"), "float32"
+            refiner.refine_margin = 0.0
+            self._refiner = refiner
         out = z.copy()
         out[close] = self._refiner.z([pairs[int(i)] for i in close])
         return out
