@@ -28,13 +28,16 @@ stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False)
 
 
+def _bar_columns() -> tuple[ProgressColumn, ...]:
+    return (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+            TimeRemainingColumn())
+
+
 @contextmanager
 def task_progress(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """A progress bar with a count and an ETA on stderr; yields ``advance(n)``."""
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
-               TimeRemainingColumn())
-    with Progress(*columns, console=stderr, transient=True) as bar:
+    with Progress(*_bar_columns(), console=stderr, transient=True) as bar:
         task = bar.add_task(description, total=total)
 
         def advance(n: int = 1) -> None:
@@ -46,10 +49,7 @@ def task_progress(description: str, total: int | None) -> Iterator[Callable[[int
 @contextmanager
 def step_progress(description: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar for work that reports ``update(done, total)`` as it goes."""
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
-               TimeRemainingColumn())
-    with Progress(*columns, console=stderr, transient=True) as bar:
+    with Progress(*_bar_columns(), console=stderr, transient=True) as bar:
         task = bar.add_task(description, total=None)
 
         def update(done: int, total: int) -> None:
