@@ -75,11 +75,12 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             if texts:
                 rounded = _gptq_copy(model_dir, work, texts, meta, on_progress)
                 convert_dir = work
-        TransformersConverter(str(convert_dir)).convert(str(tmp), quantization=quantization,
-                                                        force=True)
-    except (ValueError, RuntimeError, OSError, KeyError, NotImplementedError) as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise RagctlError(f"CTranslate2 cannot convert {model_dir}: {e}") from None
+        try:
+            TransformersConverter(str(convert_dir)).convert(
+                str(tmp), quantization=quantization, force=True)
+        except (ValueError, RuntimeError, OSError, KeyError, NotImplementedError) as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RagctlError(f"CTranslate2 cannot convert {model_dir}: {e}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     tokenizer = model_dir / "tokenizer.json"
@@ -176,8 +177,13 @@ def _gptq_copy(model_dir: Path, work: Path, texts: list[str], meta: dict[str, An
         tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     except (OSError, ValueError, KeyError) as e:
         raise RagctlError(f"cannot load {model_dir} for GPTQ rounding: {e}") from None
-    report = gptq_int8(model, tokenizer, texts, max_length=int(meta.get("max_length", 256)),
-                       on_progress=on_progress)
+    try:
+        report = gptq_int8(model, tokenizer, texts,
+                           max_length=int(meta.get("max_length", 256)),
+                           on_progress=on_progress)
+    except (RuntimeError, ValueError) as e:
+        raise RagctlError(f"GPTQ rounding of {model_dir} failed: {e}; "
+                          "export with --rounding nearest") from None
     model.save_pretrained(str(work))
     return report.to_dict()
 
