@@ -148,7 +148,7 @@ def calibrate_model(name: str, rows: list[Any], settings: Any, result: dict[str,
     from ragctl.models import model_dir
     from ragctl.relevance import CT2Relevance
     from ragctl.text import contains_answer, passage_text
-    from ragctl.train import fit_calibration
+    from ragctl.training.trainer import fit_calibration
 
     est = CT2Relevance(model_dir(name), device=settings.device,
                        compute_type=settings.compute_type)
@@ -182,20 +182,20 @@ def update_manifest(path: Path, **fields: Any) -> None:
 def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, Any]],
                     generators: list[str] | None, config_args: list[str] | None
                     ) -> dict[str, Any]:
+    from ragctl import models
     from ragctl.filter import SimilarityFilter
-    from ragctl.generate import GENERATORS, LlamaGenerator, build_prompt, resolve_generator
-    from ragctl.pipeline import Pipeline
+    from ragctl.generate import build_prompt
     from ragctl.text import contains_answer, exact_match, max_f1
     from ragctl.verify import strip_citations
 
-    pipe = Pipeline(c, relevance=re)
     filt = SimilarityFilter(retriever.embedder)
     prepared = []
     for q in questions:
         hits = retriever.search(q["question"], limit=20)
         probs = re.score(q["question"], hits)
         kept = [hits[i] for i in np.argsort(-probs, kind="stable")[:5]]
-        sents = [s for h in kept for s in pipe.sentences([h])[h.passage_id]]
+        per_passage = c.store.sentences_of([h.passage_id for h in kept])
+        sents = [s for h in kept for s in per_passage[h.passage_id]]
         scores = filt.score(q["question"], sents)
         prepared.append((q, kept, sents, scores))
     configs: list[tuple[Any, Any]] = [(1, 0.0)] + [(m, t) for m in (2, 3) for t in (0.0, 0.45)]
@@ -207,8 +207,8 @@ def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, A
         configs.append(("full", None))
     out: dict[str, Any] = {"questions": len(questions), "configs": []}
     rows = []
-    for gen_name in generators or list(GENERATORS):
-        gen = LlamaGenerator(resolve_generator(gen_name), name=gen_name)
+    for gen_name in generators or models.registered("generator"):
+        gen = models.load("generator", gen_name)
         for m, t in configs:
             em = f1 = acc = 0.0
             recall = 0.0

@@ -35,8 +35,8 @@ def main() -> None:
     args = ap.parse_args()
     use_bench_home()
     from ragctl.config import load_settings
-    from ragctl.datasets import load
-    from ragctl.evaluate import EvalOptions, evaluate, render_markdown
+    from ragctl.eval.datasets import load
+    from ragctl.eval.evaluate import EvalOptions, evaluate, render_report
 
     settings = load_settings()
     previous = RESULTS / "eval.json"
@@ -54,7 +54,7 @@ def main() -> None:
                        progress=progress)
         out = RESULTS / "eval" / name
         out.mkdir(parents=True, exist_ok=True)
-        md = render_markdown(rep)
+        md = render_report(rep)
         (out / "report.md").write_text(md)
         (out / "report.json").write_text(json.dumps(rep.to_dict(), indent=2))
         print(md)

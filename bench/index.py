@@ -51,12 +51,12 @@ def main() -> None:
     articles = squad_articles("report")
     n_files = write_paragraphs(articles, corpus)
 
+    from ragctl import models
     from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.embed import load_embedder
     from ragctl.indexer import Indexer
 
-    embedder = load_embedder("all-MiniLM-L6-v2")
+    embedder = models.load("embedder", "all-MiniLM-L6-v2")
     index_rates, bare_rates, passages = [], [], 0
     texts: list[str] = []
     for rep in range(args.reps):

@@ -67,7 +67,7 @@ def gold_sentences(row: dict[str, Any]) -> list[str]:
 def score(answer: str, sources: dict[int, str], golds: list[str], checker: Any
           ) -> tuple[float, float]:
     """(supporting-fact recall, citation support rate): the same measure as ragctl eval."""
-    from ragctl.evaluate import supporting_fact_recall
+    from ragctl.eval.evaluate import supporting_fact_recall
 
     return supporting_fact_recall(answer, sources, golds, checker)
 
@@ -83,7 +83,7 @@ def baseline(pipe: Any, question: str, words: int) -> tuple[str, dict[int, str],
     hits = pipe.retriever.search(question, limit=20)
     probs = pipe.relevance.score(question, hits)
     kept = [hits[i] for i in np.argsort(-probs, kind="stable")[:5]]
-    per = pipe.sentences(kept)
+    per = pipe.collection.store.sentences_of([h.passage_id for h in kept])
     context = [s for h in kept for s in per[h.passage_id]]
     numbered = " ".join(f"[{i}] {s.text}" for i, s in enumerate(context, 1))
     prompt = BASELINE_SHOT + f"Context: {numbered}\nQuestion: {question}\nAnswer:"

@@ -13,8 +13,9 @@ Then int8 against float32 for each trained model: the same top-1 passage / sente
 the same questions, and the median scoring time per question.
 
 Models: ``minilm-filter`` and ``minilm-re`` (bi-encoders) from models/;
-``minilm-re-hasanswer``, the ``--from-index`` filter and the cross-encoders (``-cross``)
-from bench/.home/train/home/models (see bench/models.py).
+``minilm-re-hasanswer`` and the ``--from-index`` filter from bench/.home/train/home/models
+(see bench/models.py). (The cross-encoder rows of docs/benchmarks.md are from an earlier
+run; that architecture was removed.)
 Prints tables and writes bench/results/train.json. Usage: python bench/train.py [--limit 150]
 """
 
@@ -62,29 +63,24 @@ def model_path(name: str) -> str | None:
     return None
 
 
-CROSS = " (cross-encoder)"
-
-
 def configs() -> dict[str, tuple[str, str]]:
     """name → (relevance, filter); only those whose models exist.
 
-    The shipped models are bi-encoders; the ``-cross`` ones are the cross-encoders trained
-    on the same kind of data (kept under bench/.home for the comparison)."""
+    The shipped models are bi-encoders."""
     out = {"fallbacks": ("similarity", "similarity")}
-    for suffix, label in (("", ""), ("-cross", CROSS)):
-        re_kl, re_ha = model_path(f"minilm-re{suffix}"), model_path(f"minilm-re-hasanswer{suffix}")
-        flt = model_path(f"minilm-filter{suffix}")
-        mine = model_path(f"minilm-filter-from-index{suffix}")
-        if re_kl:
-            out["RE kl" + label] = (re_kl, "similarity")
-        if re_ha:
-            out["RE has-answer" + label] = (re_ha, "similarity")
-        if flt:
-            out["filter" + label] = ("similarity", flt)
-        if mine:
-            out["filter from-index" + label] = ("similarity", mine)
-        if re_kl and flt:
-            out["RE kl + filter" + label] = (re_kl, flt)
+    re_kl, re_ha = model_path("minilm-re"), model_path("minilm-re-hasanswer")
+    flt = model_path("minilm-filter")
+    mine = model_path("minilm-filter-from-index")
+    if re_kl:
+        out["RE kl"] = (re_kl, "similarity")
+    if re_ha:
+        out["RE has-answer"] = (re_ha, "similarity")
+    if flt:
+        out["filter"] = ("similarity", flt)
+    if mine:
+        out["filter from-index"] = ("similarity", mine)
+    if re_kl and flt:
+        out["RE kl + filter"] = (re_kl, flt)
     return out
 
 
@@ -93,7 +89,7 @@ def from_index_filter(ds: Any, settings: Any, questions: int) -> None:
     import os
     import subprocess
 
-    from ragctl.evaluate import index_dataset
+    from ragctl.eval.evaluate import index_dataset
 
     target = TRAIN_HOME / "models" / "minilm-filter-from-index"
     if (target / "manifest.json").exists():
@@ -128,10 +124,10 @@ def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> list[
 
     from ragctl.collection import Collection
     from ragctl.ct2 import REFINE_MARGIN, CT2Scorer
-    from ragctl.evaluate import index_dataset
-    from ragctl.export import export_model
+    from ragctl.eval.evaluate import index_dataset
     from ragctl.pipeline import Pipeline
     from ragctl.text import passage_text
+    from ragctl.training.export import export_model
 
     src = ROOT / "bench" / ".home" / "train" / "runs" / name
     path = model_path(name)
@@ -159,7 +155,7 @@ def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> list[
                 pairs = [(ex.question, passage_text(h.title, h.text)) for h in hits]
             else:
                 pairs = [(ex.question, s.text) for h in hits[:5]
-                         for s in pipe.sentences([h])[h.passage_id]]
+                         for s in c.store.sentences_of([h.passage_id])[h.passage_id]]
             t = time.perf_counter()
             z32 = ref.z(pairs)
             times["float32"].append(time.perf_counter() - t)
@@ -203,8 +199,8 @@ def main() -> None:
     args = ap.parse_args()
     use_bench_home()
     from ragctl.config import load_settings
-    from ragctl.datasets import load
-    from ragctl.evaluate import EvalOptions, evaluate
+    from ragctl.eval.datasets import load
+    from ragctl.eval.evaluate import EvalOptions, evaluate
 
     base = load_settings()
     if args.from_index_questions:

@@ -201,34 +201,20 @@ class Collection:
         """Check that the store and the HNSW file agree; rebuild what does not."""
         report = DoctorReport()
         store = self.store
-        db = store.db
-        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+        integrity = store.integrity()
         if integrity != "ok":
             report.problems.append(f"SQLite integrity check failed: {integrity}")
-        try:
-            db.execute("INSERT INTO passages_fts(passages_fts) VALUES('integrity-check')")
-        except Exception as e:  # sqlite3.DatabaseError
-            report.problems.append(f"full-text index does not match the passages ({e})")
+        fts = store.fts_problem()
+        if fts is not None:
+            report.problems.append(f"full-text index does not match the passages ({fts})")
             if repair:
-                with store.transaction():
-                    db.execute("INSERT INTO passages_fts(passages_fts) VALUES('rebuild')")
+                store.rebuild_fts()
                 report.repaired.append("rebuilt the full-text index")
-        orphans = db.execute(
-            "SELECT count(*) FROM passages WHERE document_id NOT IN (SELECT id FROM documents)"
-        ).fetchone()[0]
+        orphans = store.orphan_count()
         if orphans:
             report.problems.append(f"{orphans} passages belong to no document")
             if repair:
-                with store.transaction():
-                    db.execute("DELETE FROM sentences WHERE document_id NOT IN "
-                               "(SELECT id FROM documents)")
-                    ids = [r[0] for r in db.execute(
-                        "SELECT id FROM passages WHERE document_id NOT IN "
-                        "(SELECT id FROM documents)")]
-                    db.execute("DELETE FROM passages WHERE document_id NOT IN "
-                               "(SELECT id FROM documents)")
-                    db.table("vector_journal").insert_all(
-                        {"passage_id": i, "op": "delete"} for i in ids)
+                store.remove_orphans()
                 report.repaired.append(f"removed {orphans} orphaned passages")
         n_passages = store.count("passages")
         dim = self.dim
@@ -238,8 +224,7 @@ class Collection:
             report.problems.append("passages exist but the embedding model is not recorded")
             return report
         if dim is not None:
-            bad = db.execute("SELECT count(*) FROM passages WHERE length(embedding) != ?",
-                             [dim * 4]).fetchone()[0]
+            bad = store.bad_vector_count(dim)
             if bad:
                 report.problems.append(f"{bad} stored vectors are not of dimension {dim}")
         pending = len(store.journal()[1])
@@ -289,8 +274,7 @@ def status(collection: Collection) -> dict[str, Any]:
                                            HNSW_FILE)]
     sizes = {f.name: f.stat().st_size for f in files if f.exists()}
     meta = store.meta()
-    formats = {r[0]: r[1] for r in store.db.execute(
-        "SELECT format, count(*) FROM documents GROUP BY format ORDER BY 2 DESC")}
+    formats = store.format_counts()
     return {
         "index": collection.name,
         "path": str(collection.dir),
@@ -308,3 +292,18 @@ def status(collection: Collection) -> dict[str, Any]:
         "pending_vector_changes": len(store.journal()[1]),
         "last_run": store.last_run(),
     }
+
+
+def index_status(settings: Settings) -> dict[str, Any]:
+    """:func:`status` of the index of ``settings``."""
+    with Collection.open(settings) as collection:
+        return status(collection)
+
+
+def check_index(settings: Settings, *, repair: bool = True) -> DoctorReport:
+    """``doctor``: check the index of ``settings``, repairing (under the writer's lock)
+    unless ``repair`` is off."""
+    with Collection.open(settings) as collection:
+        if repair:
+            collection.lock()
+        return collection.doctor(repair=repair)

@@ -73,6 +73,12 @@ class Settings:
     filter_threshold: float = 0.3
     filter_top_m: int = 1
     max_answer_tokens: int = 48
+    support_threshold: float = 0.5
+    # ask --long
+    long_words: int = 150
+    long_facets: int = 3
+    cluster_threshold: float = 0.35
+    max_nuggets: int = 30
     n_ctx: int = 4096
     device: str = "auto"
     compute_type: str = "auto"
@@ -175,7 +181,8 @@ def _validate(s: Settings) -> None:
     index_dir(s.index)
     positive = ("chunk_words", "max_sentence_words", "embed_batch_size", "hnsw_m",
                 "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k", "top_n", "top_k",
-                "filter_top_m", "max_answer_tokens", "n_ctx")
+                "filter_top_m", "max_answer_tokens", "n_ctx", "long_words", "long_facets",
+                "max_nuggets")
     for name in positive:
         if getattr(s, name) < 1:
             raise ConfigError(f"{name} must be at least 1, not {getattr(s, name)}")

@@ -4,17 +4,20 @@ An exported directory holds the converted CTranslate2 model, the tokenizer files
 (``tokenizer.json``) and ``manifest.json``::
 
     {"kind": "relevance" | "filter",
-     "backend": "ct2-encoder" | "ct2-seq2seq" | "ct2-decoder",
+     "backend": "ct2-bi-encoder" | "ct2-seq2seq" | "ct2-decoder",
      "max_length": 256, ...}
 
-For ``ct2-encoder`` (a cross-encoder) ``head.npz`` holds the classification head:
-``weight`` (2 × hidden), ``bias`` (2) and ``pooling`` ("mean", "pooler" or "cls"); logit 1
-is "true". For ``ct2-bi-encoder`` the encoder embeds each text alone (mean pooling, unit
-length) and ``head.npz`` holds ``weight`` (1 × 2) and ``bias`` (1) over the features
-(cosine of the two embeddings, share of the question's content words in the text).
-Seq2seq and decoder models score the target words "true" and "false".
-An optional ``calibration`` [a, b] in the manifest maps z = log P(true) − log P(false) to
-σ(a·z + b), fitted on the validation slice when the model was trained.
+The manifest's ``backend`` chooses the class that computes the score
+z = log P(true) − log P(false) of a (question, text) pair (:data:`BACKENDS`):
+
+- ``ct2-bi-encoder``: the encoder embeds each text alone (mean pooling, unit length) and
+  ``head.npz`` holds ``weight`` (1 × 2) and ``bias`` (1) over two features: the cosine of
+  the two embeddings and the share of the question's content words in the text;
+- ``ct2-seq2seq`` / ``ct2-decoder``: a T5-style or causal model scores the target words
+  "true" and "false" after the manifest's ``prompt``.
+
+An optional ``calibration`` [a, b] in the manifest maps z to σ(a·z + b), fitted on the
+validation slice when the model was trained.
 
 Near-ties: int8 arithmetic moves z by a few hundredths, enough to swap two candidates that
 float32 barely separates. When the stages rank one question's candidates
@@ -27,10 +30,9 @@ margin comes from the manifest (``refine_margin``, 0 turns it off) or REFINE_MAR
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,7 +43,6 @@ MANIFEST = "manifest.json"
 REFINE_MARGIN = 0.2  # z units; chosen on SQuAD dev questions
 # (python bench/train.py --only --configs "RE kl" filter --agreement-split dev)
 INT8_TYPES = ("int8", "int8_float32", "int8_float16", "int8_bfloat16")
-BACKENDS = ("ct2-encoder", "ct2-bi-encoder", "ct2-seq2seq", "ct2-decoder")
 
 
 def _ctranslate2() -> Any:
@@ -81,17 +82,17 @@ def resolve_compute_type(device: str, compute_type: str = "auto",
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of an exported model directory, checked for a known backend."""
+    from .models import read_manifest as read
+
     path = Path(path)
-    mf = path / MANIFEST
-    if not mf.exists():
+    if not (path / MANIFEST).exists():
         raise ModelNotFoundError(f"{path} is not a ragctl model directory (no {MANIFEST})")
-    try:
-        manifest: dict[str, Any] = json.loads(mf.read_text())
-    except (OSError, ValueError) as e:
-        raise ModelNotFoundError(f"cannot read {mf}: {e}") from None
+    manifest = read(path)
     if manifest.get("backend") not in BACKENDS:
         raise ModelNotFoundError(
-            f"{mf}: backend must be one of {', '.join(BACKENDS)}, not {manifest.get('backend')!r}")
+            f"{path / MANIFEST}: backend must be one of {', '.join(BACKENDS)}, "
+            f"not {manifest.get('backend')!r}")
     return manifest
 
 
@@ -109,14 +110,147 @@ def _tokenizer(path: Path, max_length: int) -> Any:
     return tok
 
 
+def mean_pool(states: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+    """Mean of each row's first ``lengths[i]`` token states (the rest is padding)."""
+    n = np.asarray(lengths)
+    mask = (np.arange(states.shape[1])[None, :] < n[:, None]).astype(np.float32)
+    return np.asarray((states * mask[:, :, None]).sum(1) / np.maximum(n, 1)[:, None],
+                      dtype=np.float32)
+
+
+# ------------------------------------------------------------------------------ backends
+
+class Backend:
+    """How one exported architecture loads and scores pairs at run time."""
+
+    name: ClassVar[str]
+
+    def __init__(self, scorer: CT2Scorer) -> None:
+        self.scorer = scorer
+
+    def load(self, ct2: Any, path: Path, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def z(self, model: Any, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
+        raise NotImplementedError
+
+
+class BiEncoderBackend(Backend):
+    name = "ct2-bi-encoder"
+
+    def load(self, ct2: Any, path: Path, **kwargs: Any) -> Any:
+        head = np.load(path / "head.npz")
+        self.weight = head["weight"].astype(np.float32)
+        self.bias = head["bias"].astype(np.float32)
+        return ct2.Encoder(str(path), **kwargs)
+
+    def embed(self, model: Any, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Unit-length embeddings, batched by length."""
+        encs = self.scorer.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
+        out: np.ndarray | None = None
+        for i in range(0, len(order), batch_size):
+            idx = order[i:i + batch_size]
+            tokens = [encs[j].tokens for j in idx]
+            res = model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
+            feats = mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
+                              [len(t) for t in tokens])
+            if out is None:
+                out = np.zeros((len(encs), feats.shape[1]), dtype=np.float32)
+            out[idx] = feats
+        if out is None:
+            return np.zeros((0, 0), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+    def z(self, model: Any, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+        index = {t: i for i, t in enumerate(texts)}
+        vecs = self.embed(model, texts, batch_size)
+        a = vecs[[index[q] for q, _ in pairs]]
+        b = vecs[[index[t] for _, t in pairs]]
+        feats = np.stack([(a * b).sum(1), [overlap(q, t) for q, t in pairs]], axis=1)
+        return np.asarray(feats @ self.weight[0] + self.bias[0], dtype=np.float32)
+
+
+class _TrueFalseBackend(Backend):
+    """Generative scorers: log P("true") − log P("false") after a prompt."""
+
+    def prompt(self, a: str, b: str) -> str:
+        m = self.scorer.manifest
+        template = m.get("prompt", "Question: {a} Context: {b} Relevant:")
+        return str(template.format(a=a, b=first_words(b, int(m.get("max_words", 0)))))
+
+    def word_tokens(self, word: str) -> list[str]:
+        return list(self.scorer.tokenizer.encode(word, add_special_tokens=False).tokens)
+
+    def words(self) -> tuple[str, str]:
+        m = self.scorer.manifest
+        return str(m.get("true", "true")), str(m.get("false", "false"))
+
+    def z(self, model: Any, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
+        out = np.zeros(len(pairs), dtype=np.float32)
+        for i in range(0, len(pairs), batch_size):
+            part = list(pairs[i:i + batch_size])
+            out[i:i + len(part)] = self.batch(model, part)
+        return out
+
+    def batch(self, model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Seq2SeqBackend(_TrueFalseBackend):
+    name = "ct2-seq2seq"
+
+    def load(self, ct2: Any, path: Path, **kwargs: Any) -> Any:
+        return ct2.Translator(str(path), **kwargs)
+
+    def batch(self, model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+        tok = self.scorer.tokenizer
+        sources = [tok.encode(self.prompt(a, b)).tokens for a, b in pairs]
+        yes, no = self.words()
+        res_t = model.score_batch(sources, [self.word_tokens(yes)] * len(sources))
+        res_f = model.score_batch(sources, [self.word_tokens(no)] * len(sources))
+        lt = np.array([r.log_probs[0] for r in res_t], dtype=np.float64)
+        lf = np.array([r.log_probs[0] for r in res_f], dtype=np.float64)
+        return np.asarray(lt - lf, dtype=np.float32)
+
+
+class DecoderBackend(_TrueFalseBackend):
+    name = "ct2-decoder"
+
+    def load(self, ct2: Any, path: Path, **kwargs: Any) -> Any:
+        return ct2.Generator(str(path), **kwargs)
+
+    def batch(self, model: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+        tok = self.scorer.tokenizer
+        prompts = [tok.encode(self.prompt(a, b)).tokens for a, b in pairs]
+        yes, no = self.words()
+        t_true = self.word_tokens(" " + yes)[:1]
+        t_false = self.word_tokens(" " + no)[:1]
+        res_t = model.score_batch([p + t_true for p in prompts])
+        res_f = model.score_batch([p + t_false for p in prompts])
+        lt = np.array([r.log_probs[-1] for r in res_t], dtype=np.float64)
+        lf = np.array([r.log_probs[-1] for r in res_f], dtype=np.float64)
+        return np.asarray(lt - lf, dtype=np.float32)
+
+
+BACKENDS: dict[str, type[Backend]] = {
+    b.name: b for b in (BiEncoderBackend, Seq2SeqBackend, DecoderBackend)}
+
+
+# ------------------------------------------------------------------------------ the scorer
+
 class CT2Scorer:
-    """P(true | a, b) for text pairs, from any of the three exported backends."""
+    """P(true | a, b) for text pairs, from an exported model of any backend."""
 
     def __init__(self, path: Path, *, device: str = "auto", compute_type: str = "auto",
                  threads: int = 0, refine_margin: float | None = None) -> None:
         self.path = Path(path)
         self.manifest = read_manifest(self.path)
-        self.backend: str = self.manifest["backend"]
+        self.backend = BACKENDS[self.manifest["backend"]](self)
         self.device = resolve_device(device)
         self.compute_type = resolve_compute_type(
             self.device, compute_type, str(self.manifest.get("quantization", "int8")))
@@ -128,30 +262,15 @@ class CT2Scorer:
             refine_margin = float(self.manifest.get("refine_margin", REFINE_MARGIN))
         self.refine_margin = refine_margin if self.compute_type in INT8_TYPES else 0.0
         self._refiner: CT2Scorer | None = None
-        self.true_word = self.manifest.get("true", "true")
-        self.false_word = self.manifest.get("false", "false")
-        self.max_words = int(self.manifest.get("max_words", 0))
         a, b = self.manifest.get("calibration", [1.0, 0.0])
         self.calibration = (float(a), float(b))
 
     def _load(self, compute_type: str) -> Any:
-        ct2 = _ctranslate2()
-        kwargs = {"device": self.device, "compute_type": compute_type,
-                  "intra_threads": self.threads}
         try:
-            if self.backend in ("ct2-encoder", "ct2-bi-encoder"):
-                model = ct2.Encoder(str(self.path), **kwargs)
-                head = np.load(self.path / "head.npz")
-                self.weight = head["weight"].astype(np.float32)
-                self.bias = head["bias"].astype(np.float32)
-                self.pooling = str(head["pooling"]) if "pooling" in head else "pooler"
-            elif self.backend == "ct2-seq2seq":
-                model = ct2.Translator(str(self.path), **kwargs)
-            else:
-                model = ct2.Generator(str(self.path), **kwargs)
+            return self.backend.load(_ctranslate2(), self.path, device=self.device,
+                                     compute_type=compute_type, intra_threads=self.threads)
         except (RuntimeError, ValueError, OSError, KeyError) as e:
             raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None
-        return model
 
     def close(self) -> None:
         self.model = None
@@ -178,7 +297,9 @@ class CT2Scorer:
             return z
         if self._refiner is None:  # this scorer again, its weights computed in float32
             refiner = copy.copy(self)
-            refiner.model, refiner.compute_type = self._load("float32"), "float32"
+            refiner.backend = copy.copy(self.backend)
+            refiner.backend.scorer = refiner
+            refiner.model, refiner.compute_type = refiner._load("float32"), "float32"
             refiner.refine_margin = 0.0
             self._refiner = refiner
         out = z.copy()
@@ -193,96 +314,10 @@ class CT2Scorer:
 
     def z(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
         """Uncalibrated log P(true) − log P(false) per pair."""
-        if self.backend == "ct2-bi-encoder":
-            return self._bi(pairs, batch_size)
-        out = np.zeros(len(pairs), dtype=np.float32)
-        for i in range(0, len(pairs), batch_size):
-            part = list(pairs[i:i + batch_size])
-            if self.backend == "ct2-encoder":
-                logits = self.logits(part)
-                out[i:i + len(part)] = logits[:, 1] - logits[:, 0]
-            elif self.backend == "ct2-seq2seq":
-                out[i:i + len(part)] = self._seq2seq(part)
-            else:
-                out[i:i + len(part)] = self._decoder(part)
-        return out
-
-    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Cross-encoder backend only: the head's two logits (false, true) per pair."""
-        encs = self.tokenizer.encode_batch(list(pairs))
-        tokens = [e.tokens for e in encs]
-        types = [e.type_ids for e in encs]
-        out = self.model.forward_batch(tokens, token_type_ids=types)
-        if self.pooling == "cls":
-            feats = np.asarray(out.last_hidden_state)[:, 0, :]
-        elif self.pooling == "mean":
-            feats = _mean_pool(np.asarray(out.last_hidden_state, dtype=np.float32),
-                               [len(t) for t in tokens])
-        else:
-            feats = np.asarray(out.pooler_output)
-        return np.asarray(feats @ self.weight.T + self.bias, dtype=np.float32)
+        return self.backend.z(self.model, pairs, batch_size)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
-        """Bi-encoder backend: unit-length embeddings, batched by length."""
-        encs = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
-        out: np.ndarray | None = None
-        for i in range(0, len(order), batch_size):
-            idx = order[i:i + batch_size]
-            tokens = [encs[j].tokens for j in idx]
-            res = self.model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
-            feats = _mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
-                               [len(t) for t in tokens])
-            if out is None:
-                out = np.zeros((len(encs), feats.shape[1]), dtype=np.float32)
-            out[idx] = feats
-        if out is None:
-            return np.zeros((0, 0), dtype=np.float32)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
-
-    def _bi(self, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
-        if not pairs:
-            return np.zeros(0, dtype=np.float32)
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-        index = {t: i for i, t in enumerate(texts)}
-        vecs = self.embed(texts, batch_size=batch_size)
-        a = vecs[[index[q] for q, _ in pairs]]
-        b = vecs[[index[t] for _, t in pairs]]
-        feats = np.stack([(a * b).sum(1), [overlap(q, t) for q, t in pairs]], axis=1)
-        return np.asarray(feats @ self.weight[0] + self.bias[0], dtype=np.float32)
-
-    def _prompt(self, a: str, b: str) -> str:
-        template = self.manifest.get("prompt", "Question: {a} Context: {b} Relevant:")
-        return str(template.format(a=a, b=first_words(b, self.max_words)))
-
-    def _word_tokens(self, word: str) -> list[str]:
-        enc = self.tokenizer.encode(word, add_special_tokens=False)
-        return list(enc.tokens)
-
-    def _seq2seq(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        sources = [self.tokenizer.encode(self._prompt(a, b)).tokens for a, b in pairs]
-        t_true, t_false = self._word_tokens(self.true_word), self._word_tokens(self.false_word)
-        res_t = self.model.score_batch(sources, [t_true] * len(sources))
-        res_f = self.model.score_batch(sources, [t_false] * len(sources))
-        lt = np.array([r.log_probs[0] for r in res_t], dtype=np.float64)
-        lf = np.array([r.log_probs[0] for r in res_f], dtype=np.float64)
-        return np.asarray(lt - lf, dtype=np.float32)
-
-    def _decoder(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        prompts = [self.tokenizer.encode(self._prompt(a, b)).tokens for a, b in pairs]
-        t_true = self._word_tokens(" " + self.true_word)[:1]
-        t_false = self._word_tokens(" " + self.false_word)[:1]
-        res_t = self.model.score_batch([p + t_true for p in prompts])
-        res_f = self.model.score_batch([p + t_false for p in prompts])
-        lt = np.array([r.log_probs[-1] for r in res_t], dtype=np.float64)
-        lf = np.array([r.log_probs[-1] for r in res_f], dtype=np.float64)
-        return np.asarray(lt - lf, dtype=np.float32)
-
-
-def _mean_pool(states: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
-    """Mean of each row's first ``lengths[i]`` token states (the rest is padding)."""
-    n = np.asarray(lengths)
-    mask = (np.arange(states.shape[1])[None, :] < n[:, None]).astype(np.float32)
-    return np.asarray((states * mask[:, :, None]).sum(1) / np.maximum(n, 1)[:, None],
-                      dtype=np.float32)
+        """Bi-encoder models: the unit-length embedding of each text."""
+        if not isinstance(self.backend, BiEncoderBackend):
+            raise RagctlError(f"{self.path} is not a bi-encoder model")
+        return self.backend.embed(self.model, texts, batch_size)

@@ -1,13 +1,16 @@
-"""Terminal rendering: progress bars and warnings on stderr, results on stdout."""
+"""Terminal rendering: progress bars and warnings on stderr, results on stdout.
+
+One renderer per command result; the CLI calls exactly one of them.
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -23,6 +26,15 @@ from rich.progress import (
 )
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from .collection import DoctorReport
+    from .longform import LongAnswer
+    from .models import ModelInfo
+    from .pipeline import Answer
+    from .records import Citation, Hit
+    from .training.silver import SilverReport
+    from .training.trainer import EpochLog, TrainJob
 
 stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False)
@@ -130,6 +142,10 @@ class RichReporter:
             soft_wrap=True)
 
 
+def render_index_summary(s: dict[str, Any]) -> None:
+    stdout.print(index_summary_table(s))
+
+
 def index_summary_table(s: dict[str, Any]) -> Table:
     t = Table(title=f"index {s['index']!r}", show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
@@ -153,7 +169,20 @@ def _where(path: str, place: str) -> str:
     return short_path(path) + (f" ({place})" if place else "")
 
 
-def render_sources(sources: Any) -> None:
+def render_search(hits: Sequence[Hit]) -> None:
+    """Ranked passages: place, scores and the start of the text."""
+    if not hits:
+        stdout.print("no matching passages")
+        return
+    for rank, h in enumerate(hits, start=1):
+        sim = f"  cos {h.similarity:.2f}" if h.similarity is not None else ""
+        stdout.print(Text.assemble((f"{rank:>2}. ", "bold"), (_where(h.path, h.place), "cyan"),
+                                   (f"  score {h.score:.4f}{sim}", "dim")))
+        snippet = h.text if len(h.text) <= 400 else h.text[:397].rstrip() + "…"
+        stdout.print(Text("    " + snippet))
+
+
+def render_sources(sources: Sequence[Citation]) -> None:
     """Each cited sentence: its number, file and place, offsets, and the sentence."""
     if not sources:
         return
@@ -165,7 +194,32 @@ def render_sources(sources: Any) -> None:
         stdout.print(Text(f"      {c.text}"))
 
 
-def render_answer(answer: Any, *, streamed: bool) -> None:
+class AnswerStream:
+    """Prints the answer as the generator writes it (``on_token``)."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def __call__(self, token: str) -> None:
+        if not self.started:
+            self.started = True
+            stdout.print("[bold]Answer:[/bold] ", end="")
+            token = token.lstrip()
+        stdout.print(token, end="")
+
+
+def render_answer(answer: Answer, *, stream: AnswerStream | None = None,
+                  explain: bool = False) -> None:
+    """The answer and its sources, or the abstention; then ``--explain``'s tables."""
+    if answer.abstained:
+        render_abstention(answer)
+    else:
+        _render_answer(answer, streamed=bool(stream and stream.started))
+    if explain:
+        render_explain(answer)
+
+
+def _render_answer(answer: Answer, *, streamed: bool) -> None:
     """The answer (re-printed with checked citations), then its sources."""
     if streamed:
         stdout.print("")
@@ -190,7 +244,7 @@ def render_answer(answer: Any, *, streamed: bool) -> None:
     render_sources(answer.sources)
 
 
-def render_abstention(answer: Any) -> None:
+def render_abstention(answer: Answer | LongAnswer) -> None:
     stdout.print(Text("Not found in your documents.", style="bold"))
     stdout.print(Text(f"  ({answer.abstain_reason})", style="dim"))
     closest = answer.passages[:3]
@@ -203,7 +257,7 @@ def render_abstention(answer: Any) -> None:
             stdout.print(Text(f"      {snippet}"))
 
 
-def render_explain(answer: Any) -> None:
+def render_explain(answer: Answer) -> None:
     t = Table(title="retrieved → reranked", show_lines=False)
     for col in ("rank", "kept", "relevance", "cos", "passage"):
         t.add_column(col)
@@ -232,7 +286,7 @@ def render_explain(answer: Any) -> None:
     stdout.print(Text(f"timings: {timings}", style="dim"))
 
 
-def render_long(answer: Any) -> None:
+def render_long(answer: LongAnswer) -> None:
     if answer.abstained:
         render_abstention(answer)
         return
@@ -248,3 +302,138 @@ def render_long(answer: Any) -> None:
             stdout.print(Text(f"  {f['rank']}. {how}, {len(f['nugget_ids'])} nuggets, "
                               f"relevance {f['score']:.2f}  {cites}", style="dim"))
     render_sources(answer.sources)
+
+
+def render_markdown(text: str) -> None:
+    from rich.markdown import Markdown
+
+    stdout.print(Markdown(text))
+
+
+def render_models(infos: Sequence[ModelInfo]) -> None:
+    t = Table(box=None)
+    for col in ("kind", "name", "default", "about", "location"):
+        t.add_column(col)
+    for i in infos:
+        d = i.details
+        about = d.get("description", "")
+        if "architecture" in d:
+            metrics = ", ".join(f"{k} {v}" for k, v in d.get("metrics", {}).items()
+                                if not k.startswith("val_loss"))
+            rounding = d.get("rounding", {}).get("method")
+            about = f"{d['architecture']}, {d.get('quantization', '?')}" + \
+                (f" ({rounding})" if rounding == "gptq" else "") + \
+                (f"; {metrics}" if metrics else "")
+        t.add_row(i.kind, i.name, "*" if i.default else "", about, i.location)
+    stdout.print(t)
+
+
+def render_status(info: dict[str, Any]) -> None:
+    t = Table(title=f"index {info['index']!r}", show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("location", short_path(info["path"]))
+    t.add_row("documents", f"{info['documents']}  "
+              + ", ".join(f"{k} {v}" for k, v in info["formats"].items()))
+    t.add_row("passages", str(info["passages"]))
+    t.add_row("sentences", str(info["sentences"]))
+    t.add_row("embedder", f"{info['embedder']} ({info['dim']} dims)" if info["embedder"]
+              else "(none yet)")
+    t.add_row("on disk", human_bytes(info["total_bytes"]))
+    t.add_row("folders", "\n".join(short_path(r) for r in info["roots"]) or "(none)")
+    if info["pending_vector_changes"]:
+        t.add_row("pending", f"{info['pending_vector_changes']} vector changes "
+                  "(an interrupted run; the next run or 'ragctl doctor' applies them)")
+    run = info["last_run"]
+    if run:
+        t.add_row("last run", f"{run['started']}  {run['status']}")
+    stdout.print(t)
+
+
+def render_doctor(report: DoctorReport) -> None:
+    for p in report.problems:
+        stdout.print(f"problem: {p}")
+    for r in report.repaired:
+        stdout.print(f"repaired: {r}")
+    if not report.problems:
+        stdout.print(f"ok: {report.info.get('documents', 0)} documents, "
+                     f"{report.info.get('passages', 0)} passages, store and vectors agree")
+
+
+def render_silver(report: SilverReport, out: Path, measures: Sequence[str]) -> None:
+    synth = report.synth
+    if synth is not None:
+        stderr.print(f"{synth.kept} of {synth.tried} generated questions kept "
+                     f"({synth.unparsed} unparsed, {synth.answer_not_in_sentence} answer "
+                     f"not in the sentence, {synth.gives_answer_away} answer in the "
+                     f"question, {synth.not_found_again} source not retrieved again)")
+    run = report.run
+    picked = ", ".join(f"{m} {run.selected.get(m, 0)}" for m in measures)
+    stdout.print(f"{run.written} labelled, {run.skipped_done} already in {out}, "
+                 f"{run.skipped_bad} without passages; sentences selected: {picked}")
+
+
+class TrainingProgress:
+    """One progress bar per epoch, a line per validation, an export bar, then a summary."""
+
+    def __init__(self, kind: str, epochs: int) -> None:
+        from .training.trainer import metric_name
+
+        self.kind, self.epochs, self.metric = kind, epochs, metric_name(kind)
+        self.bars = ExitStack()
+        self.advance: Callable[[int], None] | None = None
+        self.update: Callable[[int, int], None] | None = None
+
+    def __enter__(self) -> TrainingProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bars.close()
+
+    def step(self, epoch: int, step: int, steps: int, loss: float) -> None:
+        if step == 1:
+            self.bars.close()
+            self.advance = self.bars.enter_context(
+                task_progress(f"epoch {epoch}/{self.epochs}", steps))
+        if self.advance is not None:
+            self.advance(1)
+
+    def epoch(self, log: EpochLog) -> None:
+        self.bars.close()
+        if log.epoch == 0:
+            stderr.print(f"before training: validation loss {log.val_loss:.4f}, "
+                         f"{self.metric} {log.val_metric:.3f}")
+            return
+        stderr.print(f"epoch {log.epoch}: train loss {log.train_loss:.4f}, validation loss "
+                     f"{log.val_loss:.4f}, {self.metric} {log.val_metric:.3f} "
+                     f"({log.seconds:.0f} s)")
+
+    def export(self, done: int, total: int) -> None:
+        if self.update is None:
+            self.update = self.bars.enter_context(step_progress("exporting"))
+        self.update(done, total)
+
+    def done(self, job: TrainJob) -> None:
+        self.bars.close()
+        r = job.result
+        metrics = ", ".join(f"{k} {v}" for k, v in r.metrics.items())
+        stdout.print(f"trained {self.kind} ({r.architecture}, {r.examples} examples, best "
+                     f"epoch {r.best_epoch}): {metrics}")
+        stdout.print(f"training run: {job.out}")
+        if job.exported is not None and job.manifest is not None:
+            method = job.manifest["rounding"]["method"]
+            stdout.print(f"exported {job.manifest['quantization']} model"
+                         f"{f' ({method} rounding)' if method != 'none' else ''}: "
+                         f"{job.exported}")
+            stdout.print(f"use it: ragctl models use "
+                         f"{'filter' if self.kind == 'filter' else 'relevance'} {job.name}")
+
+
+def render_export(name: str, target: Path, manifest: dict[str, Any]) -> None:
+    from .training.export import dir_size
+
+    method = manifest["rounding"]["method"]
+    stdout.print(f"exported {manifest['kind']} model {name} ({manifest['architecture']}, "
+                 f"{manifest['quantization']}"
+                 f"{f', {method} rounding' if method != 'none' else ''}, "
+                 f"{human_bytes(dir_size(target))}): {target}")

@@ -55,9 +55,9 @@ class AllFilesFailedError(RagctlError):
     exit_code = EXIT_ALL_FAILED
 
 
-def missing_dependency(module: str, extra: str) -> MissingDependencyError:
-    """Build the error raised when a lazily imported module is absent."""
+def missing_dependency(module: str, extra: str | None = None) -> MissingDependencyError:
+    """Build the error raised when a lazily imported module is absent; ``extra`` names the
+    optional group of ragctl that brings it (none for the core dependencies)."""
+    how = f"pip install 'ragctl[{extra}]'" if extra else f"pip install {module}"
     return MissingDependencyError(
-        f"the Python package '{module}' is not installed; "
-        f"install it with: pip install 'ragctl[{extra}]'"
-    )
+        f"the Python package '{module}' is not installed; install it with: {how}")

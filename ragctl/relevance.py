@@ -1,8 +1,8 @@
 """Stage 7: the relevance estimator (RE-RAG) — P(relevant | question, passage).
 
-RE = P(true) / (P(true) + P(false)) (RE-RAG eq. 3) from an exported CTranslate2 model,
-or, until one is trained, the retriever's cosine similarity mapped to [0, 1] by a
-logistic curve fitted on the SQuAD development split (``bench/calibrate.py``).
+RE = P(true) / (P(true) + P(false)) (RE-RAG eq. 3) from an exported CTranslate2 model
+(the shipped ``minilm-re``), or the fallback: the retriever's cosine similarity mapped to
+[0, 1] by a logistic curve fitted on the SQuAD development split (``bench/calibrate.py``).
 The scores rerank the retrieved passages, weight answers (eq. 4–6) and decide when the
 documents do not hold an answer.
 """
@@ -10,15 +10,15 @@ documents do not hold an answer.
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .retrieve import Hit
-from .text import passage_text
+from .backends import Embedder, RelevanceEstimator
+from .errors import RagctlError
+from .records import Hit
 
 # Fitted by bench/calibrate.py on the SQuAD dev split (even articles): P(passage holds
 # the answer | cosine similarity) ≈ sigmoid((cos - CENTER) / SCALE).
@@ -30,39 +30,38 @@ SIMILARITY_SCALE = 0.142
 SIMILARITY_THRESHOLD = 0.05
 
 
-class RelevanceEstimator(ABC):
-    """Scores (question, passage) pairs with a probability of relevance."""
-
-    name: str
-    threshold: float = SIMILARITY_THRESHOLD  # abstain below this best probability
-
-    @abstractmethod
-    def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
-        """One probability in [0, 1] per hit."""
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release native resources."""
-
-
 class SimilarityRelevance(RelevanceEstimator):
     """The fallback: the retriever's cosine similarity through a fitted logistic curve."""
 
     name = "similarity"
+    threshold = SIMILARITY_THRESHOLD
 
-    def __init__(self, *, center: float = SIMILARITY_CENTER,
-                 scale: float = SIMILARITY_SCALE) -> None:
+    def __init__(self, *, center: float = SIMILARITY_CENTER, scale: float = SIMILARITY_SCALE,
+                 embedder: Embedder | None = None) -> None:
         self.center = center
         self.scale = scale
+        self.embedder = embedder  # only needed to score texts that are not retrieved hits
+
+    def _curve(self, sims: Sequence[float]) -> np.ndarray:
+        s = np.asarray(sims, dtype=np.float64)
+        return np.asarray(1.0 / (1.0 + np.exp(-(s - self.center) / self.scale)),
+                          dtype=np.float32)
 
     def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
-        sims = np.array([h.similarity if h.similarity is not None else 0.0 for h in hits],
-                        dtype=np.float64)
-        return np.asarray(1.0 / (1.0 + np.exp(-(sims - self.center) / self.scale)),
-                          dtype=np.float32)
+        return self._curve([h.similarity if h.similarity is not None else 0.0 for h in hits])
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        if self.embedder is None:
+            raise RagctlError("the similarity relevance estimator needs an embedder "
+                              "to score texts")
+        vecs = self.embedder.embed([question, *texts])
+        return self._curve((vecs[1:] @ vecs[0]).tolist())
 
 
 class CT2Relevance(RelevanceEstimator):
-    """An exported cross-encoder, seq2seq or decoder model (see ``ragctl.ct2``)."""
+    """An exported bi-encoder, seq2seq or decoder model (see ``ragctl.ct2``)."""
 
     def __init__(self, path: Path, **kwargs: Any) -> None:
         from .ct2 import CT2Scorer
@@ -72,11 +71,10 @@ class CT2Relevance(RelevanceEstimator):
         self.threshold = float(self.scorer.manifest.get("abstain_threshold",
                                                         SIMILARITY_THRESHOLD))
 
-    def score(self, question: str, hits: Sequence[Hit]) -> np.ndarray:
-        if not hits:
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
             return np.zeros(0, dtype=np.float32)
-        return self.scorer.predict([(question, passage_text(h.title, h.text)) for h in hits],
-                                   refine=True)
+        return self.scorer.predict([(question, t) for t in texts], refine=True)
 
     def close(self) -> None:
         self.scorer.close()

@@ -8,35 +8,19 @@ later stages use as a calibrated-enough relevance signal.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
+from . import models
+from .backends import Embedder
 from .collection import Collection
-from .embed import Embedder, load_embedder
+from .config import Settings
 from .errors import RagctlError
+from .records import Hit
 
 Mode = Literal["hybrid", "vector", "bm25"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "bm25")
-
-
-@dataclass(frozen=True)
-class Hit:
-    passage_id: int
-    score: float
-    similarity: float | None
-    path: str
-    title: str
-    place: str
-    start_char: int
-    end_char: int
-    text: str
-    vector_rank: int | None = None
-    bm25_rank: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Retriever:
@@ -53,7 +37,7 @@ class Retriever:
             if not name:
                 raise RagctlError(f"index {self.collection.name!r} is empty; "
                                   "add documents with: ragctl index PATH")
-            self._embedder = load_embedder(name)
+            self._embedder = models.load("embedder", name, self.collection.settings)
         return self._embedder
 
     def search(self, query: str, *, limit: int = 10, mode: Mode = "hybrid",
@@ -104,7 +88,14 @@ class Retriever:
             r = records[pid]
             hits.append(Hit(
                 passage_id=pid, score=round(fused[pid], 6), similarity=sims.get(pid),
-                path=r.path, title=r.title, place=r.place, start_char=r.start_char,
-                end_char=r.end_char, text=r.text, vector_rank=vrank.get(pid),
-                bm25_rank=brank.get(pid)))
+                vector_rank=vrank.get(pid), bm25_rank=brank.get(pid), **r.span()))
         return hits
+
+
+def search_index(settings: Settings, query: str, *, mode: str = "hybrid") -> list[Hit]:
+    """The ``settings.search_limit`` best passages of the index of ``settings``."""
+    if mode not in MODES:
+        raise RagctlError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+    with Collection.open(settings) as collection:
+        return Retriever(collection).search(query, limit=settings.search_limit,
+                                            mode=mode)

@@ -46,7 +46,7 @@ class SentenceSplitter:
             try:
                 import spacy
             except ImportError:
-                raise missing_dependency("spacy", "index") from None
+                raise missing_dependency("spacy") from None
             if self.model:
                 nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "tagger"])
             else:

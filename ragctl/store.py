@@ -22,6 +22,7 @@ import numpy as np
 import sqlite_utils
 
 from .chunk import Chunk
+from .records import Passage, Sentence
 
 SCHEMA_VERSION_KEY = "schema_version"
 
@@ -127,18 +128,6 @@ class DocumentRecord:
     n_passages: int
     n_sentences: int
     indexed_at: str
-
-
-@dataclass(frozen=True)
-class PassageRecord:
-    id: int
-    document_id: int
-    path: str
-    title: str
-    place: str
-    start_char: int
-    end_char: int
-    text: str
 
 
 def _doc(row: dict[str, Any]) -> DocumentRecord:
@@ -313,8 +302,8 @@ class Store:
                 if rows:
                     yield _unpack(rows, dim)
 
-    def passages(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
-        out: dict[int, PassageRecord] = {}
+    def passages(self, ids: Sequence[int]) -> dict[int, Passage]:
+        out: dict[int, Passage] = {}
         for i in range(0, len(ids), 500):
             part = [int(x) for x in ids[i:i + 500]]
             marks = ",".join("?" * len(part))
@@ -322,8 +311,33 @@ class Store:
                 f"SELECT p.id, p.document_id, d.path, d.title, p.place, p.start_char, "
                 f"p.end_char, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
                 f"WHERE p.id IN ({marks})", part):
-                out[r["id"]] = PassageRecord(**r)
+                out[r["id"]] = Passage(**r)
         return out
+
+    def sentences_of(self, passage_ids: Sequence[int]) -> dict[int, list[Sentence]]:
+        """The sentences of these passages, in document order, keyed by passage id."""
+        out: dict[int, list[Sentence]] = {int(p): [] for p in passage_ids}
+        ids = list(out)
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.db.query(
+                f"SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
+                f"s.end_char, s.text FROM sentences s JOIN passages p ON p.id = s.passage_id "
+                f"JOIN documents d ON d.id = s.document_id WHERE s.passage_id IN ({marks}) "
+                f"ORDER BY s.passage_id, s.seq", part):
+                out[r["passage_id"]].append(Sentence(**r))
+        return out
+
+    def sentence_rows(self) -> list[tuple[int, int, str]]:
+        """(id, passage id, text) of every sentence."""
+        return [(int(r[0]), int(r[1]), str(r[2])) for r in
+                self.db.execute("SELECT id, passage_id, text FROM sentences")]
+
+    def format_counts(self) -> dict[str, int]:
+        """Documents per format, most common first."""
+        return {r[0]: int(r[1]) for r in self.db.execute(
+            "SELECT format, count(*) FROM documents GROUP BY format ORDER BY 2 DESC")}
 
     def fts_search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """BM25 over passages: (passage id, bm25 score where higher is better)."""
@@ -335,6 +349,74 @@ class Store:
             "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
             "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
+
+    # ------------------------------------------------------------------ re-embedding
+    def passage_texts(self, after: int, limit: int) -> list[tuple[int, str]]:
+        """(id, text) of up to ``limit`` passages with ids above ``after``, in id order."""
+        return [(int(r[0]), str(r[1])) for r in self.db.execute(
+            "SELECT id, text FROM passages WHERE id > ? ORDER BY id LIMIT ?", [after, limit])]
+
+    def start_staging(self) -> None:
+        """An empty table for new embeddings, swapped in by :meth:`swap_in_staged`."""
+        self.db.execute("CREATE TABLE IF NOT EXISTS reembed_staging "
+                        "(passage_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        with self.transaction():
+            self.db.execute("DELETE FROM reembed_staging")
+
+    def stage_embeddings(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        with self.transaction():
+            self.db.table("reembed_staging").insert_all(
+                {"passage_id": int(i), "embedding": np.asarray(v, dtype=np.float32).tobytes()}
+                for i, v in zip(ids, vectors, strict=True))
+
+    def swap_in_staged(self, **meta: Any) -> None:
+        """Every passage takes its staged embedding, in one transaction with ``meta``."""
+        with self.transaction():
+            self.db.execute("UPDATE passages SET embedding = (SELECT s.embedding FROM "
+                            "reembed_staging s WHERE s.passage_id = passages.id)")
+            self.db.execute("DELETE FROM reembed_staging")
+            self.db.execute("DELETE FROM vector_journal")
+            self.set_meta(**meta)
+
+    # ------------------------------------------------------------------ checks
+    def integrity(self) -> str:
+        """SQLite's integrity check: "ok", or what it found."""
+        return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def fts_problem(self) -> str | None:
+        """Why the full-text index does not match the passages, or None."""
+        try:
+            self.db.execute("INSERT INTO passages_fts(passages_fts) VALUES('integrity-check')")
+        except Exception as e:  # sqlite3.DatabaseError
+            return str(e)
+        return None
+
+    def rebuild_fts(self) -> None:
+        with self.transaction():
+            self.db.execute("INSERT INTO passages_fts(passages_fts) VALUES('rebuild')")
+
+    def orphan_count(self) -> int:
+        """Passages whose document is gone."""
+        return int(self.db.execute("SELECT count(*) FROM passages WHERE document_id NOT IN "
+                                   "(SELECT id FROM documents)").fetchone()[0])
+
+    def remove_orphans(self) -> int:
+        """Delete orphaned passages and sentences (journalled); returns how many passages."""
+        with self.transaction():
+            self.db.execute("DELETE FROM sentences WHERE document_id NOT IN "
+                            "(SELECT id FROM documents)")
+            ids = [r[0] for r in self.db.execute(
+                "SELECT id FROM passages WHERE document_id NOT IN (SELECT id FROM documents)")]
+            self.db.execute("DELETE FROM passages WHERE document_id NOT IN "
+                            "(SELECT id FROM documents)")
+            self.db.table("vector_journal").insert_all(
+                {"passage_id": i, "op": "delete"} for i in ids)
+        return len(ids)
+
+    def bad_vector_count(self, dim: int) -> int:
+        """Stored vectors whose size is not ``dim`` float32 values."""
+        return int(self.db.execute("SELECT count(*) FROM passages WHERE length(embedding) != ?",
+                                   [dim * 4]).fetchone()[0])
 
     # ------------------------------------------------------------------ journal
     def journal(self) -> tuple[int, dict[int, str]]:

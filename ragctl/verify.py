@@ -12,30 +12,16 @@ The checker is a class of its own so a better one (an NLI model) can replace it.
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .embed import Embedder
-from .filter import SentenceRef
+from .backends import Embedder, SupportChecker
+from .records import Citation, Sentence
 from .text import STOPWORDS, normalize_answer
 
 _CITE = re.compile(r"\s*\[(\d{1,3})\]")
-
-
-@dataclass(frozen=True)
-class Citation:
-    number: int
-    sentence_id: int
-    passage_id: int
-    path: str
-    title: str
-    place: str
-    start_char: int
-    end_char: int
-    text: str
 
 
 @dataclass(frozen=True)
@@ -59,12 +45,6 @@ class Verified:
         if not self.sentences:
             return 0.0
         return sum(s.supported for s in self.sentences) / len(self.sentences)
-
-
-class SupportChecker(ABC):
-    @abstractmethod
-    def support(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
-        """A support score in [0, 1] of ``claim`` by each evidence sentence."""
 
 
 def _claim_words(text: str) -> list[str]:
@@ -108,7 +88,7 @@ def strip_citations(text: str) -> tuple[str, list[int]]:
     return " ".join(_CITE.sub(" ", text).split()), numbers
 
 
-def verify(answer: str, context: Sequence[SentenceRef], checker: SupportChecker, *,
+def verify(answer: str, context: Sequence[Sentence], checker: SupportChecker, *,
            threshold: float = 0.5) -> Verified:
     """Check ``answer`` against the numbered ``context`` (1-based, in prompt order)."""
     result = Verified(text=answer.strip())

@@ -1,41 +1,17 @@
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from ragctl.embed import Embedder, register_embedder
+from ragctl import models
+from tests.fakes import FakeGenerator, HashEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-
-
-class HashEmbedder(Embedder):
-    """Deterministic bag-of-words vectors: texts sharing words are close."""
-
-    def __init__(self, name: str = "fake-hash", dim: int = 64) -> None:
-        self.name = name
-        self.dim = dim
-        self.calls = 0
-        self.texts = 0
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        self.texts += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"\w+", t.lower()):
-                h = int(hashlib.md5(w.encode()).hexdigest(), 16)
-                out[i, h % self.dim] += 1.0
-            out[i, 0] += 0.01
-        return out
-
 
 FAKES: dict[str, HashEmbedder] = {}
 
@@ -45,8 +21,12 @@ def _fake(name: str, dim: int) -> HashEmbedder:
     return FAKES[name]
 
 
-register_embedder("fake-hash", lambda: _fake("fake-hash", 64))
-register_embedder("fake-hash-32", lambda: _fake("fake-hash-32", 32))
+models.register("embedder", "fake-hash", lambda settings, **_: _fake("fake-hash", 64),
+                about="test fake: hashed bag of words, 64 dimensions")
+models.register("embedder", "fake-hash-32", lambda settings, **_: _fake("fake-hash-32", 32),
+                about="test fake: hashed bag of words, 32 dimensions")
+models.register("generator", "fake-gen", lambda settings, **_: FakeGenerator(),
+                about="test fake: answers '3 pm [1]'")
 
 
 @pytest.fixture(autouse=True)

@@ -1,21 +1,21 @@
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ragctl.backends import ContextFilter
 from ragctl.collection import Collection
 from ragctl.config import load_settings
 from ragctl.errors import RagctlError
-from ragctl.filter import ContextFilter, SentenceRef
-from ragctl.generate import Completion, build_prompt
+from ragctl.generate import build_prompt
 from ragctl.indexer import Indexer
 from ragctl.pipeline import AskOptions, Pipeline
+from ragctl.records import Hit, Sentence
 from ragctl.relevance import SimilarityRelevance, re_logit, re_weights
-from ragctl.retrieve import Hit
 from ragctl.verify import LexicalEmbeddingSupport, split_answer, strip_citations, verify
+from tests.fakes import FakeGenerator
 
 DOCS = {
     "dentist.txt": "Your dentist appointment is on Thursday at 3 pm. Please arrive early. "
@@ -24,35 +24,6 @@ DOCS = {
                "## Heating\n\nThe boiler is serviced every October.",
     "travel.txt": "The train to Porto leaves at nine. The ferry to Faro leaves at noon.",
 }
-
-
-class FakeGenerator:
-    """Answers with a fixed reply (or a function of the prompt); records the prompts."""
-
-    name = "fake-gen"
-
-    def __init__(self, reply: str | object = "3 pm [1]") -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def complete(self, prompt: str, *, max_tokens: int = 48, stop: object = ("\n",),
-                 on_token: object = None) -> Completion:
-        self.prompts.append(prompt)
-        text = self.reply(prompt) if callable(self.reply) else str(self.reply)
-        if on_token is not None:
-            for piece in re.findall(r"\s*\S+", text):
-                on_token(piece)  # type: ignore[operator]
-        return Completion(text, len(prompt.split()), len(text.split()), 0.01, 0.001)
-
-    def logprob(self, prompt: str, continuation: str) -> float:
-        last = prompt.rsplit("Context:", 1)[-1]
-        return 0.0 if continuation.strip().lower() in last.lower() else -8.0
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture
@@ -74,7 +45,8 @@ def pipeline(gen: FakeGenerator, **kw: object) -> Pipeline:
 
 
 def test_relevance_math() -> None:
-    hits = [Hit(i, 0.0, sim, "p", "", "", 0, 1, "t") for i, sim in enumerate([0.1, 0.5, 0.9])]
+    hits = [Hit(passage_id=i, score=0.0, similarity=sim, path="p", end_char=1, text="t")
+            for i, sim in enumerate([0.1, 0.5, 0.9])]
     p = SimilarityRelevance().score("q", hits)
     assert np.all(np.diff(p) > 0) and p.min() >= 0 and p.max() <= 1
     w = re_weights([0.9, 0.5, 0.1])
@@ -85,8 +57,9 @@ def test_relevance_math() -> None:
     assert re_logit(0.5) == 0.0
 
 
-def _refs(*texts: str) -> list[SentenceRef]:
-    return [SentenceRef(i, 1, i, "/f.txt", "", "", 0, len(t), t) for i, t in enumerate(texts)]
+def _refs(*texts: str) -> list[Sentence]:
+    return [Sentence(id=i, passage_id=1, seq=i, path="/f.txt", end_char=len(t), text=t)
+            for i, t in enumerate(texts)]
 
 
 def test_filter_select_threshold_top_m_and_at_least_one() -> None:

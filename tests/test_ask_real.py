@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from ragctl.cli import cli
 from ragctl.ct2 import CT2Scorer
 from ragctl.errors import EXIT_NOT_FOUND
-from tests.tiny_models import build_cross_encoder, build_llama, build_t5
+from tests.tiny_models import build_bi_encoder, build_llama, build_t5
 
 pytestmark = pytest.mark.real
 
@@ -29,7 +29,7 @@ NOTES = {
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("models")
-    return {"encoder": build_cross_encoder(root / "tiny-ce"),
+    return {"encoder": build_bi_encoder(root / "tiny-bi"),
             "t5": build_t5(root / "tiny-t5"), "llama": build_llama(root / "tiny-llama")}
 
 
@@ -43,9 +43,11 @@ def notes(tmp_path: Path) -> Path:
     return root
 
 
-def test_cross_encoder_matches_torch(models: dict[str, Path]) -> None:
+def test_bi_encoder_matches_torch(models: dict[str, Path]) -> None:
     import torch
     from transformers import BertModel
+
+    from ragctl.text import overlap
 
     path = models["encoder"]
     scorer = CT2Scorer(path, device="cpu", compute_type="float32")
@@ -53,15 +55,18 @@ def test_cross_encoder_matches_torch(models: dict[str, Path]) -> None:
     got = scorer.predict(pairs)
     bert = BertModel.from_pretrained(str(path.parent / (path.name + "-hf"))).eval()
     head = np.load(path / "head.npz")
+
+    def embed(text: str) -> np.ndarray:
+        ids = scorer.tokenizer.encode(text).ids
+        with torch.no_grad():
+            states = bert(input_ids=torch.tensor([ids])).last_hidden_state[0].numpy()
+        v = states.mean(0)
+        return v / np.linalg.norm(v)
+
     want = []
     for a, b in pairs:
-        enc = scorer.tokenizer.encode(a, b)
-        with torch.no_grad():
-            out = bert(input_ids=torch.tensor([enc.ids]),
-                       token_type_ids=torch.tensor([enc.type_ids]))
-        logits = out.pooler_output[0].numpy() @ head["weight"].T + head["bias"]
-        e = np.exp(logits - logits.max())
-        want.append(e[1] / e.sum())
+        z = head["weight"][0] @ np.array([embed(a) @ embed(b), overlap(a, b)]) + head["bias"][0]
+        want.append(1 / (1 + np.exp(-z)))
     assert got == pytest.approx(np.array(want), abs=1e-4)
     assert CT2Scorer(path).compute_type == "int8"  # auto picks int8 on CPU
 
@@ -136,7 +141,7 @@ def test_ask_with_exported_ct2_models(notes: Path, models: dict[str, Path]) -> N
         "--relevance", str(models["encoder"]), "--filter", str(models["t5"])])
     assert result.exit_code == 0, result.output
     a = json.loads(result.stdout)
-    assert a["models"]["relevance"] == "tiny-ce" and a["models"]["filter"] == "tiny-t5"
+    assert a["models"]["relevance"] == "tiny-bi" and a["models"]["filter"] == "tiny-t5"
     assert all(0.0 <= p["relevance"] <= 1.0 for p in a["passages"])
     assert a["context"]
 

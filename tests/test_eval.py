@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.datasets import detect_format, load
 from ragctl.errors import RagctlError
-from ragctl.evaluate import answer_precision, threshold_table
+from ragctl.eval.datasets import detect_format, load
+from ragctl.eval.evaluate import answer_precision, threshold_table
 from ragctl.text import contains_answer, exact_match, max_f1, normalize_answer, unigram_f1
 
 
@@ -150,7 +150,7 @@ def test_eval_end_to_end_on_a_tiny_dataset(tmp_path: Path, fake_embedder: str) -
 
 
 def test_supporting_fact_recall() -> None:
-    from ragctl.evaluate import supporting_fact_recall
+    from ragctl.eval.evaluate import supporting_fact_recall
     from ragctl.verify import LexicalEmbeddingSupport
 
     golds = ["Ann founded the company in 1990.", "The company makes bicycles."]

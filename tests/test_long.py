@@ -6,38 +6,31 @@ import numpy as np
 
 from ragctl.collection import Collection
 from ragctl.config import load_settings
-from ragctl.facets import Facet, bm25_scores, cluster
-from ragctl.filter import SentenceRef
-from ragctl.generate import Completion
 from ragctl.indexer import Indexer
-from ragctl.longform import fluency_pass, render, summarize_facets
-from ragctl.nuggets import Nugget, verify_span
-from ragctl.pipeline import LongOptions, Pipeline
+from ragctl.longform import (
+    Facet,
+    LongOptions,
+    Nugget,
+    bm25_scores,
+    cluster,
+    fluency_pass,
+    render,
+    summarize_facets,
+    verify_span,
+)
+from ragctl.pipeline import Pipeline
+from ragctl.records import Sentence
 from ragctl.verify import LexicalEmbeddingSupport
+from tests.fakes import FakeGenerator
 
 
 def nug(i: int, text: str, score: float = 0.5) -> Nugget:
-    return Nugget(i, text, SentenceRef(i, i, 0, f"/d{i}.txt", "", "", 0, len(text), text),
-                  score, 0.5)
+    return Nugget(i, text, Sentence(id=i, passage_id=i, path=f"/d{i}.txt", end_char=len(text),
+                                    text=text), score, 0.5)
 
 
-class Scripted:
-    name = "scripted"
-
-    def __init__(self, *replies: str) -> None:
-        self.replies = list(replies)
-        self.prompts: list[str] = []
-
-    def complete(self, prompt: str, **kw: object) -> Completion:
-        self.prompts.append(prompt)
-        text = self.replies.pop(0) if self.replies else ""
-        return Completion(text, 1, 1, 0.0, 0.0)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def close(self) -> None:
-        pass
+def scripted(*replies: str) -> FakeGenerator:
+    return FakeGenerator(replies=replies, name="scripted")
 
 
 def test_cluster_groups_near_duplicates() -> None:
@@ -65,11 +58,11 @@ def test_span_must_be_copied_verbatim() -> None:
 def test_verify_fallback_replaces_unsupported_summary() -> None:
     facet = Facet((nug(0, "The rent is 750 euros per month.", 0.9),
                    nug(1, "Rent is due on the first of the month.", 0.4)), 0.8)
-    good = Scripted("The rent of 750 euros is due on the first of the month.")
+    good = scripted("The rent of 750 euros is due on the first of the month.")
     out = summarize_facets(good, LexicalEmbeddingSupport(), "rent?", [facet], {0: 1, 1: 2},
                            words=100)
     assert not out[0].fallback and out[0].citations == [1, 2]
-    bad = Scripted("Penguins enjoy cold weather in Antarctica every winter.")
+    bad = scripted("Penguins enjoy cold weather in Antarctica every winter.")
     out = summarize_facets(bad, LexicalEmbeddingSupport(), "rent?", [facet], {0: 1, 1: 2},
                            words=100)
     assert out[0].fallback and out[0].text == "The rent is 750 euros per month."
@@ -79,7 +72,7 @@ def test_verify_fallback_replaces_unsupported_summary() -> None:
 
 def test_word_budget_stops_facets() -> None:
     facets = [Facet((nug(i, f"Fact number {i} is about topic {i} here."),), 1.0) for i in range(5)]
-    gen = Scripted(*[f"Fact number {i} is about topic {i} here." for i in range(5)])
+    gen = scripted(*[f"Fact number {i} is about topic {i} here." for i in range(5)])
     out = summarize_facets(gen, LexicalEmbeddingSupport(), "q", facets,
                            {i: i + 1 for i in range(5)}, words=20)
     assert sum(len(s.text.split()) for s in out) <= 20
@@ -88,12 +81,12 @@ def test_word_budget_stops_facets() -> None:
 
 def test_fluency_keeps_citations_or_is_rejected() -> None:
     text = "Rent is 750 euros [1]. The boiler is serviced in October [2]."
-    ok, why = fluency_pass(Scripted("Rent is 750 euros [1], and the boiler is serviced in "
+    ok, why = fluency_pass(scripted("Rent is 750 euros [1], and the boiler is serviced in "
                                     "October [2]."), text)
     assert why is None and "[2]" in ok
-    kept, why = fluency_pass(Scripted("Rent is 750 euros and the boiler works [1]."), text)
+    kept, why = fluency_pass(scripted("Rent is 750 euros and the boiler works [1]."), text)
     assert kept == text and "citation" in (why or "")
-    kept, why = fluency_pass(Scripted("Rent [1] [3]. Boiler [2]."), text)
+    kept, why = fluency_pass(scripted("Rent [1] [3]. Boiler [2]."), text)
     assert kept == text and why
 
 
@@ -109,9 +102,9 @@ def test_long_answer_end_to_end_with_fakes(tmp_path: Path, fake_embedder: str) -
     with Collection.open(s, create=True) as c:
         c.lock()
         Indexer(c).run([docs])
-    gen = Scripted("The rent is 750 euros per month.", "The deposit was 900 euros.",
+    gen = scripted("The rent is 750 euros per month.", "The deposit was 900 euros.",
                    "The boiler is serviced every October.")
-    with Collection.open(s) as c, Pipeline(c, generator=gen) as p:  # type: ignore[arg-type]
+    with Collection.open(s) as c, Pipeline(c, generator=gen) as p:
         a = p.ask_long("What about the rent, the deposit and the boiler?",
                        LongOptions(abstain=False, filter_threshold=0.0, max_nuggets=6,
                                    words=60, cluster_threshold=0.2))

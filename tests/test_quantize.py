@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ragctl.errors import RagctlError
-from ragctl.export import export_model
-from ragctl.quantize import _pin_row_max, gptq_int8, gptq_rows, round_to_grid
+from ragctl.training.export import export_model
+from ragctl.training.quantize import gptq_int8, gptq_rows, pin_row_max, round_to_grid
 
 from .test_train import _hf_bert, _train
 
@@ -32,7 +32,7 @@ def test_gptq_lowers_the_output_error_and_stays_on_the_converters_grid() -> None
     x = torch.from_numpy(_correlated_inputs(2000, 32))
     h = x.T @ x / len(x)
     q = gptq_rows(w, h)
-    _pin_row_max(q, w.double())
+    pin_row_max(q, w.double())
 
     def out_err(m: torch.Tensor) -> float:
         d = m.double() - w.double()

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragctl import models
 from ragctl.collection import Collection
 from ragctl.config import load_settings
-from ragctl.embed import DEFAULT_EMBEDDER, load_embedder, packaged_minilm_dir
+from ragctl.embed import DEFAULT_EMBEDDER, packaged_minilm_dir
 from ragctl.indexer import Indexer
 from ragctl.retrieve import Retriever
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.real
 
 def test_minilm_loads_offline_and_embeds() -> None:
     assert packaged_minilm_dir() is not None
-    e = load_embedder(DEFAULT_EMBEDDER)
+    e = models.load("embedder", DEFAULT_EMBEDDER)
     assert (e.name, e.dim) == ("all-MiniLM-L6-v2", 384)
     v = e.embed(["The cat sat on the mat.", "A kitten rested on a rug.", "Stock prices fell."])
     assert v.dtype == np.float32 and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)

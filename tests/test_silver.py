@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from ragctl.cli import cli
 from ragctl.errors import RagctlError
-from ragctl.silver import (
+from ragctl.training.silver import (
     AnswerScorer,
     SilverInput,
     SilverLabeler,
@@ -20,6 +20,7 @@ from ragctl.silver import (
     select_lexical,
     write_silver,
 )
+from tests.fakes import FakeGenerator
 
 
 class AnswerInPrompt(AnswerScorer):
@@ -162,22 +163,15 @@ def test_cli_silver_reports_bad_data_in_one_line(tmp_path: Path) -> None:
 
 
 
-class QuestionWriter:
+def question_writer(table: dict[str, str]) -> FakeGenerator:
     """A generator that writes one question per sentence from a fixed table."""
 
-    name = "fake-writer"
-
-    def __init__(self, table: dict[str, str]) -> None:
-        self.table = table
-
-    def complete(self, prompt: str, **kw: object) -> object:
-        from types import SimpleNamespace
-
+    def write(prompt: str) -> str:
         sentence = prompt.rsplit("Sentence: ", 1)[1].split("\n")[0]
-        for key, text in self.table.items():
-            if key in sentence:
-                return SimpleNamespace(text=text)
-        return SimpleNamespace(text=" I do not know.")
+        return next((text for key, text in table.items() if key in sentence),
+                    " I do not know.")
+
+    return FakeGenerator(write, name="fake-writer")
 
 
 def test_from_index_keeps_only_questions_that_pass_every_check(tmp_path: Path,
@@ -185,8 +179,8 @@ def test_from_index_keeps_only_questions_that_pass_every_check(tmp_path: Path,
     from ragctl.collection import Collection
     from ragctl.config import load_settings
     from ragctl.indexer import Indexer
-    from ragctl.silver import LlamaAnswerScorer
-    from ragctl.synth import SynthStats, parse, synthesize
+    from ragctl.training.silver import LlamaAnswerScorer
+    from ragctl.training.synth import SynthStats, parse, synthesize
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -198,7 +192,7 @@ def test_from_index_keeps_only_questions_that_pass_every_check(tmp_path: Path,
     with Collection.open(settings, create=True) as c:
         c.lock()
         Indexer(c).run([docs])
-    writer = QuestionWriter({
+    writer = question_writer({
         "Lisbon": " Where did the company office move in 2019?\nAnswer: Lisbon",
         "rent": " What is the rent of the Rua Augusta flat?\nAnswer: Paris",  # not in it
         "dentist": " When is the dentist appointment on Thursday?\nAnswer: Thursday"})

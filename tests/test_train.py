@@ -12,21 +12,20 @@ from click.testing import CliRunner
 from ragctl.cli import cli
 from ragctl.ct2 import CT2Scorer
 from ragctl.errors import RagctlError
-from ragctl.export import export_model
-from ragctl.filter import CT2Filter, SentenceRef
+from ragctl.filter import CT2Filter
+from ragctl.records import Hit, Sentence
 from ragctl.relevance import CT2Relevance
-from ragctl.retrieve import Hit
-from ragctl.silver import SilverInput, SilverLabeler, write_silver
 from ragctl.text import passage_text
-from ragctl.train import (
-    BI_INIT,
+from ragctl.training.architectures import ARCHITECTURES, BI_INIT, BiEncoder, resolve_architecture
+from ragctl.training.export import export_model
+from ragctl.training.silver import SilverInput, SilverLabeler, write_silver
+from ragctl.training.trainer import (
     PairScorer,
     Trainer,
     TrainOptions,
     fit_calibration,
     kl_loss,
     listwise_loss,
-    resolve_architecture,
 )
 
 from .test_silver import AnswerInPrompt
@@ -93,11 +92,11 @@ def _train(tmp: Path, kind: str, base: Path, *, name: str, epochs: int = 2,
 def _hits(question: str) -> list[Hit]:
     _q, _a, fact = next(f for f in FACTS if f[0] == question)
     texts = [f"{NOISE[0]}. {FACTS[1][2]}.", f"{NOISE[1]}. {fact}.", "the mat is a mat."]
-    return [Hit(i, 1.0, 0.5, "p.md", "", "", 0, len(t), t) for i, t in enumerate(texts)]
+    return [Hit(passage_id=i, score=1.0, similarity=0.5, path="p.md", end_char=len(t), text=t)
+            for i, t in enumerate(texts)]
 
 
-@pytest.mark.parametrize("maker,arch,backend", [(_hf_bert, "cross-encoder", "ct2-encoder"),
-                                                (_hf_bert, "bi-encoder", "ct2-bi-encoder"),
+@pytest.mark.parametrize("maker,arch,backend", [(_hf_bert, "bi-encoder", "ct2-bi-encoder"),
                                                 (_hf_t5, "seq2seq", "ct2-seq2seq"),
                                                 (_hf_llama, "decoder", "ct2-decoder")])
 def test_train_filter_export_and_load_through_ask_backend(tmp_path: Path, maker, arch,
@@ -112,13 +111,13 @@ def test_train_filter_export_and_load_through_ask_backend(tmp_path: Path, maker,
     assert manifest["training"]["silver_measure"] == "strinc"
     flt = CT2Filter(out)
     assert flt.scorer.compute_type == "float32"  # "auto" keeps the exported type on CPU
-    sents = [SentenceRef(i, 1, i, "p.md", "", "", 0, 1, t) for i, t in
+    sents = [Sentence(id=i, passage_id=1, seq=i, path="p.md", end_char=1, text=t) for i, t in
              enumerate(["the mat is a mat", "the office is lisbon", "a question is a question"])]
     scores = flt.score("where is the office", sents)
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
     # the exported model computes what the trained torch model computes
     a, b = manifest["calibration"]
-    torch_scorer = PairScorer(arch, run / "model", None,
+    torch_scorer = PairScorer(ARCHITECTURES[arch](), run / "model", None,
                               TrainOptions(kind="filter", max_length=64), "cpu")
     if torch_scorer.head is not None:
         head = np.load(run / "model" / "head.npz")
@@ -133,7 +132,7 @@ def test_train_filter_export_and_load_through_ask_backend(tmp_path: Path, maker,
                                atol=1e-5)
 
 
-def test_trained_cross_encoder_learns_the_silver_sentence(tmp_path: Path) -> None:
+def test_trained_bi_encoder_learns_the_silver_sentence(tmp_path: Path) -> None:
     run = _train(tmp_path, "filter", _hf_bert(tmp_path), name="learn", epochs=6)
     meta = json.loads((run / "model" / "train.json").read_text())
     history = meta["history"]
@@ -142,7 +141,7 @@ def test_trained_cross_encoder_learns_the_silver_sentence(tmp_path: Path) -> Non
     flt = CT2Filter(tmp_path / "m")
     correct = 0
     for q, _, fact in FACTS:
-        sents = [SentenceRef(i, 1, i, "p", "", "", 0, 1, t)
+        sents = [Sentence(id=i, passage_id=1, seq=i, path="p", end_char=1, text=t)
                  for i, t in enumerate([NOISE[0], fact, NOISE[1], NOISE[2]])]
         correct += int(np.argmax(flt.score(q, sents)) == 1)
     assert correct >= 4  # of 6, from 18 training questions
@@ -283,12 +282,12 @@ def test_cli_train_exports_and_models_use_makes_it_the_default(
     assert bad.exit_code == 1 and "relevance model" in bad.output
     ok = CliRunner().invoke(cli, ["models", "use", "relevance", "tiny-re"])
     assert ok.exit_code == 0, ok.output
+    from ragctl import models
     from ragctl.config import load_settings
-    from ragctl.pipeline import load_relevance
 
     settings = load_settings()
     assert settings.relevance == "tiny-re"
-    est = load_relevance(settings.relevance, settings)
+    est = models.load("relevance", settings.relevance, settings)
     assert isinstance(est, CT2Relevance)
     missing = CliRunner().invoke(cli, ["models", "use", "relevance", "nope"])
     assert missing.exit_code == 1 and "no model 'nope'" in missing.output
@@ -325,13 +324,13 @@ def test_listwise_loss_puts_the_mass_on_the_positives() -> None:
 def test_bi_encoder_starts_as_the_fallback_formula_and_needs_an_encoder(
         tmp_path: Path) -> None:
     bert = _hf_bert(tmp_path)
-    scorer = PairScorer("bi-encoder", bert, None, TrainOptions(kind="filter"), "cpu")
+    scorer = PairScorer(BiEncoder(), bert, None, TrainOptions(kind="filter"), "cpu")
     scorer.train(False)
     pairs = [("where is the office", "the office is lisbon"),
              ("where is the office", "the mat is a mat")]
     with torch.no_grad():
         z = scorer.logits(pairs).numpy()
-        vecs = scorer.embed([p for pair in pairs for p in pair]).numpy()
+        vecs = scorer.arch.embed(scorer, [p for pair in pairs for p in pair]).numpy()
     (w_cos, w_lex), bias = BI_INIT["filter"]
     cos = np.array([vecs[0] @ vecs[1], vecs[2] @ vecs[3]])
     lex = np.array([1.0, 0.0])  # "office" is the question's one content word
@@ -339,23 +338,26 @@ def test_bi_encoder_starts_as_the_fallback_formula_and_needs_an_encoder(
     assert w_cos / (w_cos + w_lex) == pytest.approx(0.7)  # SimilarityFilter's weight
     with pytest.raises(RagctlError, match="cannot be trained as a bi-encoder"):
         resolve_architecture(str(_hf_t5(tmp_path)), "bi-encoder")
-    assert resolve_architecture(str(bert), "bi-encoder")[0] == "bi-encoder"
-    assert resolve_architecture(str(bert))[0] == "cross-encoder"
+    assert resolve_architecture(str(bert), "bi-encoder")[0].name == "bi-encoder"
+    assert resolve_architecture(str(bert))[0].name == "bi-encoder"
+    with pytest.raises(RagctlError, match="architecture must be"):
+        resolve_architecture(str(bert), "cross-encoder")
 
 
 def test_a_missing_default_model_falls_back_to_similarity_with_a_warning(
-        model_defaults: None, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+        model_defaults: None, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     import ragctl.models as models
     from ragctl.config import load_settings
-    from ragctl.pipeline import load_relevance
     from ragctl.relevance import SimilarityRelevance
 
     monkeypatch.setattr(models, "find_model", lambda name: None)
     settings = load_settings()
-    est = load_relevance(settings.relevance, settings)
+    with caplog.at_level("WARNING", logger="ragctl.models"):
+        est = models.load("relevance", settings.relevance, settings)
     assert isinstance(est, SimilarityRelevance)
-    err = capsys.readouterr().err
+    err = caplog.text
     assert "minilm-re" in err and "similarity fallback" in err
     # a model the user named is not silently replaced
     with pytest.raises(RagctlError, match="no model 'my-re'"):
-        load_relevance("my-re", settings)
+        models.load("relevance", "my-re", settings)

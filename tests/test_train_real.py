@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ragctl import models
 from ragctl.cli import cli
-from ragctl.export import export_model
+from ragctl.records import Hit, Sentence
 from ragctl.relevance import CT2Relevance
-from ragctl.silver import SilverInput, SilverLabeler, write_silver
-from ragctl.train import Trainer, TrainOptions
+from ragctl.training.export import export_model
+from ragctl.training.silver import SilverInput, SilverLabeler, write_silver
+from ragctl.training.trainer import Trainer, TrainOptions
 
 from .test_train import word_scorer
 
@@ -73,10 +75,8 @@ def test_smollm2_gguf_base_trains_as_a_decoder_and_exports(tmp_path: Path) -> No
     assert res.architecture == "decoder"
     manifest = export_model(tmp_path / "run", tmp_path / "smol-re", quantization="int8")
     assert manifest["backend"] == "ct2-decoder" and manifest["base"] == "smollm2"
-    from ragctl.retrieve import Hit
-
     est = CT2Relevance(tmp_path / "smol-re")
-    hits = [Hit(i, 1.0, 0.5, "p", "", "", 0, len(t), t)
+    hits = [Hit(passage_id=i, score=1.0, similarity=0.5, path="p", end_char=len(t), text=t)
             for i, t in enumerate([NOISE, "The office is in Lisbon."])]
     probs = est.score("Where is the company's office?", hits)
     assert probs.shape == (2,) and np.all((probs > 0) & (probs < 1))
@@ -84,31 +84,25 @@ def test_smollm2_gguf_base_trains_as_a_decoder_and_exports(tmp_path: Path) -> No
 
 def test_shipped_models_load_by_name_and_rank_an_obvious_case(model_defaults: None) -> None:
     from ragctl.config import load_settings
-    from ragctl.filter import SentenceRef
-    from ragctl.models import bundled_models_dir, list_models
-    from ragctl.pipeline import load_filter, load_relevance
-    from ragctl.retrieve import Hit
 
-    if not (bundled_models_dir() / "minilm-re" / "manifest.json").exists():
+    if not (models.bundled_models_dir() / "minilm-re" / "manifest.json").exists():
         pytest.skip("the shipped models are not in this checkout")
     settings = load_settings()
     # they beat the fallbacks on the report splits (README), so they are the defaults
     assert (settings.relevance, settings.context_filter) == ("minilm-re", "minilm-filter")
-    names = {(m.kind, m.name) for m in list_models(settings)}
+    names = {(m.kind, m.name) for m in models.available(settings)}
     assert {("relevance", "minilm-re"), ("filter", "minilm-filter")} <= names
     question = "Where is the company's office?"
     texts = [NOISE, "The company's office is in Lisbon, near the river."]
-    re_probs = load_relevance("minilm-re", settings).score(
-        question, [Hit(i, 1.0, 0.5, "p", "", "", 0, 1, t) for i, t in enumerate(texts)])
+    re_probs = models.load("relevance", "minilm-re", settings).score(
+        question, [Hit(passage_id=i, similarity=0.5, path="p", text=t)
+                   for i, t in enumerate(texts)])
     assert re_probs[1] > re_probs[0]
 
-    class NoRetriever:
-        embedder = None
-
-    flt = load_filter("minilm-filter", settings, NoRetriever())  # type: ignore[arg-type]
+    flt = models.load("filter", "minilm-filter", settings)
     sents = ["The weather was mild all week.", "The company's office is in Lisbon.",
              "Nobody remembered the meeting."]
-    scores = flt.score(question, [SentenceRef(i, 1, i, "p", "", "", 0, 1, t)
+    scores = flt.score(question, [Sentence(id=i, passage_id=1, seq=i, path="p", text=t)
                                   for i, t in enumerate(sents)])
     assert int(np.argmax(scores)) == 1
 
@@ -117,16 +111,17 @@ def test_untrained_minilm_bi_encoder_is_the_similarity_fallback() -> None:
     """Training starts from the fallback: same embeddings, same filter and RE scores."""
     import torch
 
-    from ragctl.embed import load_embedder
-    from ragctl.filter import SentenceRef, SimilarityFilter
-    from ragctl.train import BI_INIT, PairScorer, resolve_architecture
+    from ragctl.filter import SimilarityFilter
+    from ragctl.training.architectures import BI_INIT, resolve_architecture
+    from ragctl.training.trainer import PairScorer
 
     arch, path, _ = resolve_architecture("minilm", "bi-encoder")
     question = "Where is the company's office?"
     sents = ["The weather was mild all week.", "The company's office is in Lisbon.",
              "Nobody remembered the meeting.", "Rent for the office is 900 euros."]
-    fallback = SimilarityFilter(load_embedder("minilm")).score(
-        question, [SentenceRef(i, 1, i, "p", "", "", 0, 1, t) for i, t in enumerate(sents)])
+    fallback = SimilarityFilter(models.load("embedder", "minilm")).score(
+        question, [Sentence(id=i, passage_id=1, seq=i, path="p", text=t)
+                   for i, t in enumerate(sents)])
     scorer = PairScorer(arch, path, None, TrainOptions(kind="filter"), "cpu")
     scorer.train(False)
     with torch.no_grad():
@@ -137,14 +132,12 @@ def test_untrained_minilm_bi_encoder_is_the_similarity_fallback() -> None:
     re.train(False)
     with torch.no_grad():
         z_re = re.logits([(question, s) for s in sents]).numpy()
-        cos = (re.embed([question]) @ re.embed(sents).T).numpy()[0]
+        cos = (arch.embed(re, [question]) @ arch.embed(re, sents).T).numpy()[0]
     np.testing.assert_allclose(z_re, (cos - 0.799) / 0.142, atol=1e-4)
 
 
 def test_ask_uses_the_shipped_models_by_default(tmp_path: Path, model_defaults: None) -> None:
-    from ragctl.models import bundled_models_dir
-
-    if not (bundled_models_dir() / "minilm-re" / "manifest.json").exists():
+    if not (models.bundled_models_dir() / "minilm-re" / "manifest.json").exists():
         pytest.skip("the shipped models are not in this checkout")
     docs = tmp_path / "docs"
     docs.mkdir()

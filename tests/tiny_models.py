@@ -76,15 +76,17 @@ def hf_llama(src: Path, *, seed: int = 0) -> Path:
     return src
 
 
-def build_cross_encoder(out: Path, *, kind: str = "relevance", seed: int = 0) -> Path:
-    """A 2-layer BERT + a random 2-way head, exported as a ragctl ct2-encoder model."""
+def build_bi_encoder(out: Path, *, kind: str = "relevance", seed: int = 0) -> Path:
+    """A 2-layer BERT + a random (cosine, overlap) head, exported as a ragctl
+    ct2-bi-encoder model."""
     src = hf_bert(out.parent / (out.name + "-hf"), seed=seed)
     _convert(src, out)
     (out / "tokenizer.json").write_bytes((src / "tokenizer.json").read_bytes())
     rng = np.random.default_rng(seed)
-    np.savez(out / "head.npz", weight=rng.normal(size=(2, 32)).astype(np.float32),
-             bias=np.zeros(2, dtype=np.float32), pooling=np.array("pooler"))
-    _manifest(out, "ct2-encoder", kind)
+    np.savez(out / "head.npz", weight=rng.normal(size=(1, 2)).astype(np.float32),
+             bias=np.array([0.1], dtype=np.float32), pooling=np.array("mean"),
+             features=np.array(["cosine", "overlap"]))
+    _manifest(out, "ct2-bi-encoder", kind)
     return out
 
 

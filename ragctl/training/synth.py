@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Settings
-from .errors import RagctlError
+from ..config import Settings
+from ..errors import RagctlError
+from ..text import contains_answer, normalize_answer
 from .silver import AnswerScorer, SilverInput
-from .text import contains_answer, normalize_answer
 
 PROMPT = (
     "Write a question that the sentence answers, and the short answer.\n\n"
@@ -54,8 +54,8 @@ def parse(text: str) -> tuple[str, str] | None:
 def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed: int = 0,
                top_k: int = 8, progress: Callable[[int], None] | None = None,
                stats: SynthStats | None = None) -> list[SilverInput]:
-    from .collection import Collection
-    from .retrieve import Retriever
+    from ..collection import Collection
+    from ..retrieve import Retriever
 
     generator: Any = getattr(scorer, "generator", None)
     if generator is None:
@@ -63,8 +63,7 @@ def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed:
     stats = stats if stats is not None else SynthStats()
     out: list[SilverInput] = []
     with Collection.open(settings) as collection:
-        rows = collection.store.db.execute(
-            "SELECT id, passage_id, text FROM sentences").fetchall()
+        rows = collection.store.sentence_rows()
         rows = [r for r in rows if 8 <= len(r[2].split()) <= 60]
         if not rows:
             raise RagctlError(f"index {settings.index!r} has no sentences to ask about")

@@ -22,12 +22,13 @@ import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RagctlError, missing_dependency
-from .text import contains_answer, passage_text, tokens, unigram_f1
+from ..errors import RagctlError, missing_dependency
+from ..text import contains_answer, passage_text, tokens, unigram_f1
 
 MEASURES = ("strinc", "lexical", "cxmi")
 LEXICAL_LAMBDA = 0.5
@@ -128,7 +129,7 @@ SELECTORS: dict[str, Callable[[SilverExample], list[list[int]]]] = {
 
 # generator scores ----------------------------------------------------------------------
 def cxmi_prompt(question: str, context: Sequence[str]) -> str:
-    from .generate import build_prompt
+    from ..generate import build_prompt
 
     return build_prompt(question, context)
 
@@ -204,13 +205,15 @@ class HFAnswerScorer(AnswerScorer):
 
 
 def load_answer_scorer(name: str, *, n_ctx: int = 2048) -> AnswerScorer:
-    """A GGUF generator name or file, or a Hugging Face causal-LM directory."""
-    path = Path(name).expanduser()
-    if path.is_dir():
-        return HFAnswerScorer(path)
-    from .generate import LlamaGenerator, resolve_generator
+    """A generator of the registry (a name or a GGUF file), or a Hugging Face causal-LM
+    directory."""
+    from .. import models
+    from ..config import Settings
 
-    return LlamaAnswerScorer(LlamaGenerator(resolve_generator(name), name=name, n_ctx=n_ctx))
+    path = Path(name).expanduser()
+    if path.is_dir() and (path / "config.json").exists():
+        return HFAnswerScorer(path)
+    return LlamaAnswerScorer(models.load("generator", name, Settings(n_ctx=n_ctx)))
 
 
 # labelling -----------------------------------------------------------------------------
@@ -218,7 +221,7 @@ class SilverLabeler:
     def __init__(self, *, measures: Sequence[str] = MEASURES,
                  scorer: AnswerScorer | None = None, passage_logprobs: bool = True,
                  max_sentence_words: int = 200) -> None:
-        from .sentences import SentenceSplitter
+        from ..sentences import SentenceSplitter
 
         unknown = [m for m in measures if m not in MEASURES]
         if unknown:
@@ -345,7 +348,7 @@ def inputs_from_dataset(path: Path, *, fmt: str | None = None, split: str = "dev
     """The examples of a dataset file with their passages; ``limit`` draws a seeded sample."""
     import random
 
-    from .datasets import load
+    from ..eval.datasets import load
 
     ds = load(path, fmt=fmt, split=split)
     by_id = {p.id: p for p in ds.passages}
@@ -372,3 +375,91 @@ def with_retrieved_passages(items: Sequence[SilverInput], retriever: Any, *, top
         out.append(SilverInput(item.id, item.question, item.answers,
                                tuple((h.title, h.text) for h in hits)))
     return out
+
+
+# the whole job ---------------------------------------------------------------------------
+ProgressFactory = Callable[[str, int | None], AbstractContextManager[Callable[[int], None]]]
+
+
+def _no_progress(description: str, total: int | None
+                 ) -> AbstractContextManager[Callable[[int], None]]:
+    return nullcontext(lambda n: None)
+
+
+@dataclass(frozen=True)
+class SilverJob:
+    """What ``ragctl silver`` was asked to do."""
+
+    out: Path
+    data: Path | None = None  # a dataset file; None to write questions --from-index
+    fmt: str | None = None
+    split: str = "dev"
+    limit: int | None = None
+    measures: tuple[str, ...] = ("strinc", "lexical")
+    generator: str = "gemma-3-270m"
+    passage_logprobs: bool | None = None  # None: when a generator is loaded
+    index: str | None = None  # retrieve passages from this index
+    top_k: int = 8
+    retrieve: bool = False  # for every question, not only those without passages
+    from_index: str | None = None
+    questions: int = 200
+    seed: int = 0
+    restart: bool = False
+    max_sentence_words: int = 200
+
+
+@dataclass
+class SilverReport:
+    run: SilverRun
+    synth: Any = None  # SynthStats with --from-index
+    without_passages: int = 0
+
+
+def label(job: SilverJob, *, progress: ProgressFactory = _no_progress) -> SilverReport:
+    """Read or write the questions, give them passages, label them into ``job.out``."""
+    import logging
+
+    from ..config import load_settings
+
+    logger = logging.getLogger("ragctl.silver")
+    wants_lp = bool(job.passage_logprobs)
+    scorer = None
+    if "cxmi" in job.measures or wants_lp or job.from_index:
+        scorer = load_answer_scorer(job.generator)
+    report = SilverReport(SilverRun())
+    try:
+        if job.from_index is not None:
+            from .synth import SynthStats, synthesize
+
+            report.synth = SynthStats()
+            with progress(f"writing questions from {job.from_index}", job.questions) as step:
+                items = synthesize(load_settings(index=job.from_index), scorer,
+                                   n=job.questions, seed=job.seed, top_k=job.top_k,
+                                   progress=step, stats=report.synth)
+        else:
+            if job.data is None:
+                raise RagctlError("give a dataset to label, or --from-index NAME")
+            items = inputs_from_dataset(job.data, fmt=job.fmt, split=job.split,
+                                        limit=job.limit, seed=job.seed)
+            if job.index is not None:
+                from ..collection import Collection
+                from ..retrieve import Retriever
+
+                with Collection.open(load_settings(index=job.index)) as collection:
+                    items = with_retrieved_passages(items, Retriever(collection),
+                                                    top_k=job.top_k, replace=job.retrieve)
+        report.without_passages = sum(1 for it in items if not it.passages)
+        if report.without_passages:
+            logger.warning("%d questions have no passages and are skipped; give --index NAME "
+                           "to retrieve them", report.without_passages)
+        labeler = SilverLabeler(measures=job.measures, scorer=scorer,
+                                passage_logprobs=wants_lp if job.passage_logprobs is not None
+                                else scorer is not None,
+                                max_sentence_words=job.max_sentence_words)
+        with progress(f"labelling {job.out.name}", len(items)) as advance:
+            report.run = write_silver(items, job.out, labeler, resume=not job.restart,
+                                      progress=advance)
+    finally:
+        if scorer is not None:
+            scorer.close()
+    return report

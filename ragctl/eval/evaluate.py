@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from .collection import Collection
-from .config import Settings, home_dir
+from ..backends import ContextFilter
+from ..collection import Collection
+from ..config import Settings, home_dir
+from ..indexer import Indexer
+from ..pipeline import AskOptions, LongOptions, Pipeline
+from ..records import Sentence
+from ..text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
 from .datasets import Dataset, Example
-from .filter import ContextFilter, SentenceRef
-from .indexer import Indexer
-from .pipeline import AskOptions, LongOptions, Pipeline
-from .text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
 
 MODES = ("full", "passages", "filtered", "silver")
 THRESHOLDS = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
@@ -68,7 +69,7 @@ class SilverFilter(ContextFilter):
     def __init__(self) -> None:
         self.answers: Sequence[str] = ()
 
-    def score(self, question: str, sentences: Sequence[SentenceRef]) -> np.ndarray:
+    def score(self, question: str, sentences: Sequence[Sentence]) -> np.ndarray:
         scores = np.zeros(len(sentences), dtype=np.float32)
         for i, s in enumerate(sentences):
             if contains_answer(s.text, self.answers):
@@ -234,10 +235,7 @@ def _replace(opts: AskOptions, **kw: Any) -> AskOptions:
 
 def _rank_only(pipe: Pipeline, question: str, settings: Settings) -> list[Any]:
     """Retrieval and relevance without generation (datasets without answers)."""
-    from .pipeline import passage_scores
-
-    hits = pipe.retriever.search(question, limit=settings.top_n)
-    return passage_scores(hits, pipe.relevance.score(question, hits))
+    return pipe.rank(question, top_n=settings.top_n)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -269,7 +267,7 @@ def supporting_fact_recall(answer: str, sources: dict[int, str], golds: Sequence
     A gold sentence is recalled when an answer sentence cites a source that matches it
     and that source supports the answer sentence: the answer includes it and cites it.
     """
-    from .verify import split_answer, strip_citations
+    from ..verify import split_answer, strip_citations
 
     found: set[int] = set()
     supported = 0
@@ -305,7 +303,7 @@ def _filter_stats(acc: dict[str, list[float]], ex: Example, a: Any) -> None:
                 _mean([float(k == silver) for k in kept]))
 
 
-def render_markdown(rep: EvalReport) -> str:
+def render_report(rep: EvalReport) -> str:
     lines = [f"# ragctl eval: {rep.dataset} ({rep.split} split, {rep.examples} examples)", "",
              "Settings: " + ", ".join(f"{k}={v}" for k, v in rep.settings.items()), "",
              "## Retrieval (FilCo Table 2) and relevance estimator (RE-RAG Table 2)", "",
@@ -350,3 +348,10 @@ def render_markdown(rep: EvalReport) -> str:
     lines.append(f"Time: {rep.timings.get('total_s', 0):.0f} s "
                  f"(indexing {rep.timings.get('index_s', 0):.0f} s).")
     return "\n".join(lines) + "\n"
+
+
+def save_report(rep: EvalReport, out: Path) -> None:
+    """``report.md`` and ``report.json`` in the folder ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(render_report(rep))
+    (out / "report.json").write_text(json.dumps(rep.to_dict(), indent=2))

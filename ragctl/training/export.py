@@ -14,13 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import RagctlError, missing_dependency
+from .. import __version__
+from ..errors import RagctlError, missing_dependency
+from .architectures import ARCHITECTURES, Architecture
 
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
 ROUNDINGS = ("auto", "gptq", "nearest")
-BACKEND = {"cross-encoder": "ct2-encoder", "bi-encoder": "ct2-bi-encoder",
-           "seq2seq": "ct2-seq2seq", "decoder": "ct2-decoder"}
 
 
 def read_training(src: Path) -> dict[str, Any]:
@@ -53,14 +52,17 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         raise RagctlError(f"--rounding gptq is for int8 quantizations, not {quantization}")
     meta = read_training(src)
     model_dir = Path(meta["_model_dir"])
-    arch = meta["architecture"]
+    if meta["architecture"] not in ARCHITECTURES:
+        raise RagctlError(f"{src} was trained as a {meta['architecture']}, which this "
+                          f"version of ragctl no longer exports")
+    arch = ARCHITECTURES[meta["architecture"]]()
     try:
         from ctranslate2.converters import TransformersConverter
     except ImportError:
         raise missing_dependency("ctranslate2", "generate") from None
-    from .train import _quiet_transformers
+    from .trainer import quiet_transformers
 
-    _quiet_transformers()
+    quiet_transformers()
     out = Path(out)
     rounded: dict[str, Any] = {"method": "nearest" if quantization.startswith("int8")
                                else "none"}
@@ -88,14 +90,14 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         shutil.rmtree(tmp, ignore_errors=True)
         raise RagctlError(f"{model_dir} has no tokenizer.json (a fast tokenizer is needed)")
     shutil.copy(tokenizer, tmp / "tokenizer.json")
-    if arch in ("cross-encoder", "bi-encoder"):
+    if (model_dir / "head.npz").exists():
         shutil.copy(model_dir / "head.npz", tmp / "head.npz")
     opts = meta.get("options", {})
     manifest: dict[str, Any] = {
         "name": name or out.name,
         "kind": "filter" if meta["kind"] == "filter" else "relevance",
-        "backend": BACKEND[arch],
-        "architecture": arch,
+        "backend": arch.backend,
+        "architecture": arch.name,
         "base": meta.get("base"),
         "max_length": meta.get("max_length", 256),
         "max_words": meta.get("max_words", 180),
@@ -107,7 +109,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             "command": meta.get("command", ""),
             "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
             "objective": (opts.get("objective") if meta["kind"] == "re" else
-                          "silver-listwise" if arch == "bi-encoder" else "silver-bce"),
+                          arch.filter_objective),
             "examples": meta.get("examples"),
             "val_examples": meta.get("val_examples"),
             "epochs": opts.get("epochs"),
@@ -137,13 +139,13 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
     return manifest
 
 
-def _calibration(meta: dict[str, Any], arch: str, *, required: bool) -> list[str]:
+def _calibration(meta: dict[str, Any], arch: Architecture, *, required: bool) -> list[str]:
     """Calibration texts from the run's training data, or [] (an error if ``required``)."""
     from .quantize import calibration_texts
 
     why = ""
-    if arch not in ("bi-encoder", "cross-encoder"):
-        why = f"GPTQ rounding is for encoder models, not {arch}"
+    if not arch.encoder:
+        why = f"GPTQ rounding is for encoder models, not {arch.name}"
     paths = [Path(d) for d in meta.get("data", [])]
     missing = [str(p) for p in paths if not p.exists()]
     if not why and (missing or not paths):
@@ -153,7 +155,7 @@ def _calibration(meta: dict[str, Any], arch: str, *, required: bool) -> list[str
         if required:
             raise RagctlError(f"{why}; export with --rounding nearest")
         return []
-    from .train import load_examples
+    from .trainer import load_examples
 
     examples = load_examples(paths)
     return calibration_texts(examples, meta["kind"], seed=int(
@@ -199,3 +201,18 @@ def _relative(path: str) -> str:
 
 def dir_size(path: Path) -> int:
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+def export_run(name: str, *, src: Path | None = None, out: Path | None = None,
+               quantization: str = "int8", data_licence: str | None = None,
+               rounding: str = "auto", on_progress: Callable[[int, int], None] | None = None
+               ) -> tuple[Path, dict[str, Any]]:
+    """``ragctl export NAME``: the run ``<home>/training/NAME`` (or ``src``) into
+    ``<home>/models/NAME`` (or ``out``); returns the target and its manifest."""
+    from ..config import home_dir, models_dir
+
+    target = out or models_dir() / name
+    manifest = export_model(src or home_dir() / "training" / name, target,
+                            quantization=quantization, name=name, data_licence=data_licence,
+                            rounding=rounding, on_progress=on_progress)
+    return target, manifest

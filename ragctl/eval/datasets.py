@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RagctlError
+from ..errors import RagctlError
 
 FORMATS = ("squad", "dpr", "hotpot", "hotpot-paragraphs", "beir")
+ALIASES = {"nq": "dpr", "scifact": "beir"}  # the shared data by name
+NAMES = ("squad", "nq", "dpr", "hotpot", "hotpot-paragraphs", "scifact", "beir")
 NQ_DEV_LINES = 2000
 
 
@@ -88,13 +90,14 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def load(path: Path, *, fmt: str | None = None, split: str = "report") -> Dataset:
-    """Read a dataset file or folder; ``split`` is 'dev' or 'report' (see the module doc)."""
+    """Read a dataset file or folder; ``fmt`` is a format or a name of :data:`NAMES` (None:
+    detected); ``split`` is 'dev' or 'report' (see the module doc)."""
     path = Path(path)
     if not path.exists():
         raise RagctlError(f"{path} does not exist")
     if split not in ("dev", "report"):
         raise RagctlError(f"split must be 'dev' or 'report', not {split!r}")
-    fmt = fmt or detect_format(path)
+    fmt = ALIASES.get(fmt, fmt) if fmt else detect_format(path)
     readers = {"squad": read_squad, "dpr": read_dpr, "hotpot": read_hotpot,
                "hotpot-paragraphs": read_hotpot_paragraphs, "beir": read_beir}
     if fmt not in readers:

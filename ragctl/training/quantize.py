@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import RagctlError
+from ..errors import RagctlError
 
 CALIBRATION_QUESTIONS = 150
 CALIBRATION_TEXTS_PER_QUESTION = 8
@@ -51,7 +51,7 @@ def calibration_texts(examples: Sequence[Any], kind: str, *, seed: int = 0,
     or sentences (filter), from silver-labelled examples. Labels are not used."""
     import random
 
-    from .text import passage_text
+    from ..text import passage_text
 
     chosen = random.Random(seed).sample(list(examples), min(questions, len(examples)))
     texts: list[str] = []
@@ -99,7 +99,7 @@ def gptq_rows(w: Any, h: Any, *, damp: float = 0.01) -> Any:
     return q
 
 
-def _pin_row_max(q: Any, original: Any) -> int:
+def pin_row_max(q: Any, original: Any) -> int:
     """Rows whose largest |q| fell below 127 steps would get a new scale in the converter;
     put their original largest weight back (it is on the grid) so the step is kept.
     Returns how many rows needed it."""
@@ -158,7 +158,7 @@ def gptq_int8(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: i
         w = layer.weight.data
         h = hess[name] / max(tokens, 1)
         q = gptq_rows(w, h)
-        off_grid += _pin_row_max(q, w.double())
+        off_grid += pin_row_max(q, w.double())
         nearest = torch.from_numpy(round_to_grid(w.double().numpy()))
         e_q = torch.trace((q - w.double()) @ h @ (q - w.double()).T)
         e_n = torch.trace((nearest - w.double()) @ h @ (nearest - w.double()).T)
