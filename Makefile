@@ -11,7 +11,7 @@ export RAGCTL_HOME := $(CURDIR)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast lint bench models clean
+.PHONY: install demo test test-fast lint docs bench models clean
 
 install: $(STAMP)
 
@@ -39,6 +39,9 @@ test-fast: install
 lint: install
 	$(VENV)/bin/ruff check ragctl tests bench
 	$(VENV)/bin/mypy ragctl
+
+docs: install
+	$(PY) docs/cli_reference.py
 
 bench: install
 	$(PY) bench/index.py

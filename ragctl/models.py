@@ -182,15 +182,16 @@ def _default_unavailable(kind: str, name: str) -> bool:
 # ----------------------------------------------------------------------- exported models
 
 def bundled_models_dir() -> Path:
-    """The models shipped with ragctl: package data in a wheel, ``models/`` in a checkout."""
+    """The models shipped with ragctl: the package data ``ragctl.shipped`` of an installed
+    wheel (``models/`` of the checkout in an editable install), else ``models/`` beside the
+    package."""
     try:
-        from importlib.resources import files
-
-        shipped = Path(str(files("ragctl") / "shipped"))
-        if shipped.is_dir():
-            return shipped
-    except (ModuleNotFoundError, TypeError):
-        pass
+        spec = importlib.util.find_spec("ragctl.shipped")
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if Path(location).is_dir():
+            return Path(location)
     return Path(__file__).resolve().parent.parent / "models"
 
 
