@@ -38,7 +38,8 @@ def render() -> str:
 
     parts = [HEADER]
     for full, cmd in [("ragctl", cli), *commands(cli)]:
-        ctx = click.Context(cmd, info_name=full, terminal_width=100, max_content_width=100)
+        ctx = click.Context(cmd, info_name=full, terminal_width=100, max_content_width=100,
+                            **cli.context_settings)
         parts.append(f"## `{full}`\n\n```\n{cmd.get_help(ctx).rstrip()}\n```\n")
     return "\n".join(parts)
 
