@@ -35,7 +35,7 @@ class Chunk:
 def chunk_section(section: Section, sentences: Sequence[Span], *,
                   target_words: int = 100) -> list[Chunk]:
     """Passages of one section; sentence offsets become absolute (section offset added)."""
-    absolute = [Span(s.start + section.offset, s.end + section.offset, s.text)
+    absolute = [Span(s.start + section.offset, s.end + section.offset, s.text, s.raw)
                 for s in sentences]
     groups: list[list[Span]] = []
     current: list[Span] = []

@@ -205,8 +205,13 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
     click.option("--threshold", "re_threshold", type=click.FloatRange(0, 1),
                  help="Relevance below which ragctl says the answer is not in your documents."),
     click.option("--no-abstain", is_flag=True, help="Always answer, even from weak passages."),
-    click.option("--strict", is_flag=True,
-                 help="Drop answer sentences their sources do not support."),
+    click.option("--free", is_flag=True,
+                 help="Let the generator answer in its own words (checked against the "
+                      "sentences) instead of quoting a span of them."),
+    click.option("--reader", metavar="NAME|DIR",
+                 help="Span reader: 'minilm-reader' (default), an exported model, or 'none'."),
+    click.option("--strict", is_flag=True, hidden=True,
+                 help="Kept for scripts: unsupported sentences are always dropped."),
     click.option("--marginalize", is_flag=True,
                  help="One candidate per passage, weighted by relevance (RE-RAG eq. 6)."),
     click.option("--explain", is_flag=True, help="Show retrieved, reranked and filtered passages."),
@@ -227,7 +232,8 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 @command_errors
 def ask(question: str, index_name: str | None, context_mode: str | None, top_n: int | None,
         top_k: int | None, generator: str | None, relevance: str | None,
-        context_filter: str | None, re_threshold: float | None, no_abstain: bool, strict: bool,
+        context_filter: str | None, re_threshold: float | None, no_abstain: bool, free: bool,
+        reader: str | None, strict: bool,
         marginalize: bool, explain: bool, long_answer: bool, words: int | None,
         facets: int | None, fluent: bool, ranking: str, cluster_threshold: float | None,
         mark_spans: bool, as_json: bool) -> None:
@@ -245,26 +251,27 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
     from .pipeline import AskOptions, LongOptions, ask_index
 
     settings = _settings(index=index_name, generator=generator, relevance=relevance,
-                         context_filter=context_filter, top_n=top_n, top_k=top_k,
+                         context_filter=context_filter, reader=reader, top_n=top_n, top_k=top_k,
                          re_threshold=re_threshold, long_words=words, long_facets=facets,
                          cluster_threshold=cluster_threshold)
     if long_answer:
         long_opts = LongOptions.from_settings(settings, fluent=fluent, ranking=ranking,
                                               mark_spans=mark_spans, abstain=not no_abstain)
-        result: Any = ask_index(settings, question, long=long_opts)
+        with display.working(not as_json):
+            result: Any = ask_index(settings, question, long=long_opts)
         if as_json:
             _print_json(result.to_dict())
         else:
             display.render_long(result)
     else:
         opts = AskOptions.from_settings(settings, context=context_mode, abstain=not no_abstain,
-                                        strict=strict, marginalize=marginalize)
-        stream = None if as_json or strict or marginalize else display.AnswerStream()
-        result = ask_index(settings, question, options=opts, on_token=stream)
+                                        strict=strict, marginalize=marginalize, free=free)
+        with display.working(not as_json):
+            result = ask_index(settings, question, options=opts)
         if as_json:
             _print_json(result.to_dict())
         else:
-            display.render_answer(result, stream=stream, explain=explain)
+            display.render_answer(result, explain=explain)
     if result.abstained:
         sys.exit(EXIT_NOT_FOUND)
 
@@ -351,7 +358,8 @@ def models(ctx: click.Context, as_json: bool) -> None:
 
 
 @models.command(name="use")
-@click.argument("kind", type=click.Choice(["generator", "embedder", "filter", "relevance"]))
+@click.argument("kind", type=click.Choice(["generator", "embedder", "filter", "relevance",
+                                          "reader"]))
 @click.argument("name")
 @command_errors
 def models_use(kind: str, name: str) -> None:

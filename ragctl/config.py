@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -21,13 +22,17 @@ _INDEX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def home_dir() -> Path:
-    """The ragctl home: ``$RAGCTL_HOME`` if set, else the platform's user app dir."""
+    """The ragctl home: ``$RAGCTL_HOME`` if set, else the platform's per-user config folder
+    (``~/.config/ragctl`` on Linux, as click's ``get_app_dir`` gives)."""
     env = os.environ.get("RAGCTL_HOME")
     if env:
         return Path(env).expanduser().resolve()
-    import click
-
-    return Path(click.get_app_dir("ragctl"))
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA", Path.home() / "AppData" / "Roaming")) / "ragctl"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "ragctl"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".config") / "ragctl"
 
 
 def models_dir() -> Path:
@@ -67,6 +72,10 @@ class Settings:
     generator: str = "gemma-3-270m"
     relevance: str = "minilm-re"  # models/; "similarity" is the fallback
     context_filter: str = "minilm-filter"
+    reader: str = "minilm-reader"  # models/; "none": the generator answers in its own words
+    reader_passages: int = 3  # the most relevant passages the reader reads
+    answer_threshold: float | None = None  # None: the reader's own (its manifest)
+    quote_sentences: int = 2  # sentences quoted for "what does X say about Y" questions
     top_n: int = 20
     top_k: int = 5
     re_threshold: float | None = None  # None: the relevance estimator's own threshold
@@ -182,10 +191,12 @@ def _validate(s: Settings) -> None:
     positive = ("chunk_words", "max_sentence_words", "embed_batch_size", "hnsw_m",
                 "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k", "top_n", "top_k",
                 "filter_top_m", "max_answer_tokens", "n_ctx", "long_words", "long_facets",
-                "max_nuggets")
+                "max_nuggets", "reader_passages", "quote_sentences")
     for name in positive:
         if getattr(s, name) < 1:
             raise ConfigError(f"{name} must be at least 1, not {getattr(s, name)}")
+    if s.answer_threshold is not None and not 0.0 <= s.answer_threshold <= 1.0:
+        raise ConfigError(f"answer_threshold must be between 0 and 1, not {s.answer_threshold}")
     if s.re_threshold is not None and not 0.0 <= s.re_threshold <= 1.0:
         raise ConfigError(f"re_threshold must be between 0 and 1, not {s.re_threshold}")
     if s.device not in ("auto", "cpu", "cuda"):

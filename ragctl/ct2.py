@@ -45,7 +45,8 @@ REFINE_MARGIN = 0.2  # z units; chosen on SQuAD dev questions
 INT8_TYPES = ("int8", "int8_float32", "int8_float16", "int8_bfloat16")
 
 
-def _ctranslate2() -> Any:
+def load_ctranslate2() -> Any:
+    """The ctranslate2 module, or an error that says how to install it."""
     try:
         import ctranslate2
     except ImportError:
@@ -56,7 +57,7 @@ def _ctranslate2() -> Any:
 def resolve_device(device: str = "auto") -> str:
     if device != "auto":
         return device
-    ct2 = _ctranslate2()
+    ct2 = load_ctranslate2()
     try:
         return "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
     except Exception:  # a broken CUDA install must not stop a CPU run
@@ -75,28 +76,31 @@ def resolve_compute_type(device: str, compute_type: str = "auto",
     else:
         wanted = {"float16": "float32", "int8_float16": "int8"}.get(exported, exported)
     try:
-        supported = _ctranslate2().get_supported_compute_types(device)
+        supported = load_ctranslate2().get_supported_compute_types(device)
     except Exception:
         return "default"
     return wanted if wanted in supported else "default"
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
-    """The manifest of an exported model directory, checked for a known backend."""
+def read_manifest(path: Path, backends: Sequence[str] | None = None) -> dict[str, Any]:
+    """The manifest of an exported model directory, checked for a backend of
+    ``backends`` (default: the pair scorers')."""
     from .models import read_manifest as read
 
     path = Path(path)
+    backends = list(backends or BACKENDS)
     if not (path / MANIFEST).exists():
         raise ModelNotFoundError(f"{path} is not a ragctl model directory (no {MANIFEST})")
     manifest = read(path)
-    if manifest.get("backend") not in BACKENDS:
+    if manifest.get("backend") not in backends:
         raise ModelNotFoundError(
-            f"{path / MANIFEST}: backend must be one of {', '.join(BACKENDS)}, "
+            f"{path / MANIFEST}: backend must be one of {', '.join(backends)}, "
             f"not {manifest.get('backend')!r}")
     return manifest
 
 
-def _tokenizer(path: Path, max_length: int) -> Any:
+def load_tokenizer(path: Path, max_length: int) -> Any:
+    """The model's ``tokenizer.json``, truncating at ``max_length`` tokens."""
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -255,7 +259,7 @@ class CT2Scorer:
         self.compute_type = resolve_compute_type(
             self.device, compute_type, str(self.manifest.get("quantization", "int8")))
         self.max_length = int(self.manifest.get("max_length", 256))
-        self.tokenizer = _tokenizer(self.path, self.max_length)
+        self.tokenizer = load_tokenizer(self.path, self.max_length)
         self.threads = threads
         self.model = self._load(self.compute_type)
         if refine_margin is None:
@@ -267,7 +271,7 @@ class CT2Scorer:
 
     def _load(self, compute_type: str) -> Any:
         try:
-            return self.backend.load(_ctranslate2(), self.path, device=self.device,
+            return self.backend.load(load_ctranslate2(), self.path, device=self.device,
                                      compute_type=compute_type, intra_threads=self.threads)
         except (RuntimeError, ValueError, OSError, KeyError) as e:
             raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None

@@ -182,66 +182,50 @@ def render_search(hits: Sequence[Hit]) -> None:
         stdout.print(Text("    " + snippet))
 
 
-def render_sources(sources: Sequence[Citation]) -> None:
+def _quoted(text: str, highlight: str | None, *, width: int = 40) -> Text:
+    """A cited sentence, the quoted answer in it in bold; a long sentence is cut to
+    ``width`` words on either side of the answer."""
+    i = text.find(highlight) if highlight else -1
+    if i < 0 or not highlight:
+        words = text.split()
+        return Text(text if len(words) <= 3 * width else " ".join(words[:3 * width]) + " …")
+    before, answer, after = text[:i], highlight, text[i + len(highlight):]
+    lead, tail = before.split(), after.split()
+    if len(lead) > width:
+        before = "… " + " ".join(lead[-width:]) + " "
+    if len(tail) > width:
+        after = " " + " ".join(tail[:width]) + " …"
+    return Text.assemble(before, (answer, "bold"), after)
+
+
+def render_sources(sources: Sequence[Citation], *, highlight: str | None = None) -> None:
     """Each cited sentence: its number, file and place, offsets, and the sentence."""
     if not sources:
         return
     stdout.print(Text("Sources:", style="bold"))
     for c in sources:
+        where = f"  chars {c.start_char}-{c.end_char}"
+        if c.answer_start is not None:
+            where += f", answer {c.answer_start}-{c.answer_end}"
         stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
-                                   (_where(c.path, c.place), "cyan"),
-                                   (f"  chars {c.start_char}-{c.end_char}", "dim")))
-        stdout.print(Text(f"      {c.text}"))
+                                   (_where(c.path, c.place), "cyan"), (where, "dim")))
+        stdout.print(Text.assemble("      ", _quoted(
+            c.text, highlight if c.answer_start is not None else None)))
+        if c.also_in:
+            stdout.print(Text("      also in " + ", ".join(short_path(p) for p in c.also_in),
+                              style="dim"))
 
 
-class AnswerStream:
-    """Prints the answer as the generator writes it (``on_token``)."""
-
-    def __init__(self) -> None:
-        self.started = False
-
-    def __call__(self, token: str) -> None:
-        if not self.started:
-            self.started = True
-            stdout.print("[bold]Answer:[/bold] ", end="")
-            token = token.lstrip()
-        stdout.print(token, end="")
-
-
-def render_answer(answer: Answer, *, stream: AnswerStream | None = None,
-                  explain: bool = False) -> None:
-    """The answer and its sources, or the abstention; then ``--explain``'s tables."""
+def render_answer(answer: Answer, *, explain: bool = False) -> None:
+    """The answer once, with its citation numbers, then its sources — or, when the
+    documents do not hold it, that and the closest evidence; then ``--explain``."""
     if answer.abstained:
         render_abstention(answer)
     else:
-        _render_answer(answer, streamed=bool(stream and stream.started))
+        stdout.print(Text.assemble(("Answer: ", "bold"), answer.answer))
+        render_sources(answer.sources, highlight=answer.raw_answer)
     if explain:
         render_explain(answer)
-
-
-def _render_answer(answer: Answer, *, streamed: bool) -> None:
-    """The answer (re-printed with checked citations), then its sources."""
-    if streamed:
-        stdout.print("")
-        if answer.answer != " ".join(answer.raw_answer.split()):
-            stdout.print(Text.assemble(("Checked: ", "bold"),
-                                       answer.answer or "(nothing the sources support)"))
-    else:
-        stdout.print(Text.assemble(("Answer: ", "bold"),
-                                   answer.answer or "(the model gave no answer)"))
-    for s in answer.sentences:
-        if not s.supported:
-            stdout.print(Text(f"  ! not supported by your documents: {s.text}", style="yellow"))
-        elif s.attributed:
-            stdout.print(Text(f"  (citation added by the checker: {s.text})", style="dim"))
-    if answer.removed_citations:
-        nums = ", ".join(f"[{n}]" for n in answer.removed_citations)
-        stdout.print(Text(f"  removed citations to sentences never given: {nums}", style="dim"))
-    if answer.confidence is not None:
-        share = answer.candidates[0]["share"] if answer.candidates else 0.0
-        stdout.print(Text(f"  confidence {answer.confidence:.3f} "
-                          f"({share:.0%} of the candidates' probability)", style="dim"))
-    render_sources(answer.sources)
 
 
 def render_abstention(answer: Answer | LongAnswer) -> None:
@@ -279,6 +263,20 @@ def render_explain(answer: Answer) -> None:
         saved = 1 - tok.get("context", 0) / tok["full_context"]
         stdout.print(f"context tokens: {tok.get('context', 0)} of {tok['full_context']} "
                      f"({saved:.0%} saved)")
+    if answer.kind:
+        how = {"span": "a span of a cited sentence, chosen by the reader",
+               "quote": "the supporting sentences, quoted",
+               "free": "the generator's own words, checked against the sentences"}
+        stdout.print(f"question: {answer.question_type or '?'}; answer: "
+                     f"{how.get(answer.kind, answer.kind)}")
+    for c in answer.candidates[:1]:
+        if "probability" in c:
+            feats = ", ".join(f"{k} {v:.2f}" for k, v in c.items()
+                              if k not in ("answer", "probability"))
+            stdout.print(f"best span: {c['answer']!r}, P(answers) {c['probability']:.2f} "
+                         f"({feats})")
+    for note in answer.notes:
+        stdout.print(Text(f"checker: {note}", style="dim"))
     if answer.abstained:
         stdout.print(f"abstained: {answer.abstain_reason}")
     timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in answer.timings.items()
@@ -425,8 +423,8 @@ class TrainingProgress:
             stdout.print(f"exported {job.manifest['quantization']} model"
                          f"{f' ({method} rounding)' if method != 'none' else ''}: "
                          f"{job.exported}")
-            stdout.print(f"use it: ragctl models use "
-                         f"{'filter' if self.kind == 'filter' else 'relevance'} {job.name}")
+            kind = {"filter": "filter", "re": "relevance"}.get(self.kind, self.kind)
+            stdout.print(f"use it: ragctl models use {kind} {job.name}")
 
 
 def render_export(name: str, target: Path, manifest: dict[str, Any]) -> None:
@@ -437,3 +435,13 @@ def render_export(name: str, target: Path, manifest: dict[str, Any]) -> None:
                  f"{manifest['quantization']}"
                  f"{f', {method} rounding' if method != 'none' else ''}, "
                  f"{human_bytes(dir_size(target))}): {target}")
+
+
+@contextmanager
+def working(enabled: bool = True, what: str = "working") -> Iterator[None]:
+    """A spinner on stderr while models load and the answer is found."""
+    if not enabled or not stderr.is_terminal:
+        yield
+        return
+    with stderr.status(what, spinner="dots"):
+        yield

@@ -6,12 +6,16 @@ Backends score every sentence of the kept passages against the question:
 - an exported CTranslate2 sentence scorer (the shipped ``minilm-filter``), extractive, so
   that every kept sentence is a real sentence of a real document and citations stay exact.
 The top ``top_m`` sentences whose score reaches ``threshold`` are kept (at least one;
-:meth:`ragctl.backends.ContextFilter.select`).
+:meth:`ragctl.backends.ContextFilter.select`). Before scoring, near-duplicate passages are
+collapsed into one (:func:`collapse_duplicates`) and overlong sentences are windowed
+(:func:`split_long`), so the context can hold the answer.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +58,54 @@ class CT2Filter(ContextFilter):
 
     def close(self) -> None:
         self.scorer.close()
+
+
+# ------------------------------------------------------------------ preparing the context
+
+def _shingles(text: str, n: int = 3) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(max(1, len(words) - n + 1))}
+
+
+def collapse_duplicates(texts: Sequence[str], k: int, *, threshold: float = 0.8
+                        ) -> tuple[list[int], dict[int, int]]:
+    """The first ``k`` texts that do not repeat an earlier kept one (word-trigram Jaccard
+    ≥ ``threshold``: the same mail quoted twice, a page saved in two formats), and for each
+    repeat met on the way, the kept text it repeats."""
+    kept: list[int] = []
+    shingles: list[set[tuple[str, ...]]] = []
+    dups: dict[int, int] = {}
+    for i, text in enumerate(texts):
+        if len(kept) >= k:
+            break
+        sh = _shingles(text)
+        same = next((kept[j] for j, other in enumerate(shingles)
+                     if sh and len(sh & other) / len(sh | other) >= threshold), None)
+        if same is None:
+            kept.append(i)
+            shingles.append(sh)
+        else:
+            dups[i] = same
+    return kept, dups
+
+
+def split_long(sentences: Sequence[Sentence], *, max_words: int = 40, size: int = 30,
+               stride: int = 15) -> list[Sentence]:
+    """Sentences of more than ``max_words`` words (table dumps, receipts, run-on text) as
+    overlapping windows of ``size`` words, each with its own source offsets, so a short
+    line inside them can be found and cited."""
+    out: list[Sentence] = []
+    for s in sentences:
+        words = list(re.finditer(r"\S+", s.text))
+        if len(words) <= max_words:
+            out.append(s)
+            continue
+        starts = [*range(0, len(words) - size, stride), max(0, len(words) - size)]
+        for k in dict.fromkeys(starts):
+            a, b = words[k].start(), words[min(k + size, len(words)) - 1].end()
+            start, end = s.source_offsets(a, b)
+            raw = s.raw[start - s.start_char:end - s.start_char] if s.raw is not None else None
+            text = s.text[a:b]
+            out.append(replace(s, text=text, start_char=start, end_char=end,
+                               raw=raw if raw != text else None))
+    return out

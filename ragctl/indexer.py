@@ -137,8 +137,10 @@ class Indexer:
         self.reporter.warn(path, reason)
 
     def _chunker_settings(self) -> dict[str, int]:
+        # "sentences": 2 — sentences keep their source text (an index made before is
+        # re-chunked once, reusing its vectors, so answers can point inside sentences)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words}
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 2}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -32,10 +32,11 @@ from .errors import ModelNotFoundError, RagctlError
 
 logger = logging.getLogger("ragctl.models")
 
-KINDS = ("embedder", "generator", "filter", "relevance")
+KINDS = ("embedder", "generator", "filter", "relevance", "reader")
 SETTING = {"embedder": "embedder", "generator": "generator", "filter": "context_filter",
-           "relevance": "relevance"}
+           "relevance": "relevance", "reader": "reader"}
 FALLBACK = "similarity"
+NO_READER = "none"  # the reader kind's fallback: the generator answers in its own words
 MANIFEST = "manifest.json"
 
 Factory = Callable[..., Any]  # factory(settings, **dependencies) -> a backend
@@ -112,8 +113,12 @@ def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) ->
 
         return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx)
     if _default_unavailable(kind, name):
-        return load(kind, FALLBACK, settings, **deps)
+        return load(kind, NO_READER if kind == "reader" else FALLBACK, settings, **deps)
     path = model_dir(name)
+    if kind == "reader":
+        from .answer import CT2Reader
+
+        return CT2Reader(path, device=settings.device, compute_type=settings.compute_type)
     if kind == "filter":
         from .filter import CT2Filter
 
@@ -174,8 +179,10 @@ def _default_unavailable(kind: str, name: str) -> bool:
     else:
         return False
     label = "context filter" if kind == "filter" else kind
-    logger.warning("the default %s model %r is %s; using the similarity fallback "
-                   "(see: ragctl models)", label, name, missing)
+    instead = ("the generator answers in its own words" if kind == "reader"
+               else "using the similarity fallback")
+    logger.warning("the default %s model %r is %s; %s (see: ragctl models)", label, name,
+                   missing, instead)
     return True
 
 
@@ -275,7 +282,7 @@ def available(settings: Settings, kind: str | None = None) -> list[ModelInfo]:
                     where = f"not installed ({e})"
             out.append(ModelInfo(k, name, where, current in (name, *s.aliases),
                                  {"description": s.about} if s.about else {}))
-        if k in ("filter", "relevance"):
+        if k in ("filter", "relevance", "reader"):
             for name, path, manifest in exported(k):
                 out.append(ModelInfo(k, name, str(path), current in (name, str(path)),
                                      manifest))
@@ -354,3 +361,5 @@ register("generator", "smollm2-135m", _generator(_smollm2, "smollm2-135m"), loca
 register("filter", FALLBACK, _similarity_filter,
          about="cosine similarity and word overlap fallback")
 register("relevance", FALLBACK, _similarity_relevance, about="cosine similarity fallback")
+register("reader", NO_READER, lambda settings, **_: None,
+         about="no span reader: the generator answers in its own words")

@@ -15,10 +15,21 @@ from typing import Any, Literal
 import numpy as np
 
 from . import models
+from .answer import (
+    DEFAULT_ANSWERABILITY,
+    Context,
+    QuestionType,
+    Reader,
+    bridge_context,
+    choose,
+    is_metadata,
+    question_type,
+)
 from .backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
 from .collection import Collection
 from .config import Settings
 from .errors import RagctlError
+from .filter import collapse_duplicates, split_long
 from .generate import build_prompt
 from .longform import LongAnswer, LongOptions, answer_long
 from .records import Citation, Hit, PassageScore, ScoredSentence, Sentence
@@ -43,16 +54,22 @@ class AskOptions:
     filter_threshold: float = _DEFAULTS.filter_threshold
     filter_top_m: int = _DEFAULTS.filter_top_m
     max_tokens: int = _DEFAULTS.max_answer_tokens
-    strict: bool = False
+    strict: bool = False  # generated answers: unsupported sentences are always dropped
     marginalize: bool = False
     support_threshold: float = _DEFAULTS.support_threshold
+    free: bool = False  # the generator's own words instead of a span or a quote
+    reader_passages: int = _DEFAULTS.reader_passages
+    answer_threshold: float | None = _DEFAULTS.answer_threshold  # None: the reader's own
+    quote_sentences: int = _DEFAULTS.quote_sentences
 
     @classmethod
     def from_settings(cls, s: Settings, **overrides: Any) -> AskOptions:
         """Options from the settings; ``overrides`` that are None are left to them."""
         base = cls(top_n=s.top_n, top_k=s.top_k, re_threshold=s.re_threshold,
                    filter_threshold=s.filter_threshold, filter_top_m=s.filter_top_m,
-                   max_tokens=s.max_answer_tokens, support_threshold=s.support_threshold)
+                   max_tokens=s.max_answer_tokens, support_threshold=s.support_threshold,
+                   reader_passages=s.reader_passages, answer_threshold=s.answer_threshold,
+                   quote_sentences=s.quote_sentences)
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -63,6 +80,8 @@ class Answer:
     raw_answer: str = ""
     abstained: bool = False
     abstain_reason: str | None = None
+    kind: str = ""  # span, quote or free (the generator's words)
+    question_type: str = ""
     context_mode: str = "filtered"
     sentences: list[AnswerSentence] = field(default_factory=list)
     sources: list[Citation] = field(default_factory=list)
@@ -76,6 +95,7 @@ class Answer:
     models: dict[str, str] = field(default_factory=dict)
     confidence: float | None = None
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the checker changed
 
     @property
     def answer_text(self) -> str:
@@ -103,7 +123,7 @@ class Pipeline:
     def __init__(self, collection: Collection, *, relevance: RelevanceEstimator | None = None,
                  context_filter: ContextFilter | None = None,
                  generator: Generator | None = None,
-                 checker: SupportChecker | None = None) -> None:
+                 checker: SupportChecker | None = None, reader: Reader | None = None) -> None:
         self.collection = collection
         self.settings = collection.settings
         self.retriever = Retriever(collection)
@@ -111,6 +131,8 @@ class Pipeline:
         self._filter = context_filter
         self._generator = generator
         self._checker = checker
+        self._reader = reader
+        self._reader_loaded = reader is not None
 
     # lazily loaded stages ------------------------------------------------------------
     @property
@@ -134,21 +156,30 @@ class Pipeline:
         return self._generator
 
     @property
+    def reader(self) -> Reader | None:
+        """The span reader, or None when there is none (the generator answers)."""
+        if not self._reader_loaded:
+            self._reader = models.load("reader", self.settings.reader, self.settings)
+            self._reader_loaded = True
+        return self._reader
+
+    @property
     def checker(self) -> SupportChecker:
         if self._checker is None:
             self._checker = LexicalEmbeddingSupport(self.retriever.embedder)
         return self._checker
 
-    def load(self, *, generator: bool = True) -> float:
-        """Load every stage now (models load lazily); returns the seconds it took."""
+    def load(self, *, generator: bool = False) -> float:
+        """Load the stages now (models load lazily; the generator only when asked: a
+        span or quoted answer does not need it); returns the seconds it took."""
         t = time.perf_counter()
-        _ = self.retriever.embedder, self.relevance, self.context_filter
+        _ = self.retriever.embedder, self.relevance, self.context_filter, self.reader
         if generator:
             _ = self.generator
         return time.perf_counter() - t
 
     def close(self) -> None:
-        for stage in (self._relevance, self._filter, self._generator):
+        for stage in (self._relevance, self._filter, self._generator, self._reader):
             if stage is not None:
                 stage.close()
 
@@ -163,6 +194,14 @@ class Pipeline:
         """The abstention threshold: ``override``, else the relevance estimator's own."""
         return override if override is not None else float(self.relevance.threshold)
 
+    def answer_threshold(self, override: float | None = None) -> float:
+        """Below this probability that the span answers, ask abstains: ``override``, else
+        the reader's own (fitted on development questions)."""
+        if override is not None:
+            return override
+        model = getattr(self.reader, "answerability", None) or DEFAULT_ANSWERABILITY
+        return float(model.get("threshold", DEFAULT_ANSWERABILITY["threshold"]))
+
     def abstain_reason(self, best: float, abstain: bool, override: float | None) -> str | None:
         """Why ask declines to answer when the best relevance is ``best``, else None."""
         threshold = self.re_threshold(override)
@@ -173,7 +212,7 @@ class Pipeline:
     def retrieve_and_score(self, question: str, top_n: int, timings: dict[str, float]
                            ) -> tuple[list[Hit], np.ndarray]:
         """Load the stages, retrieve the top ``top_n`` passages and score their relevance."""
-        timings["load"] = self.load(generator=True)
+        timings["load"] = self.load()
         t = time.perf_counter()
         hits = self.retriever.search(question, limit=top_n)
         timings["retrieve"] = time.perf_counter() - t
@@ -183,14 +222,16 @@ class Pipeline:
         return hits, probs
 
     @staticmethod
-    def passage_scores(hits: Sequence[Hit], probs: np.ndarray,
-                       kept: set[int] | None = None) -> list[PassageScore]:
+    def passage_scores(hits: Sequence[Hit], probs: np.ndarray, kept: set[int] | None = None,
+                       duplicate_of: dict[int, int] | None = None) -> list[PassageScore]:
         """Retrieved passages in retrieval order with their relevance; ``kept``: ids kept
-        (all when None)."""
+        (all when None); ``duplicate_of``: id → the kept passage it repeats."""
+        dups = duplicate_of or {}
         return [PassageScore(passage_id=h.passage_id, retrieval_rank=rank,
                              retrieval_score=h.score, similarity=h.similarity,
                              relevance=round(float(probs[rank - 1]), 4),
-                             kept=kept is None or h.passage_id in kept, **h.span())
+                             kept=kept is None or h.passage_id in kept,
+                             duplicate_of=dups.get(h.passage_id), **h.span())
                 for rank, h in enumerate(hits, start=1)]
 
     def rank(self, question: str, *, top_n: int) -> list[PassageScore]:
@@ -201,6 +242,10 @@ class Pipeline:
     # ask -----------------------------------------------------------------------------
     def ask(self, question: str, options: AskOptions | None = None, *,
             on_token: Callable[[str], None] | None = None) -> Answer:
+        """Answer from the documents: a span of a cited sentence for a factoid question,
+        quoted sentences for "what does X say about Y", yes or no from the evidence; the
+        generator's own words with ``free`` (or without a reader, or in the FULL and PSG
+        context modes). Abstains when the evidence does not hold the answer."""
         opts = options or AskOptions()
         question = clean_question(question)
         if opts.context not in CONTEXT_MODES:
@@ -210,26 +255,28 @@ class Pipeline:
         t_all = time.perf_counter()
         hits, probs = self.retrieve_and_score(question, opts.top_n, ans.timings)
         if opts.context == "full":
-            kept_order = list(range(min(opts.top_k, len(hits))))
+            order = list(range(len(hits)))
         else:
-            kept_order = [int(i) for i in np.argsort(-probs, kind="stable")[:opts.top_k]]
-        kept = [hits[i] for i in kept_order]
-        ans.passages = self.passage_scores(hits, probs, {h.passage_id for h in kept})
+            order = [int(i) for i in np.argsort(-probs, kind="stable")]
+        kept_order, duplicates = collapse_duplicates([hits[i].text for i in order], opts.top_k)
+        kept = [hits[order[k]] for k in kept_order]
+        relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
+        ans.passages = self.passage_scores(hits, probs, {h.passage_id for h in kept},
+                                           {hits[order[a]].passage_id: hits[order[b]].passage_id
+                                            for a, b in duplicates.items()})
         ans.passages.sort(key=lambda p: (not p.kept, -p.relevance if opts.context != "full"
                                          else p.retrieval_rank))
         ans.models = {"embedder": self.collection.embedder_name or "",
                       "relevance": self.relevance.name}
 
-        best = float(max((probs[i] for i in kept_order), default=0.0))
+        best = max((relevance[h.passage_id] for h in kept), default=0.0)
         reason = self.abstain_reason(best, opts.abstain, opts.re_threshold)
         if reason is not None:
-            ans.abstained, ans.abstain_reason = True, reason
-            ans.timings["total"] = time.perf_counter() - t_all
-            return ans
+            return self._abstain(ans, reason, t_all)
 
         t = time.perf_counter()
         per_passage = self.collection.store.sentences_of([h.passage_id for h in kept])
-        all_sentences = [s for h in kept for s in per_passage[h.passage_id]]
+        all_sentences = [s for h in kept for s in split_long(per_passage[h.passage_id])]
         if opts.context == "filtered":
             scored = self.context_filter.select(
                 question, all_sentences, threshold=opts.filter_threshold, top_m=opts.filter_top_m)
@@ -242,14 +289,123 @@ class Pipeline:
                         for s in scored]
         context = [s.sentence for s in scored if s.kept]
         ans.context = [Citation.of(i, s) for i, s in enumerate(context, start=1)]
+        also = self._also_in(hits, duplicates, order)
 
+        qtype = question_type(question)
+        ans.question_type = qtype.kind + (f":{qtype.expects}" if qtype.expects != "any" else "")
+        reader = self.reader if opts.context == "filtered" and not opts.free \
+            and not opts.marginalize else None
+        t = time.perf_counter()
+        if reader is not None and qtype.kind == "quote":
+            self._quote(ans, scored, relevance, opts, also)
+        elif reader is not None and qtype.kind == "factoid":
+            self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
+                       opts, also)
+        else:
+            ans.timings["answer"] = 0.0
+            self._generate(ans, question, kept, per_passage, probs, order, kept_order, context,
+                           opts, on_token)
+        ans.timings.setdefault("answer", time.perf_counter() - t)
+        if not ans.abstained and not ans.answer_text.strip():
+            return self._abstain(ans, "the answer came out empty", t_all)
+        if not ans.abstained and not ans.sources:
+            return self._abstain(ans, "the answer is not supported by the sentences found",
+                                 t_all)
+        ans.timings["total"] = time.perf_counter() - t_all
+        return ans
+
+    def _abstain(self, ans: Answer, reason: str, t_all: float) -> Answer:
+        ans.abstained, ans.abstain_reason = True, reason
+        ans.timings["total"] = time.perf_counter() - t_all
+        return ans
+
+    @staticmethod
+    def _also_in(hits: Sequence[Hit], duplicates: dict[int, int], order: Sequence[int]
+                 ) -> dict[int, list[str]]:
+        """Passage id → the other files that hold the same passage (collapsed into it)."""
+        out: dict[int, list[str]] = {}
+        for dup, kept in duplicates.items():
+            out.setdefault(hits[order[kept]].passage_id, []).append(hits[order[dup]].path)
+        return out
+
+    def _span(self, ans: Answer, reader: Reader, question: str, qtype: QuestionType,
+              kept: Sequence[Hit], per_passage: dict[int, list[Sentence]],
+              scored: Sequence[ScoredSentence], relevance: dict[int, float], opts: AskOptions,
+              also: dict[int, list[str]]) -> None:
+        """The reader's best span in the most relevant passages, if answerable."""
+        ans.kind = "span"
+        ans.models["reader"] = reader.name
+        filter_scores: dict[int, float] = {}
+        for s in scored:
+            filter_scores[s.sentence.id] = max(filter_scores.get(s.sentence.id, 0.0), s.score)
+        contexts = [Context.of(h.title, per_passage[h.passage_id], relevance[h.passage_id])
+                    for h in kept[:opts.reader_passages]]
+        bridge = bridge_context(scored, relevance)
+        if bridge is not None:
+            contexts.append(bridge)
+        model = getattr(reader, "answerability", None) or None
+        choices = choose(reader, question, qtype, contexts, filter_scores, model=model)
+        ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
+                           **{k: round(v, 4) for k, v in c.features.items()}}
+                          for c in choices[:5]]
+        choice = choices[0] if choices else None
+        threshold = self.answer_threshold(opts.answer_threshold)
+        if choice is None or (opts.abstain and choice.probability < threshold):
+            found = f"; the best span found, {choice.text!r}, has confidence " \
+                f"{choice.probability:.2f} (threshold {threshold:.2f})" if choice else ""
+            ans.abstained = True
+            ans.abstain_reason = "the passages found do not answer it" + found
+            return
+        where = choice.sentence
+        cite = Citation.of(1, where, answer=where.source_offsets(choice.start, choice.end),
+                           also_in=tuple(also.get(where.passage_id, ())))
+        ans.raw_answer = choice.text
+        ans.answer = f"{choice.text} [1]"
+        ans.sources = [cite]
+        ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
+        ans.confidence = round(choice.probability, 4)
+
+    def _quote(self, ans: Answer, scored: Sequence[ScoredSentence],
+               relevance: dict[int, float], opts: AskOptions,
+               also: dict[int, list[str]]) -> None:
+        """The best supporting sentences, quoted (never a metadata block)."""
+        ans.kind = "quote"
+        ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
+                        key=lambda s: -s.score)
+        chosen: list[Sentence] = []
+        for s in ranked:
+            if len(chosen) >= opts.quote_sentences:
+                break
+            if chosen and s.score < max(opts.filter_threshold, ranked[0].score * 0.5):
+                break
+            if all(s.sentence.text != c.text for c in chosen):
+                chosen.append(s.sentence)
+        if not chosen:
+            ans.abstained = True
+            ans.abstain_reason = "no sentence of the passages found says it"
+            return
+        chosen.sort(key=lambda c: (c.passage_id, c.start_char))
+        ans.sources = [Citation.of(i, c, also_in=tuple(also.get(c.passage_id, ())))
+                       for i, c in enumerate(chosen, start=1)]
+        ans.sentences = [AnswerSentence(c.text, (i,), 1.0, True)
+                         for i, c in enumerate(chosen, start=1)]
+        ans.raw_answer = " ".join(c.text for c in chosen)
+        ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
+
+    def _generate(self, ans: Answer, question: str, kept: Sequence[Hit],
+                  per_passage: dict[int, list[Sentence]], probs: np.ndarray,
+                  order: Sequence[int], kept_order: Sequence[int], context: list[Sentence],
+                  opts: AskOptions, on_token: Callable[[str], None] | None) -> None:
+        """The generator's own words from the context, checked against it."""
+        ans.kind = "free"
         gen = self.generator
         ans.models["generator"] = gen.name
         ans.tokens["full_context"] = gen.count_tokens(" ".join(h.text for h in kept))
         ans.tokens["context"] = gen.count_tokens(" ".join(s.text for s in context))
         t = time.perf_counter()
         if opts.marginalize:
-            text = self._marginalize(question, kept, per_passage, probs[kept_order], ans, opts)
+            weights = probs[[order[k] for k in kept_order]]
+            text = self._marginalize(question, kept, per_passage, weights, ans, opts)
         else:
             prompt = build_prompt(question, [s.text for s in context])
             completion = gen.complete(prompt, max_tokens=opts.max_tokens, on_token=on_token)
@@ -259,25 +415,19 @@ class Pipeline:
             ans.timings["first_token"] = completion.first_token_seconds
             ans.timings["tokens_per_second"] = completion.tokens_per_second
         ans.timings["generate"] = time.perf_counter() - t
-
         ans.raw_answer = text.strip()
         t = time.perf_counter()
         checked = verify(text, context, self.checker, threshold=opts.support_threshold)
         ans.timings["verify"] = time.perf_counter() - t
         ans.removed_citations = checked.removed_citations
         ans.unsupported_citations = checked.unsupported_citations
-        sentences = [s for s in checked.sentences if s.supported or not opts.strict]
+        ans.notes = checked.notes()
+        sentences = [s for s in checked.sentences if s.supported]
         ans.sentences = sentences
-        if opts.strict and not sentences:
-            ans.abstained = True
-            ans.abstain_reason = ("the generated answer was not supported by the sentences "
-                                  "it was given (--strict)")
         ans.answer = " ".join(
             s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()
         cited = sorted({n for s in sentences for n in s.citations})
         ans.sources = [ans.context[n - 1] for n in cited]
-        ans.timings["total"] = time.perf_counter() - t_all
-        return ans
 
     def ask_long(self, question: str, options: LongOptions | None = None) -> LongAnswer:
         """GINGER: nuggets → facets → ranked facets → cited summaries (see longform)."""

@@ -48,6 +48,14 @@ class Sentence(SourceSpan):
     id: int
     passage_id: int
     seq: int = 0
+    raw: str | None = None  # the source text, when it differs from ``text``
+
+    def source_offsets(self, start: int, end: int) -> tuple[int, int]:
+        """Source offsets of ``text[start:end]`` (a part of this sentence)."""
+        from .text import raw_offsets
+
+        a, b = raw_offsets(self.raw if self.raw is not None else self.text, start, end)
+        return self.start_char + a, self.start_char + b
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +79,7 @@ class PassageScore(SourceSpan):
     similarity: float | None
     relevance: float
     kept: bool
+    duplicate_of: int | None = None  # a kept passage with (nearly) the same text
 
 
 @dataclass(frozen=True)
@@ -92,10 +101,11 @@ class Citation(SourceSpan):
     passage_id: int
     answer_start: int | None = None
     answer_end: int | None = None
+    also_in: tuple[str, ...] = ()  # other files holding the same passage
 
     @classmethod
-    def of(cls, number: int, sentence: Sentence, *, answer: tuple[int, int] | None = None
-           ) -> Citation:
+    def of(cls, number: int, sentence: Sentence, *, answer: tuple[int, int] | None = None,
+           also_in: tuple[str, ...] = ()) -> Citation:
         start, end = answer if answer is not None else (None, None)
         return cls(number=number, sentence_id=sentence.id, passage_id=sentence.passage_id,
-                   answer_start=start, answer_end=end, **sentence.span())
+                   answer_start=start, answer_end=end, also_in=also_in, **sentence.span())

@@ -21,11 +21,14 @@ _WORD = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class Span:
-    """A sentence: ``text`` is whitespace-normalized, offsets point into the source."""
+    """A sentence: ``text`` is whitespace-normalized, offsets point into the source;
+    ``raw`` is the source between them when it differs from ``text`` (line breaks, runs of
+    spaces), so that places inside the sentence can be mapped back to the source."""
 
     start: int
     end: int
     text: str
+    raw: str | None = None
 
     @property
     def n_words(self) -> int:
@@ -90,10 +93,16 @@ class SentenceSplitter:
     def _cap(self, para: str, start: int, end: int, offset: int) -> list[Span]:
         words = list(_WORD.finditer(para, start, end))
         if len(words) <= self.max_words:
-            return [Span(offset + start, offset + end, " ".join(para[start:end].split()))]
+            return [_span(para, start, end, offset)]
         spans = []
         for k in range(0, len(words), self.max_words):
             group = words[k:k + self.max_words]
             s, e = group[0].start(), group[-1].end()
-            spans.append(Span(offset + s, offset + e, " ".join(m.group() for m in group)))
+            spans.append(_span(para, s, e, offset))
         return spans
+
+
+def _span(text: str, start: int, end: int, offset: int) -> Span:
+    raw = text[start:end]
+    norm = " ".join(raw.split())
+    return Span(offset + start, offset + end, norm, raw if raw != norm else None)

@@ -95,7 +95,13 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
                               tokenize="porter unicode61 remove_diacritics 2")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial]
+def _m002_sentence_raw(db: sqlite_utils.Database) -> None:
+    """The source text of a sentence when it differs from its normalized text (NULL when
+    the same), so offsets inside a sentence resolve to the source."""
+    db.execute("ALTER TABLE sentences ADD COLUMN raw TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_sentence_raw]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -253,7 +259,7 @@ class Store:
                 "SELECT id FROM passages WHERE document_id = ? ORDER BY seq", [doc_id])]
             self.db.table("sentences").insert_all(({
                 "passage_id": pid, "document_id": doc_id, "seq": k,
-                "start_char": s.start, "end_char": s.end, "text": s.text,
+                "start_char": s.start, "end_char": s.end, "text": s.text, "raw": s.raw,
             } for pid, c in zip(ids, chunks, strict=True)
                 for k, s in enumerate(c.sentences)), batch_size=500)
             self.db.table("vector_journal").insert_all(
@@ -323,8 +329,9 @@ class Store:
             marks = ",".join("?" * len(part))
             for r in self.db.query(
                 f"SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
-                f"s.end_char, s.text FROM sentences s JOIN passages p ON p.id = s.passage_id "
-                f"JOIN documents d ON d.id = s.document_id WHERE s.passage_id IN ({marks}) "
+                f"s.end_char, s.text, s.raw FROM sentences s "
+                f"JOIN passages p ON p.id = s.passage_id JOIN documents d ON d.id = s.document_id "
+                f"WHERE s.passage_id IN ({marks}) "
                 f"ORDER BY s.passage_id, s.seq", part):
                 out[r["passage_id"]].append(Sentence(**r))
         return out

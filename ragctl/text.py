@@ -88,3 +88,28 @@ def first_words(text: str, n: int) -> str:
 def count_tokens(text: str) -> int:
     """A tokenizer-free size measure (whitespace words) used where no tokenizer is at hand."""
     return len(text.split())
+
+
+_NONSPACE = re.compile(r"\S+")
+
+
+def raw_offsets(raw: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets in ``raw`` of ``norm[start:end]``, where norm = " ".join(raw.split()): the
+    words are the same, only the whitespace between them differs."""
+    pos = 0  # where the current word starts in the normalized text
+    a = b = None
+    last_end = 0
+    for m in _NONSPACE.finditer(raw):
+        w = m.end() - m.start()
+        if a is None and start < pos + w:
+            a = m.start() + max(0, start - pos)
+        if a is not None and end <= pos + w:
+            b = m.start() + max(0, end - pos)
+            break
+        last_end = m.end()
+        pos += w + 1
+    if a is None:
+        a = len(raw)
+    if b is None:
+        b = last_end
+    return a, max(a, b)

@@ -46,6 +46,19 @@ class Verified:
             return 0.0
         return sum(s.supported for s in self.sentences) / len(self.sentences)
 
+    def notes(self) -> list[str]:
+        """What the checker changed, in words (for --explain and --json)."""
+        out = []
+        if self.removed_citations:
+            out.append("removed citations to sentences never given: "
+                       + ", ".join(f"[{n}]" for n in self.removed_citations))
+        for s in self.sentences:
+            if not s.supported:
+                out.append(f"dropped, not supported by the sentences given: {s.text}")
+            elif s.attributed:
+                out.append(f"cited [{', '.join(map(str, s.citations))}] for: {s.text}")
+        return out
+
 
 def _claim_words(text: str) -> list[str]:
     words = normalize_answer(text).split()

@@ -40,6 +40,7 @@ def ragctl_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # unit tests pin the fallbacks; tests of the trained defaults use `model_defaults`
     monkeypatch.setenv("RAGCTL_RELEVANCE", "similarity")
     monkeypatch.setenv("RAGCTL_CONTEXT_FILTER", "similarity")
+    monkeypatch.setenv("RAGCTL_READER", "none")
     return home
 
 
@@ -48,6 +49,7 @@ def model_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let config.toml and the built-in defaults choose the filter and relevance models."""
     monkeypatch.delenv("RAGCTL_RELEVANCE", raising=False)
     monkeypatch.delenv("RAGCTL_CONTEXT_FILTER", raising=False)
+    monkeypatch.delenv("RAGCTL_READER", raising=False)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ragctl.answer import Reader, SpanCandidate
 from ragctl.backends import Completion, Embedder, Generator
 
 
@@ -63,3 +64,30 @@ class FakeGenerator(Generator):
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
+
+
+class FakeReader(Reader):
+    """Finds the first of ``answers`` in a context (a confident span); elsewhere proposes
+    the context's last word with a score below its null score."""
+
+    name = "fake-reader"
+
+    def __init__(self, *answers: str, margin: float = 6.0) -> None:
+        self.answers = answers
+        self.margin = margin
+        self.questions: list[str] = []
+
+    def read(self, question: str, contexts: Sequence[str], *, top: int = 5
+             ) -> list[list[SpanCandidate]]:
+        self.questions.append(question)
+        out = []
+        for c, text in enumerate(contexts):
+            found = [(text.find(a), a) for a in self.answers if a and text.find(a) >= 0]
+            if found:
+                i, a = min(found)
+                out.append([SpanCandidate(c, i, i + len(a), self.margin, 0.0)])
+            else:
+                last = text.rstrip(" .").split(" ")[-1]
+                i = text.rstrip(" .").rfind(last)
+                out.append([SpanCandidate(c, i, i + len(last), -4.0, 0.0)])
+        return out

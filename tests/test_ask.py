@@ -127,15 +127,22 @@ def test_filtered_answer_cites_exact_sentences(corpus: Path) -> None:
     assert d["schema"] == "ragctl.answer/1" and d["sources"][0]["sentence_id"] > 0
 
 
-def test_unsupported_and_strict(corpus: Path) -> None:
+def test_an_unsupported_answer_is_an_abstention(corpus: Path) -> None:
     with pipeline(FakeGenerator("Saturday at noon [1] [5]")) as p:
         a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0))
         assert a.removed_citations == [5]
-        assert not a.sentences[0].supported and a.support_rate == 0.0
+        assert a.abstained and "not supported" in (a.abstain_reason or "")
+        assert a.answer == "" and not a.sources
+        # what the checker did is in the notes (--explain, --json), not in the answer
+        assert any("never given: [5]" in n for n in a.notes)
+        assert any("not supported" in n and "Saturday" in n for n in a.notes)
         a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0,
                                                                   strict=True))
         assert a.abstained and "not supported" in (a.abstain_reason or "")
         assert a.answer == ""
+    with pipeline(FakeGenerator("[1]")) as p:  # an empty answer is never printed
+        a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0))
+        assert a.abstained and a.answer == "" and "empty" in (a.abstain_reason or "")
 
 
 def test_context_modes(corpus: Path) -> None:
@@ -165,7 +172,9 @@ def test_abstains_without_calling_the_generator(corpus: Path) -> None:
     with pipeline(gen) as p:
         a = p.ask("What is the boiling point of mercury?",
                   AskOptions(re_threshold=0.99, abstain=False))
-    assert not a.abstained and gen.prompts
+    # --no-abstain passes the threshold; the unsupported answer is still not printed
+    assert gen.prompts and "threshold" not in (a.abstain_reason or "")
+    assert a.raw_answer == "3 pm [1]" and a.answer == ""
 
 
 def test_the_abstention_threshold_is_the_estimators_own_unless_set(

@@ -11,7 +11,9 @@ CTranslate2 backend (:data:`ragctl.ct2.BACKENDS`) scores it at run time:
   that its ranking is the similarity fallback's, then fine-tuned;
 - :class:`Seq2Seq` (``ct2-seq2seq``): a T5-style model that generates "true" or "false";
 - :class:`Decoder` (``ct2-decoder``): a causal LM (the SmolLM2 GGUF, loaded by
-  transformers, or a local Hugging Face causal LM) whose next word is " true" or " false".
+  transformers, or a local Hugging Face causal LM) whose next word is " true" or " false";
+- :class:`SpanReader` (``ct2-span``): the answer's start and end in a passage
+  (:mod:`.reader`), scored at run time by :mod:`ragctl.answer`.
 
 (A cross-encoder on MiniLM was tried and lost to the similarity fallbacks by 16 points of
 recall on 540–2,160 CPU training questions; it was removed.)
@@ -191,8 +193,17 @@ class Decoder(_Generative):
         return out[:, scorer.true_id] - out[:, scorer.false_id]
 
 
+class SpanReader(Architecture):
+    """The span reader (:mod:`.reader`): an encoder reads question and passage together and
+    a head gives each token a start and an end logit; it has its own training loop."""
+
+    name = "span-reader"
+    backend = "ct2-span"
+    encoder = True
+
+
 ARCHITECTURES: dict[str, type[Architecture]] = {
-    a.name: a for a in (BiEncoder, Seq2Seq, Decoder)}
+    a.name: a for a in (BiEncoder, Seq2Seq, Decoder, SpanReader)}
 GGUF_BASES = ("smollm2", "smollm2-135m")
 
 

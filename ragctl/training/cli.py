@@ -205,6 +205,61 @@ def export(name: str, src: Path | None, quantization: str, out: Path | None,
     render_export(name, target, manifest)
 
 
+@train.command(name="reader")
+@options(
+    click.option("--data", "data", multiple=True, required=True,
+                 type=click.Path(exists=True, path_type=Path),
+                 help="Question-answer data with passages: SQuAD JSON or DPR/NQ JSONL "
+                      "(repeatable)."),
+    click.option("--base", default="minilm", show_default=True,
+                 help="'minilm' (the installed all-MiniLM-L6-v2) or a local Hugging Face "
+                      "encoder directory."),
+    click.option("--name", default="minilm-reader", show_default=True,
+                 help="Model name under models/."),
+    click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                 help="Training folder (default: <home>/training/NAME)."),
+    click.option("--split", type=click.Choice(["dev", "report"]), default="dev",
+                 show_default=True, help="Which half of the built-in splits to train on."),
+    click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True),
+    click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True),
+    click.option("--lr", "learning_rate", type=float, default=1e-4, show_default=True),
+    click.option("--max-length", type=click.IntRange(min=32), default=256, show_default=True,
+                 help="Tokens of question and passage read together."),
+    click.option("--negatives", type=click.IntRange(min=0), default=1, show_default=True,
+                 help="Passages on the same topic without the answer, per question."),
+    click.option("--limit", type=click.IntRange(min=1),
+                 help="Train on a seeded sample of N questions per data file."),
+    click.option("--val-fraction", type=click.FloatRange(0.01, 0.5), default=0.05,
+                 show_default=True, help="Held-out share of the questions."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                 show_default=True),
+    click.option("--resume", is_flag=True,
+                 help="Continue the run in --out from its last epoch checkpoint."),
+    click.option("--no-export", is_flag=True, help="Do not export the result to models/."),
+    click.option("--quantization", default="int8", show_default=True,
+                 type=click.Choice(QUANTIZATIONS), help="Quantization of the exported model."))
+@command_errors
+def train_reader(data: tuple[Path, ...], name: str, out: Path | None, resume: bool,
+                 no_export: bool, quantization: str, **opts: Any) -> None:
+    """Train the span reader: where the answer starts and ends in a passage, or that the
+    passage does not hold it.
+
+    \b
+    Example:
+        ragctl train reader --data ../shared/data/squad/dev-v1.1.json \\
+            --data ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz
+    """
+    from ..display import TrainingProgress
+    from .reader import ReaderOptions
+    from .trainer import train_and_export
+
+    with TrainingProgress("reader", opts["epochs"]) as show:
+        job = train_and_export(ReaderOptions(**opts), data, name=name, out=out,
+                               resume=resume, export=not no_export, quantization=quantization,
+                               command="ragctl " + " ".join(sys.argv[1:]),
+                               on_step=show.step, on_epoch=show.epoch, on_export=show.export)
+    show.done(job)
 
 
 def register(group: click.Group) -> None:

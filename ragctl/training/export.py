@@ -95,7 +95,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
     opts = meta.get("options", {})
     manifest: dict[str, Any] = {
         "name": name or out.name,
-        "kind": "filter" if meta["kind"] == "filter" else "relevance",
+        "kind": {"filter": "filter", "re": "relevance"}.get(meta["kind"], meta["kind"]),
         "backend": arch.backend,
         "architecture": arch.name,
         "base": meta.get("base"),
@@ -109,6 +109,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             "command": meta.get("command", ""),
             "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
             "objective": (opts.get("objective") if meta["kind"] == "re" else
+                          "span-and-null" if meta["kind"] == "reader" else
                           arch.filter_objective),
             "examples": meta.get("examples"),
             "val_examples": meta.get("val_examples"),
@@ -119,6 +120,8 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             "data_licence": data_licence,
         },
         "metrics": meta.get("metrics", {}),
+        **({"max_answer_tokens": meta["max_answer_tokens"]} if "max_answer_tokens" in meta
+           else {}),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "ragctl": __version__,
     }
@@ -155,6 +158,10 @@ def _calibration(meta: dict[str, Any], arch: Architecture, *, required: bool) ->
         if required:
             raise RagctlError(f"{why}; export with --rounding nearest")
         return []
+    if meta["kind"] == "reader":
+        from .reader import reader_calibration_texts
+
+        return reader_calibration_texts(meta)
     from .trainer import load_examples
 
     examples = load_examples(paths)

@@ -165,8 +165,9 @@ def split_examples(examples: Sequence[SilverExample], fraction: float, max_val: 
 
 
 def metric_name(kind: str) -> str:
-    """The validation measure of a kind: top-1 sentence (filter), recall@1 (relevance)."""
-    return "top1" if kind == "filter" else "recall@1"
+    """The validation measure of a kind: top-1 sentence (filter), recall@1 (relevance),
+    answer F1 (reader)."""
+    return {"filter": "top1", "reader": "f1"}.get(kind, "recall@1")
 
 
 # models ----------------------------------------------------------------------------------
@@ -571,7 +572,7 @@ def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
 class TrainJob:
     """A training run and, unless ``export`` is off, its export under ``<home>/models``."""
 
-    result: TrainResult
+    result: Any  # TrainResult, or reader.ReaderResult
     name: str
     out: Path
     exported: Path | None = None
@@ -583,20 +584,24 @@ def default_name(base: str, kind: str) -> str:
     return f"{base if base in ('minilm', 'smollm2') else Path(base).name}-{kind}"
 
 
-def train_and_export(opts: TrainOptions, data: Sequence[Path], *, name: str | None = None,
+def train_and_export(opts: Any, data: Sequence[Path], *, name: str | None = None,
                      out: Path | None = None, resume: bool = False, export: bool = True,
                      quantization: str = "int8", command: str = "",
                      on_step: StepCallback | None = None,
                      on_epoch: Callable[[EpochLog], None] | None = None,
                      on_export: Callable[[int, int], None] | None = None) -> TrainJob:
-    """Train ``opts.kind`` on ``data`` into ``out`` (default ``<home>/training/NAME``), then
-    export it as ``<home>/models/NAME``."""
+    """Train on ``data`` into ``out`` (default ``<home>/training/NAME``), then export as
+    ``<home>/models/NAME``. ``opts``: :class:`TrainOptions` (filter, relevance) or
+    :class:`~.reader.ReaderOptions` (the span reader)."""
     from ..config import home_dir, models_dir
     from .export import export_model
+    from .reader import ReaderOptions, ReaderTrainer
 
-    name = name or default_name(opts.base, opts.kind)
+    name = name or default_name(opts.base, getattr(opts, "kind", "reader"))
     out = out or home_dir() / "training" / name
-    trainer = Trainer(opts, data, out, command=command)
+    trainer: Trainer | ReaderTrainer = (
+        ReaderTrainer(opts, data, out, command=command) if isinstance(opts, ReaderOptions)
+        else Trainer(opts, data, out, command=command))
     job = TrainJob(trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch), name, out)
     if export:
         job.exported = models_dir() / name

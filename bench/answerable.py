@@ -1,0 +1,91 @@
+"""Answerable, on-topic unanswerable and off-topic questions over one SQuAD split.
+
+The on-topic unanswerable questions are made by deleting, from the indexed corpus, every
+sentence that holds the answer of a sample of the split's questions (and keeping only
+those whose answer then appears nowhere in the corpus): the documents still talk about
+the subject, but no longer say the answer. The answerable questions come from paragraphs
+left whole. The off-topic questions are NQ-open questions, which the SQuAD corpus does not
+cover (first 2,000 lines for dev, the last 655 for report).
+
+``holes_index(split)`` builds and indexes that corpus as ``squad-<split>-holes``;
+``question_sets(split)`` gives the three sets. Used by bench/calibrate.py --reader (dev)
+and bench/ask.py (report).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from bench.common import squad_articles
+from bench.squad_index import BENCH_HOME, nq_questions, use_bench_home
+
+UNANSWERABLE = 300  # questions whose answer sentences are deleted, per split
+
+
+def _plan(split: str, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                              list[dict[str, Any]]]:
+    """(articles with the answer sentences deleted, answerable questions, unanswerable)."""
+    from ragctl.sentences import SentenceSplitter
+    from ragctl.text import contains_answer
+
+    articles = squad_articles(split)
+    rng = random.Random(seed)
+    paragraphs = [(ai, pi) for ai, a in enumerate(articles) for pi in range(len(a["paragraphs"]))]
+    holes = rng.sample(paragraphs, min(UNANSWERABLE, len(paragraphs)))
+    splitter = SentenceSplitter()
+    texts = {(ai, pi): p["context"] for ai, a in enumerate(articles)
+             for pi, p in enumerate(a["paragraphs"])}
+    chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
+    for key in holes:
+        qas = articles[key[0]]["paragraphs"][key[1]]["qas"]
+        qa = rng.choice(qas)
+        answers = [a["text"] for a in qa["answers"]]
+        kept = [s.text for s in splitter.split(texts[key]) if not contains_answer(s.text, answers)]
+        texts[key] = " ".join(kept)
+        chosen.append((key, {"question": qa["question"], "answers": answers,
+                             "title": articles[key[0]]["title"]}))
+    corpus_text = list(texts.values())
+    unanswerable = [q for _, q in chosen
+                    if not any(contains_answer(t, q["answers"]) for t in corpus_text)]
+    whole = {k for k, _ in chosen}
+    answerable = [{"question": q["question"], "answers": [a["text"] for a in q["answers"]],
+                   "title": articles[ai]["title"]}
+                  for (ai, pi) in paragraphs if (ai, pi) not in whole
+                  for q in articles[ai]["paragraphs"][pi]["qas"]]
+    edited = []
+    for ai, a in enumerate(articles):
+        paras = [{"context": texts[(ai, pi)]} for pi in range(len(a["paragraphs"]))
+                 if texts[(ai, pi)].strip()]
+        edited.append({"title": a["title"], "paragraphs": paras})
+    return edited, answerable, unanswerable
+
+
+def holes_index(split: str) -> str:
+    """Index the split with the answer sentences of its unanswerable questions deleted."""
+    use_bench_home()
+    from bench.common import write_paragraphs
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.indexer import Indexer
+
+    name = f"squad-{split}-holes"
+    corpus = BENCH_HOME / "corpora" / name
+    if not corpus.exists():
+        edited, _, _ = _plan(split)
+        write_paragraphs(edited, corpus)
+    with Collection.open(load_settings(index=name), create=True) as c:
+        c.lock()
+        Indexer(c).run([corpus])
+    return name
+
+
+def question_sets(split: str, n: int = 300, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
+    """{"answerable": …, "on-topic": …, "off-topic": …}, ``n`` of each at most."""
+    _, answerable, unanswerable = _plan(split)
+    rng = random.Random(seed)
+    nq = nq_questions("train" if split == "dev" else "report", n, seed=seed)
+    return {"answerable": rng.sample(answerable, min(n, len(answerable))),
+            "on-topic": unanswerable[:n],
+            "off-topic": [{"question": r["question"], "answers": r["answers"], "title": ""}
+                          for r in nq]}

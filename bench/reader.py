@@ -1,0 +1,176 @@
+"""Fit the span reader's answerability on the DEVELOPMENT split (never the report split).
+
+Over an index of the SQuAD dev split whose answer sentences were deleted for some
+questions (bench/answerable.py), every question of three sets — answerable, on-topic
+unanswerable, off-topic (NQ dev questions) — goes through `ask` with no thresholds, and
+each answer span it considered is kept with its features (the reader's span score over
+its null score, the relevance of its passage, the filter's score of its sentence, whether
+it is of the type the question asks for) and whether it is right (F1 ≥ 0.5 with a gold
+answer; never for the unanswerable sets). A logistic model fitted on those spans both
+ranks the spans and gives P(right) for the best one; the threshold is the largest that
+abstains on at most 5% of the answerable questions. With --write, the model and the
+threshold go into the reader's manifest (``answerability``).
+
+Prints the tables and writes bench/results/reader-dev.json. Usage:
+python bench/reader.py --reader minilm-reader [--write] [--passages 1 2 3 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.answerable import holes_index, question_sets
+from bench.common import print_table, save
+
+FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
+
+
+def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages: int
+        ) -> list[dict[str, Any]]:
+    """One row per question: its set, gold answers, the relevance gate's best score and the
+    candidates' features."""
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.pipeline import AskOptions, Pipeline
+    from ragctl.text import max_f1
+
+    settings = load_settings(index=index, reader=reader)
+    rows = []
+    with Collection.open(settings) as c, Pipeline(c) as pipe:
+        opts = AskOptions.from_settings(settings, re_threshold=0.0, answer_threshold=0.0,
+                                        reader_passages=passages)
+        for kind, questions in sets.items():
+            for q in questions:
+                a = pipe.ask(q["question"], opts)
+                kept = [p.relevance for p in a.passages if p.kept]
+                cands = [{**cand, "right": kind == "answerable"
+                          and max_f1(cand["answer"], q["answers"]) >= 0.5,
+                          "f1": max_f1(cand["answer"], q["answers"]) if q["answers"] else 0.0}
+                         for cand in a.candidates]
+                rows.append({"set": kind, "question": q["question"], "answers": q["answers"],
+                             "re_best": max(kept, default=0.0), "kind": a.kind,
+                             "candidates": cands, "seconds": a.timings.get("total", 0.0)})
+    return rows
+
+
+FEATURES = ("margin", "relevance", "filter", "type")
+
+
+def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[c[f] for f in FEATURES] for r in rows for c in r["candidates"]])
+    y = np.array([int(c["right"]) for r in rows for c in r["candidates"]])
+    model = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
+    return {"features": list(FEATURES), "weights": [round(float(w), 5) for w in model.coef_[0]],
+            "bias": round(float(model.intercept_[0]), 5)}
+
+
+def best(row: dict[str, Any], model: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
+    """The candidate the model ranks first, and its P(right)."""
+    top, score = None, -1.0
+    for c in row["candidates"]:
+        z = model["bias"] + sum(w * c[f] for w, f in zip(model["weights"], FEATURES,
+                                                          strict=True))
+        p = 1 / (1 + np.exp(-z))
+        if p > score:
+            top, score = c, float(p)
+    return score, top
+
+
+def curve(rows: list[dict[str, Any]], model: dict[str, Any], re_threshold: float
+          ) -> list[dict[str, float]]:
+    """Per threshold: the share of each set turned away, and how right the answered are."""
+    scored = [(r, *best(r, model)) for r in rows]
+    out = []
+    for t in [0.0, *np.round(np.arange(0.02, 0.9, 0.02), 2)]:
+        row: dict[str, float] = {"threshold": float(t)}
+        for kind in ("answerable", "on-topic", "off-topic"):
+            subset = [(r, p) for r, p, _ in scored if r["set"] == kind]
+            abstain = [r["re_best"] < re_threshold or p < t for r, p in subset]
+            row[f"abstain_{kind}"] = float(np.mean(abstain)) if abstain else 0.0
+        answered = [(r, c) for r, p, c in scored
+                    if not (r["re_best"] < re_threshold or p < t)]
+        right = [r["set"] == "answerable" and c is not None and c["right"] for r, c in answered]
+        row["answered"] = len(answered) / len(scored)
+        row["accuracy_answered"] = float(np.mean(right)) if right else 1.0
+        ans = [(r, c) for r, c in answered if r["set"] == "answerable"]
+        row["em_answerable"] = float(np.mean([c is not None and c["f1"] == 1.0
+                                              for _, c in ans])) if ans else 0.0
+        out.append(row)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reader", default="minilm-reader")
+    ap.add_argument("-n", "--questions", type=int, default=300)
+    ap.add_argument("--passages", type=int, nargs="*", default=[3],
+                    help="how many of the most relevant passages the reader reads (tried)")
+    ap.add_argument("--write", action="store_true",
+                    help="store the fitted model and threshold in the reader's manifest")
+    args = ap.parse_args()
+    index = holes_index("dev")
+    sets = question_sets("dev", args.questions)
+    from ragctl import models
+    from ragctl.config import load_settings
+
+    re_threshold = float(models.load("relevance", load_settings().relevance).threshold)
+    results: dict[str, Any] = {"split": "dev", "index": index, "reader": args.reader,
+                               "sets": {k: len(v) for k, v in sets.items()},
+                               "re_threshold": re_threshold, "runs": {}}
+    chosen = None
+    for n in args.passages:
+        t0 = time.perf_counter()
+        rows = run(index, args.reader, sets, n)
+        model = fit(rows)
+        table = curve(rows, model, re_threshold)
+        ok = [r for r in table if r["abstain_answerable"] <= FALSE_ABSTAIN]
+        pick = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
+        model["threshold"] = pick["threshold"]
+        em = np.mean([best(r, model)[1] is not None and best(r, model)[1]["f1"] == 1.0
+                      for r in rows if r["set"] == "answerable"])
+        results["runs"][str(n)] = {"model": model, "curve": table, "chosen": pick,
+                                   "em_answerable_all": float(em),
+                                   "seconds": time.perf_counter() - t0,
+                                   "ask_p50_ms": 1000 * float(np.median(
+                                       [r["seconds"] for r in rows]))}
+        print_table(f"reader reads {n} passages (dev, {sum(len(v) for v in sets.values())} "
+                    "questions)", [
+            ("EM on answerable, answering all", f"{100 * em:.1f}", ""),
+            ("answerability model", json.dumps(model), ""),
+            *[(f"t={r['threshold']:.2f}",
+               f"turned away: answerable {100 * r['abstain_answerable']:.1f}%, on-topic "
+               f"{100 * r['abstain_on-topic']:.1f}%, off-topic "
+               f"{100 * r['abstain_off-topic']:.1f}%; accuracy of answered "
+               f"{100 * r['accuracy_answered']:.1f}%", "") for r in table[::3]]])
+        if chosen is None or em > chosen[1]:
+            chosen = (n, float(em), model)
+    assert chosen is not None
+    results["chosen"] = {"passages": chosen[0], "model": chosen[2]}
+    print(f"chosen: the reader reads {chosen[0]} passages; answerability {chosen[2]}")
+    if args.write:
+        from bench.calibrate import update_manifest
+
+        path = models.model_dir(args.reader)
+        update_manifest(path, answerability={
+            **chosen[2], "fitted_on": (
+                f"SQuAD dev (even articles): {sum(len(v) for v in sets.values())} questions "
+                "— answerable, on-topic with the answer sentences deleted, off-topic (NQ "
+                f"dev) — reading {chosen[0]} passages (bench/reader.py)")},
+            reader_passages=chosen[0])
+        print(f"wrote the answerability model into {path / 'manifest.json'}")
+    print(f"\nwrote {save('reader-dev', results)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Ask bench/realdocs.json's questions through the CLI, as a user would, and judge them.
+
+The documents are real files from public repositories (see "sources" in the JSON); put
+them in one folder, index it (`RAGCTL_HOME=H ragctl index FOLDER`), then run
+`python bench/realdocs.py --home H`. Each question is one `ragctl ask --json` process, so
+the times include loading the models. A factoid answer is right when it contains a gold
+answer and is short (at most 12 words) or its F1 with one reaches 0.6; a non-factoid
+answer when it contains the expected words; an unanswerable question when ragctl says
+"Not found" (exit 3). Prints a table and writes bench/results/realdocs.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import ROOT, median, print_table, save
+
+QUESTIONS = ROOT / "bench" / "realdocs.json"
+
+
+def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
+    from ragctl.text import contains_answer, max_f1
+
+    abstained = code == 3
+    text = answer.get("answer_text") or answer.get("answer") or ""
+    if q["kind"] == "unanswerable":
+        return "right" if abstained else "wrong"
+    if abstained:
+        return "missed"
+    if not text.strip():
+        return "wrong"  # an empty answer printed as an answer
+    if q["kind"] == "non-factoid":
+        return "right" if any(c.lower() in text.lower() for c in q["contains"]) else "wrong"
+    if contains_answer(text, q["answers"]):
+        return "right" if len(text.split()) <= 12 or max_f1(text, q["answers"]) >= 0.6 \
+            else "partly"
+    return "right" if max_f1(text, q["answers"]) >= 0.6 else "wrong"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", required=True, help="RAGCTL_HOME holding the indexed folder")
+    ap.add_argument("--ragctl", default=str(ROOT / ".venv" / "bin" / "ragctl"))
+    ap.add_argument("--name", default="realdocs", help="results file name")
+    ap.add_argument("--only", type=int, nargs="*", help="question numbers (1-based)")
+    args = ap.parse_args()
+    questions = json.loads(QUESTIONS.read_text())["questions"]
+    env = {**os.environ, "RAGCTL_HOME": args.home}
+    rows, verdicts, walls = [], [], []
+    for n, q in enumerate(questions, start=1):
+        if args.only and n not in args.only:
+            continue
+        t = time.perf_counter()
+        out = subprocess.run([args.ragctl, "ask", q["q"], "--json"], capture_output=True,
+                             text=True, env=env)
+        wall = time.perf_counter() - t
+        try:
+            answer = json.loads(out.stdout)
+        except ValueError:
+            answer = {"error": out.stderr.strip().splitlines()[-1:] or ["?"]}
+        verdict = judge(q, answer, out.returncode)
+        text = answer.get("answer", "") if out.returncode != 3 else "(not found)"
+        sources = [f"{Path(c['path']).name}" for c in answer.get("sources", [])]
+        rows.append({"n": n, "question": q["q"], "kind": q["kind"], "verdict": verdict,
+                     "exit": out.returncode, "answer": text, "sources": sources,
+                     "wall_s": round(wall, 2), "load_s": answer.get("timings", {}).get("load"),
+                     "stderr": out.stderr.strip()[-300:]})
+        verdicts.append(verdict)
+        walls.append(wall)
+        print(f"{n:>2} {verdict:<7} {wall:5.1f}s  {q['q'][:60]:<60} → {text[:70]}",
+              file=sys.stderr)
+    counts = {v: verdicts.count(v) for v in ("right", "partly", "wrong", "missed")}
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        kinds.setdefault(r["kind"], []).append(r["verdict"])
+    table = [(k, f"{v.count('right')} of {len(v)} right", "") for k, v in kinds.items()]
+    table.append(("all", f"{counts['right']} of {len(rows)} right, {counts['partly']} partly, "
+                  f"{counts['wrong']} wrong, {counts['missed']} missed", ""))
+    table.append(("wall time per question, p50", f"{median(walls):.1f} s", ""))
+    print_table(f"{len(rows)} questions about real documents, through the CLI", table)
+    print(f"\nwrote {save(args.name, {'counts': counts, 'questions': rows})}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+"""Stage 9: choosing the answer — a span of the evidence, a quoted sentence, or nothing.
+
+- **What the question wants** (:func:`question_type`): a short factoid ("when", "who",
+  "how much", ...), a yes/no answer, or a passage to quote ("what does X say about Y",
+  "how do I", "why", "list ..."); and for factoids the type of answer that fits (a date for
+  "when", a number for "how many", a name for "who").
+- **A span of the evidence** (:class:`CT2Reader`): the exported span reader reads the
+  question with each of the best passages and proposes answer spans with a start + end
+  score, and a null score ("this passage does not hold the answer"). The answer is a
+  verbatim span of one stored sentence, cited to it with the span's own source offsets.
+- **Answerability**: whether to answer at all is decided from the evidence itself — the
+  reader's span score over its null score, the relevance of the passage it came from, the
+  context filter's score of its sentence, and whether the span is of the type the question
+  asks for — combined by a logistic model fitted on development questions (answerable,
+  on-topic unanswerable, off-topic; ``bench/calibrate.py --reader``) and stored in the
+  reader's manifest.
+- **Metadata** (:func:`is_metadata`): header blocks ("PEP: 20 Title: … Author: …", mail
+  headers, front matter) are never quoted as an answer or a nugget.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from .backends import Backend
+from .records import Sentence
+from .text import content_words
+
+QuestionKind = Literal["factoid", "yes-no", "quote"]
+Expected = Literal["date", "number", "person", "place", "any"]
+
+# --------------------------------------------------------------------- the question
+
+_QUOTE = re.compile(
+    r"^(why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|explain\b|"
+    r"describe\b|list\b|summari[sz]e\b|tell me about\b|what (does|do|did) .+ (say|said|"
+    r"state|recommend|propose|mean|describe|suggest)\b|what (is|are) the (steps|rules|"
+    r"reasons|benefits|advantages|differences|guidelines|recommendations)\b|what happens\b|"
+    r"what should\b)", re.I)
+_YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
+                     r"should)\b", re.I)
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    kind: QuestionKind
+    expects: Expected = "any"
+
+
+def question_type(question: str) -> QuestionType:
+    """What kind of answer the question wants (see the module doc)."""
+    q = " ".join(question.strip().split())
+    low = q.lower()
+    if _QUOTE.match(q):
+        return QuestionType("quote")
+    if _YES_NO.match(q) and " or " not in low:
+        return QuestionType("yes-no")
+    if re.match(r"^(when|what (year|date|day|month|time)|which (year|date|day|month)|"
+                r"in what year|by when|until when|since when)\b", low):
+        return QuestionType("factoid", "date")
+    if re.match(r"^(how (many|much|long|old|far|big|large|tall|high|often)|what (is|was) the "
+                r"(number|amount|total|price|cost|percentage|population))\b", low):
+        return QuestionType("factoid", "number")
+    if re.match(r"^(who|whom|whose)\b", low):
+        return QuestionType("factoid", "person")
+    if re.match(r"^(where|in what (city|country|place|state))\b", low):
+        return QuestionType("factoid", "place")
+    return QuestionType("factoid")
+
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
+           "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
+_DATE = re.compile(
+    rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
+    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|"
+    r"century|decade|spring|summer|autumn|fall|winter|morning|evening|noon|midnight)\b|"
+    r"\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b", re.I)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|dozen|half|single|double)\b", re.I)
+_NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
+
+
+def answer_types(span: str) -> set[str]:
+    """The kinds of answer a span could be: date, number, name (capitalized words)."""
+    kinds = set()
+    if _DATE.search(span):
+        kinds.add("date")
+    if _NUMBER.search(span):
+        kinds.add("number")
+    if _NAME.search(span):
+        kinds.add("name")
+    return kinds
+
+
+def type_agreement(expects: Expected, span: str) -> float:
+    """1 when the span is of the type the question asks for, 0 when it is not, 0.5 when
+    the question does not say."""
+    if expects == "any":
+        return 0.5
+    kinds = answer_types(span)
+    if expects == "date":
+        return float("date" in kinds)
+    if expects == "number":
+        return float("number" in kinds)
+    return float("name" in kinds and "date" not in kinds)  # person, place
+
+
+_FIELD = re.compile(r"(?:^|\s)([A-Z][A-Za-z-]{1,24}):\s")
+
+
+def is_metadata(text: str) -> bool:
+    """A header block rather than prose: at least two "Field: value" pairs with short
+    values (PEP headers, mail headers, front matter), or a line that is only a field."""
+    fields = list(_FIELD.finditer(text))
+    words = len(text.split())
+    if len(fields) >= 2:
+        return words / len(fields) <= 10
+    return len(fields) == 1 and fields[0].start() <= 1 and words <= 8
+
+
+# --------------------------------------------------------------------- the reader
+
+@dataclass(frozen=True)
+class SpanCandidate:
+    """An answer span in one context: character offsets into that context's text, its
+    start + end score, and the context's null score."""
+
+    context: int
+    start: int
+    end: int
+    score: float
+    null: float
+
+    @property
+    def margin(self) -> float:
+        return self.score - self.null
+
+
+def best_spans(start: np.ndarray, end: np.ndarray, positions: Sequence[int],
+               max_tokens: int = 30, *, k: int = 5, top: int = 20
+               ) -> list[tuple[float, int, int]]:
+    """The ``k`` best (start + end logit, first token, last token) spans over
+    ``positions``, at most ``max_tokens`` long, best first."""
+    idx = np.asarray(positions, dtype=np.int64)
+    if idx.size == 0:
+        return []
+    starts = idx[np.argsort(-start[idx])[:top]]
+    ends = idx[np.argsort(-end[idx])[:top]]
+    spans = [(float(start[s] + end[e]), int(s), int(e))
+             for s in starts for e in ends if s <= e < s + max_tokens]
+    spans.sort(reverse=True)
+    return spans[:k]
+
+
+class Reader(Backend):
+    """Proposes answer spans for a question in each of several contexts."""
+
+    max_answer_tokens: int = 30
+
+    def read(self, question: str, contexts: Sequence[str], *, top: int = 5
+             ) -> list[list[SpanCandidate]]:
+        raise NotImplementedError
+
+
+class CT2Reader(Reader):
+    """An exported span reader (``ragctl train reader``, backend ``ct2-span``)."""
+
+    def __init__(self, path: Path, *, device: str = "auto", compute_type: str = "auto",
+                 threads: int = 0) -> None:
+        from .ct2 import (
+            load_ctranslate2,
+            load_tokenizer,
+            read_manifest,
+            resolve_compute_type,
+            resolve_device,
+        )
+        from .errors import RagctlError
+
+        self.path = Path(path)
+        self.manifest = read_manifest(self.path, ["ct2-span"])
+        self.name = str(self.manifest.get("name", self.path.name))
+        self.device = resolve_device(device)
+        self.compute_type = resolve_compute_type(
+            self.device, compute_type, str(self.manifest.get("quantization", "int8")))
+        self.max_length = int(self.manifest.get("max_length", 256))
+        self.max_answer_tokens = int(self.manifest.get("max_answer_tokens", 30))
+        self.tokenizer = load_tokenizer(self.path, self.max_length)
+        self.tokenizer.enable_truncation(self.max_length, strategy="only_second")
+        self.answerability = self.manifest.get("answerability", {})
+        head = np.load(self.path / "head.npz")
+        self.weight = head["weight"].astype(np.float32)
+        self.bias = head["bias"].astype(np.float32)
+        try:
+            self.model: Any = load_ctranslate2().Encoder(
+                str(self.path), device=self.device, compute_type=self.compute_type,
+                intra_threads=threads)
+        except (RuntimeError, ValueError, OSError) as e:
+            raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: {e}") from None
+
+    def close(self) -> None:
+        self.model = None
+
+    def logits(self, question: str, contexts: Sequence[str]) -> list[tuple[Any, ...]]:
+        """(start logits, end logits, encoding) per context."""
+        encs = self.tokenizer.encode_batch([(question, c) for c in contexts])
+        out: list[tuple[Any, ...]] = []
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
+        results: dict[int, tuple[Any, ...]] = {}
+        for i in range(0, len(order), 16):
+            idx = order[i:i + 16]
+            tokens = [encs[j].tokens for j in idx]
+            res = self.model.forward_batch(tokens, token_type_ids=[encs[j].type_ids for j in idx])
+            states = np.asarray(res.last_hidden_state, dtype=np.float32)
+            logits = states @ self.weight.T + self.bias
+            for k, j in enumerate(idx):
+                n = len(encs[j].tokens)
+                results[j] = (logits[k, :n, 0], logits[k, :n, 1], encs[j])
+        for j in range(len(encs)):
+            out.append(results[j])
+        return out
+
+    def read(self, question: str, contexts: Sequence[str], *, top: int = 5
+             ) -> list[list[SpanCandidate]]:
+        out: list[list[SpanCandidate]] = []
+        for c, (start, end, enc) in enumerate(self.logits(question, contexts)):
+            positions = [t for t, sid in enumerate(enc.sequence_ids) if sid == 1]
+            null = float(start[0] + end[0])
+            spans = best_spans(start, end, positions, self.max_answer_tokens, k=top)
+            out.append([SpanCandidate(c, int(enc.offsets[a][0]), int(enc.offsets[b][1]), score,
+                                      null) for score, a, b in spans])
+        return out
+
+
+# --------------------------------------------------------------------- choosing
+
+@dataclass(frozen=True)
+class Choice:
+    """The chosen answer span: its sentence, offsets inside the sentence's text, the
+    features answerability was judged on, and the probability that the documents answer."""
+
+    text: str
+    sentence: Sentence
+    start: int  # in sentence.text
+    end: int
+    features: dict[str, float] = field(default_factory=dict)
+    probability: float = 0.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """One passage as the reader reads it: "title. text", and where each sentence is."""
+
+    text: str
+    sentences: tuple[tuple[int, int, Sentence], ...]  # (start, end in text, sentence)
+    relevance: float
+
+    @classmethod
+    def of(cls, title: str, sentences: Sequence[Sentence], relevance: float) -> Context:
+        prefix = f"{title}. " if title else ""
+        spans, pos = [], len(prefix)
+        for s in sentences:
+            spans.append((pos, pos + len(s.text), s))
+            pos += len(s.text) + 1
+        return cls(prefix + " ".join(s.text for s in sentences), tuple(spans), relevance)
+
+    def locate(self, start: int, end: int) -> tuple[Sentence, int, int] | None:
+        """The sentence holding ``text[start:end]`` and the offsets inside it (None when
+        the span is in the title or crosses sentences)."""
+        for a, b, s in self.sentences:
+            if a <= start and end <= b:
+                return s, start - a, end - a
+        return None
+
+
+def bridge_context(scored: Sequence[Any], relevance: dict[int, float]) -> Context | None:
+    """The two best sentences of the filter from two different passages, read together:
+    the context of a question that needs a bridge between two documents."""
+    ranked = sorted(scored, key=lambda s: -s.score)
+    if not ranked:
+        return None
+    first = ranked[0].sentence
+    second = next((s.sentence for s in ranked[1:] if s.sentence.passage_id != first.passage_id),
+                  None)
+    if second is None:
+        return None
+    rel = min(relevance.get(first.passage_id, 0.0), relevance.get(second.passage_id, 0.0))
+    return Context.of("", [first, second], rel)
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+ANSWERABILITY_FEATURES = ("margin", "relevance", "filter", "type")
+DEFAULT_ANSWERABILITY: dict[str, Any] = {"weights": [0.5, 0.3, 1.0, 1.0], "bias": -1.0,
+                                         "threshold": 0.5}
+
+
+def answerability(features: dict[str, float], model: dict[str, Any] | None = None) -> float:
+    """P(the documents answer) from the features, by the fitted logistic model."""
+    m = model or DEFAULT_ANSWERABILITY
+    z = float(m["bias"]) + sum(float(w) * features[f]
+                               for w, f in zip(m["weights"], ANSWERABILITY_FEATURES, strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def features_of(margin: float, relevance: float, filter_score: float, type_score: float
+                ) -> dict[str, float]:
+    return {"margin": float(np.clip(margin, -20, 20)), "relevance": logit(relevance),
+            "filter": float(filter_score), "type": type_score - 0.5}
+
+
+def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
+           filter_scores: dict[int, float], *, model: dict[str, Any] | None = None,
+           ) -> list[Choice]:
+    """The answer spans found in ``contexts``, most probably right first (one per distinct
+    text); empty when no context yields a span inside one sentence."""
+    if not contexts:
+        return []
+    best: dict[str, Choice] = {}
+    for cands in reader.read(question, [c.text for c in contexts]):
+        for cand in cands:
+            ctx = contexts[cand.context]
+            where = ctx.locate(cand.start, cand.end)
+            if where is None:
+                continue
+            sentence, a, b = where
+            text = sentence.text[a:b].strip(" ,;:")
+            if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
+                continue
+            a = sentence.text.find(text, a)
+            feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
+                                type_agreement(qtype.expects, text))
+            p = answerability(feats, model)
+            key = " ".join(text.lower().split())
+            if key not in best or p > best[key].probability:
+                best[key] = Choice(text, sentence, a, a + len(text), feats, p)
+    return sorted(best.values(), key=lambda c: -c.probability)

@@ -1,0 +1,366 @@
+"""Training the span reader: the model that picks the answer inside a passage.
+
+An extractive reader as SQuAD 2.0 readers are built: an encoder reads
+``[CLS] question [SEP] title. passage [SEP]``, a linear head gives every token a start and
+an end logit, and the answer is the span maximizing start + end; the [CLS] position stands
+for "no answer here" (its start + end logit is the null score). Trained on question-answer
+datasets with passages (SQuAD JSON, DPR/NQ JSONL, read by :mod:`ragctl.eval.datasets`): the
+passage that holds the answer is a positive, and for each question a passage on the same
+topic that does not hold it (the most word-overlapping one from the same article, or from
+the whole dataset when it has no articles) is a negative that teaches the null score —
+the on-topic "not in your documents" signal.
+
+Runs are seeded, checkpointed per epoch and resumable, like :mod:`.trainer`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..answer import best_spans
+from ..errors import RagctlError
+from ..text import contains_answer, content_words, exact_match, max_f1, passage_text
+from .architectures import SpanReader, resolve_base
+from .trainer import EpochLog, StepCallback, _replace_dir, _torch, quiet_transformers
+
+MAX_ANSWER_TOKENS = 30
+
+
+@dataclass(frozen=True)
+class SpanExample:
+    """A question and a context; ``start``/``end`` are the answer's character offsets in
+    the context, or -1 when the context does not hold the answer."""
+
+    id: str
+    question: str
+    context: str
+    start: int
+    end: int
+    answers: tuple[str, ...] = ()
+    group: str = ""
+
+    @property
+    def answerable(self) -> bool:
+        return self.start >= 0
+
+
+@dataclass
+class ReaderOptions:
+    base: str = "minilm"
+    epochs: int = 2
+    batch_size: int = 16
+    learning_rate: float = 1e-4
+    max_length: int = 256
+    negatives: int = 1  # on-topic passages without the answer per question
+    val_fraction: float = 0.05
+    limit: int | None = None
+    split: str = "dev"
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class ReaderResult:
+    out: Path
+    examples: int
+    val_examples: int
+    history: list[EpochLog] = field(default_factory=list)
+    best_epoch: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    resumed_from: int = 0
+    architecture: str = "span-reader"
+
+
+def _find(text: str, answers: Sequence[str]) -> tuple[int, int] | None:
+    """The first place an answer occurs in ``text`` (exactly, else ignoring case)."""
+    best: tuple[int, int] | None = None
+    for a in answers:
+        i = text.find(a)
+        if i >= 0 and (best is None or i < best[0]):
+            best = (i, i + len(a))
+    if best is None:
+        low = text.lower()
+        for a in answers:
+            i = low.find(a.lower())
+            if a and i >= 0:
+                return i, i + len(a)
+    return best
+
+
+def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int = 1,
+                  seed: int = 0, limit: int | None = None) -> list[SpanExample]:
+    """Positives and on-topic negatives from question-answer datasets (see the module doc).
+    SQuAD passages are grouped by article; other datasets form one group."""
+    from ..eval.datasets import load
+
+    rng = random.Random(seed)
+    out: list[SpanExample] = []
+    for path in paths:
+        ds = load(Path(path), split=split)
+        texts = {p.id: passage_text(p.title, p.text) for p in ds.passages}
+        group = {p.id: p.id.split("-")[0] if ds.name == "squad" else ds.name
+                 for p in ds.passages}
+        words = {pid: set(content_words(t)) for pid, t in texts.items()}
+        members: dict[str, list[str]] = {}
+        for pid, g in group.items():
+            members.setdefault(g, []).append(pid)
+        examples = [ex for ex in ds.examples if ex.answers and ex.contexts]
+        if limit is not None and limit < len(examples):
+            examples = rng.sample(examples, limit)
+        for ex in examples:
+            pos = next(((pid, span) for pid in ex.contexts if pid in texts
+                        for span in [_find(texts[pid], ex.answers)] if span), None)
+            if pos is None:
+                continue
+            pid, (s, e) = pos
+            g = group[pid]
+            out.append(SpanExample(ex.id, ex.question, texts[pid], s, e, ex.answers, g))
+            q = set(content_words(ex.question))
+            pool = [p for p in members[g] if p != pid]
+            scored = sorted(((len(q & words[p]), rng.random(), p) for p in pool), reverse=True)
+            picked = 0
+            for _, _, other in scored[:50]:
+                if picked >= negatives:
+                    break
+                if not contains_answer(texts[other], ex.answers):
+                    out.append(SpanExample(f"{ex.id}-neg{picked}", ex.question, texts[other],
+                                           -1, -1, ex.answers, g))
+                    picked += 1
+    if not out:
+        raise RagctlError("no question has a passage that contains its answer; the reader "
+                          "needs question-answer data with passages (SQuAD, DPR/NQ)")
+    return out
+
+
+def split_by_group(examples: Sequence[SpanExample], fraction: float, seed: int
+                   ) -> tuple[list[SpanExample], list[SpanExample]]:
+    """Held-out examples by question (a question's negatives go with it)."""
+    qids = sorted({ex.id.split("-neg")[0] for ex in examples})
+    random.Random(seed).shuffle(qids)
+    n_val = max(1, int(len(qids) * fraction)) if len(qids) > 1 else 0
+    val = set(qids[:n_val])
+    return ([ex for ex in examples if ex.id.split("-neg")[0] not in val],
+            [ex for ex in examples if ex.id.split("-neg")[0] in val])
+
+
+class ReaderTrainer:
+    def __init__(self, opts: ReaderOptions, data: Sequence[Path], out: Path, *,
+                 command: str = "") -> None:
+        if opts.epochs < 1 or opts.batch_size < 1:
+            raise RagctlError("epochs and batch size must be at least 1")
+        self.opts = opts
+        self.data = [Path(p) for p in data]
+        self.out = Path(out)
+        self.command = command
+
+    def _encode(self, tok: Any, batch: Sequence[SpanExample], device: str) -> tuple[Any, ...]:
+        torch = _torch()
+        enc = tok([ex.question for ex in batch], [ex.context for ex in batch],
+                  truncation="only_second", max_length=self.opts.max_length, padding=True,
+                  return_offsets_mapping=True, return_tensors="pt")
+        starts, ends = [], []
+        for i, ex in enumerate(batch):
+            st = en = 0
+            if ex.answerable:
+                seq = enc.sequence_ids(i)
+                for t, (a, b) in enumerate(enc["offset_mapping"][i].tolist()):
+                    if seq[t] != 1:
+                        continue
+                    if st == 0 and b > ex.start:
+                        st = t
+                    if st and a < ex.end:
+                        en = t
+                if st == 0 or en < st:  # the answer was cut off by truncation
+                    st = en = 0
+            starts.append(st)
+            ends.append(en)
+        offsets = enc.pop("offset_mapping")
+        return (enc.to(device), torch.tensor(starts, device=device),
+                torch.tensor(ends, device=device), offsets)
+
+    def _logits(self, model: Any, head: Any, enc: Any) -> tuple[Any, Any]:
+        states = model(**enc).last_hidden_state
+        logits = head(states)
+        pad = enc["attention_mask"] == 0
+        return (logits[..., 0].masked_fill(pad, -1e4), logits[..., 1].masked_fill(pad, -1e4))
+
+    def validate(self, tok: Any, model: Any, head: Any, val: Sequence[SpanExample],
+                 device: str) -> dict[str, float]:
+        """EM / F1 of the best span on answerable examples; how well span − null separates
+        answerable from not (AUROC); the loss."""
+        torch = _torch()
+        model.eval()
+        em, f1, margins, labels, losses = [], [], [], [], []
+        with torch.no_grad():
+            for i in range(0, len(val), 32):
+                batch = list(val[i:i + 32])
+                enc, st, en, offsets = self._encode(tok, batch, device)
+                sl, el = self._logits(model, head, enc)
+                ce = torch.nn.functional.cross_entropy
+                losses.append(float((ce(sl, st) + ce(el, en)) / 2))
+                s_np, e_np = sl.float().cpu().numpy(), el.float().cpu().numpy()
+                for k, ex in enumerate(batch):
+                    seq = enc.sequence_ids(k) if hasattr(enc, "sequence_ids") else None
+                    positions = [t for t, sid in enumerate(seq or []) if sid == 1]
+                    score, a, b = (best_spans(s_np[k], e_np[k], positions, MAX_ANSWER_TOKENS)
+                                   or [(-math.inf, 0, 0)])[0]
+                    null = float(s_np[k][0] + e_np[k][0])
+                    margins.append(score - null)
+                    labels.append(1 if ex.answerable else 0)
+                    if ex.answerable:
+                        pred = ex.context[int(offsets[k][a][0]):int(offsets[k][b][1])]
+                        em.append(exact_match(pred, ex.answers))
+                        f1.append(max_f1(pred, ex.answers))
+        model.train()
+        return {"em": float(np.mean(em)) if em else 0.0, "f1": float(np.mean(f1)) if f1 else 0.0,
+                "null_auroc": _auroc(margins, labels), "val_loss": float(np.mean(losses))}
+
+    def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
+            on_epoch: Callable[[EpochLog], None] | None = None) -> ReaderResult:
+        torch = _torch()
+        quiet_transformers()
+        from transformers import AutoModel, AutoTokenizer
+
+        opts = self.opts
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        random.seed(opts.seed)
+        torch.manual_seed(opts.seed)
+        examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
+                                 seed=opts.seed, limit=opts.limit)
+        train, val = split_by_group(examples, opts.val_fraction, opts.seed)
+        _, path, _ = resolve_base(opts.base)
+        device = opts.device if opts.device != "auto" else (
+            "cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            tok = AutoTokenizer.from_pretrained(str(path))
+            model = AutoModel.from_pretrained(str(path)).to(device)
+        except (OSError, ValueError, KeyError) as e:
+            raise RagctlError(f"cannot load base model {path}: {e}") from None
+        torch.manual_seed(opts.seed)
+        head = torch.nn.Linear(model.config.hidden_size, 2).to(device)
+        params = list(model.parameters()) + list(head.parameters())
+        optim = torch.optim.AdamW(params, lr=opts.learning_rate, weight_decay=0.01)
+        steps = opts.epochs * math.ceil(len(train) / opts.batch_size)
+        warm = max(1, steps // 10)
+
+        def rate(step: int) -> float:
+            return step / warm if step < warm else max(0.0, (steps - step) / (steps - warm))
+
+        sched = torch.optim.lr_scheduler.LambdaLR(optim, rate)
+        result = ReaderResult(self.out, len(train), len(val))
+        ckpt_dir = self.out / "checkpoints"
+        if self.out.exists() and any(self.out.iterdir()) and not resume:
+            raise RagctlError(f"{self.out} already holds a training run; use --resume to "
+                              "continue it, or another --out")
+        start, best = 1, -1.0
+        if resume and ckpt_dir.exists():
+            files = sorted(ckpt_dir.glob("epoch-*.pt"), key=lambda f: int(f.stem.split("-")[1]))
+            if files:
+                state = torch.load(files[-1], weights_only=False)
+                model.load_state_dict(state["model"])
+                head.load_state_dict(state["head"])
+                optim.load_state_dict(state["optim"])
+                sched.load_state_dict(state["sched"])
+                result.history = [EpochLog(**h) for h in state["history"]]
+                result.best_epoch, best = state["best_epoch"], state["best"]
+                start = state["epoch"] + 1
+                result.resumed_from = state["epoch"]
+        self.out.mkdir(parents=True, exist_ok=True)
+        model.train()
+        for epoch in range(start, opts.epochs + 1):
+            t0 = time.perf_counter()
+            rng = random.Random(opts.seed * 1000 + epoch)
+            torch.manual_seed(opts.seed * 1000 + epoch)
+            order = list(train)
+            rng.shuffle(order)
+            # batches of similar length (less padding), in random order
+            chunks = [sorted(order[i:i + 512], key=lambda ex: len(ex.context))
+                      for i in range(0, len(order), 512)]
+            batches = [c[i:i + opts.batch_size] for c in chunks
+                       for i in range(0, len(c), opts.batch_size)]
+            rng.shuffle(batches)
+            losses = []
+            for step, batch in enumerate(batches, start=1):
+                enc, st, en, _ = self._encode(tok, batch, device)
+                sl, el = self._logits(model, head, enc)
+                ce = torch.nn.functional.cross_entropy
+                loss = (ce(sl, st) + ce(el, en)) / 2
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                optim.step()
+                sched.step()
+                optim.zero_grad()
+                losses.append(float(loss.detach()))
+                if on_step is not None:
+                    on_step(epoch, step, len(batches), losses[-1])
+            metrics = self.validate(tok, model, head, val, device)
+            log = EpochLog(epoch, float(np.mean(losses)) if losses else 0.0,
+                           metrics["val_loss"], metrics["f1"], round(time.perf_counter() - t0, 1))
+            result.history.append(log)
+            if metrics["f1"] > best or not (self.out / "model").exists():
+                best, result.best_epoch = metrics["f1"], epoch
+                result.metrics = {k: round(v, 4) for k, v in metrics.items()}
+                _replace_dir(self.out / "model",
+                             lambda d: _save(d, model, tok, head, self._meta(result)))
+            ckpt_dir.mkdir(parents=True, exist_ok=True)
+            tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
+            torch.save({"epoch": epoch, "model": model.state_dict(), "head": head.state_dict(),
+                        "optim": optim.state_dict(), "sched": sched.state_dict(),
+                        "history": [asdict(h) for h in result.history],
+                        "best_epoch": result.best_epoch, "best": best}, tmp)
+            os.replace(tmp, ckpt_dir / f"epoch-{epoch}.pt")
+            for old in ckpt_dir.glob("epoch-*.pt"):
+                if int(old.stem.split("-")[1]) < epoch:
+                    old.unlink()
+            if on_epoch is not None:
+                on_epoch(log)
+        meta_file = self.out / "model" / "train.json"
+        meta_file.write_text(json.dumps(self._meta(result), indent=2))
+        return result
+
+    def _meta(self, result: ReaderResult) -> dict[str, Any]:
+        return {"kind": "reader", "architecture": SpanReader.name, "base": self.opts.base,
+                "options": asdict(self.opts), "data": [str(p) for p in self.data],
+                "command": self.command, "examples": result.examples,
+                "val_examples": result.val_examples,
+                "history": [asdict(h) for h in result.history],
+                "best_epoch": result.best_epoch, "metrics": result.metrics,
+                "max_length": self.opts.max_length, "max_answer_tokens": MAX_ANSWER_TOKENS}
+
+
+def _save(out: Path, model: Any, tok: Any, head: Any, meta: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    np.savez(out / "head.npz", weight=head.weight.detach().cpu().numpy().astype(np.float32),
+             bias=head.bias.detach().cpu().numpy().astype(np.float32))
+    (out / "train.json").write_text(json.dumps(meta, indent=2))
+
+
+def _auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """Probability that a random positive scores above a random negative."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not pos or not neg:
+        return float("nan")
+    ranks = np.argsort(np.argsort(np.array(pos + neg))) + 1.0
+    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def reader_calibration_texts(meta: dict[str, Any], n: int = 600, seed: int = 0) -> list[str]:
+    """Question + context texts from a reader run's data, for GPTQ rounding."""
+    opts = meta.get("options", {})
+    paths = [Path(p) for p in meta.get("data", [])]
+    examples = span_examples(paths, split=opts.get("split", "dev"), negatives=0, seed=seed,
+                             limit=n)
+    return [f"{ex.question} {ex.context}" for ex in examples]

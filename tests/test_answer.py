@@ -1,0 +1,204 @@
+"""Choosing the answer: question and answer types, metadata, spans that resolve to the
+exact source characters, quoted sentences, abstention, and what the CLI prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragctl import models
+from ragctl.answer import (
+    Context,
+    answer_types,
+    best_spans,
+    is_metadata,
+    question_type,
+    type_agreement,
+)
+from ragctl.cli import cli
+from ragctl.collection import Collection
+from ragctl.config import load_settings
+from ragctl.errors import EXIT_NOT_FOUND
+from ragctl.filter import collapse_duplicates, split_long
+from ragctl.indexer import Indexer
+from ragctl.pipeline import AskOptions, Pipeline
+from ragctl.records import Sentence
+from ragctl.text import raw_offsets
+from tests.fakes import FakeGenerator, FakeReader
+
+DENTIST = ("Your dentist appointment is on Thursday\n   at 3 pm with Dr. Alves.  "
+           "Please arrive early.\n\nBring your insurance card.")
+PEP = ("PEP: 20\nTitle: The Zen of Python\nAuthor: Tim Peters\nStatus: Active\n"
+       "Type: Informational\n\nThe Zen of Python\n=================\n\n"
+       "Beautiful is better than ugly. Errors should never pass silently. "
+       "Unless explicitly silenced.\n")
+
+
+def test_question_types() -> None:
+    assert question_type("When is the dentist appointment?").expects == "date"
+    assert question_type("How many desks will the office have?").expects == "number"
+    assert question_type("Who wrote the Zen of Python?").expects == "person"
+    assert question_type("Where is the clinic?").expects == "place"
+    assert question_type("What is the deposit?").expects == "any"
+    for q in ("What does the Zen of Python say about errors?", "Why is the GIL a problem?",
+              "How do I renew the lease?", "List the steps to reset the router",
+              "What are the steps to apply?"):
+        assert question_type(q).kind == "quote", q
+    assert question_type("Is the clinic open on Sundays?").kind == "yes-no"
+    assert question_type("Is it the red or the blue one?").kind == "factoid"
+
+
+def test_answer_types_and_agreement() -> None:
+    assert "date" in answer_types("Thursday at 3 pm") and "date" in answer_types("in 1998")
+    assert "date" in answer_types("04/04/2023") and "number" in answer_types("$4.11")
+    assert answer_types("Tim Peters") == {"name"}
+    assert type_agreement("date", "every October") == 1.0
+    assert type_agreement("date", "Dr. Alves") == 0.0
+    assert type_agreement("number", "forty desks") == 1.0
+    assert type_agreement("person", "Tim Peters") == 1.0
+    assert type_agreement("person", "1998") == 0.0
+    assert type_agreement("any", "anything") == 0.5
+
+
+def test_metadata_blocks_are_recognized() -> None:
+    assert is_metadata("PEP: 20 Title: The Zen of Python Author: Tim Peters "
+                       "<tim.peters@gmail.com> Status: Active Type: Informational")
+    assert is_metadata("From: Anna <anna@example.org> To: Ben Subject: Lunch Date: Monday")
+    assert is_metadata("Status: Final")
+    assert not is_metadata("The rent is 900 euros a month, paid on the first working day.")
+    assert not is_metadata(  # an invoice line holds fields but is the content itself
+        "Invoice Number: 42183017 Invoice Date: August 3 , 2014 TOTAL AMOUNT DUE ON "
+        "August 3 , 2014 $4.11 This invoice is for the billing period July 1 - July 31 , "
+        "2014 Greetings from Amazon Web Services, we're writing to provide you with an "
+        "electronic invoice for your use of AWS services.")
+
+
+def test_offsets_inside_a_sentence_resolve_to_the_source() -> None:
+    raw = "on Thursday\n   at 3 pm with Dr. Alves."
+    norm = " ".join(raw.split())
+    i = norm.index("3 pm")
+    a, b = raw_offsets(raw, i, i + 4)
+    assert raw[a:b] == "3 pm"
+    a, b = raw_offsets(raw, norm.index("Thursday"), norm.index("pm") + 2)
+    assert raw[a:b] == "Thursday\n   at 3 pm"
+    s = Sentence(id=1, passage_id=1, path="p", start_char=100, end_char=100 + len(raw),
+                 text=norm, raw=raw)
+    assert s.source_offsets(i, i + 4) == (100 + raw.index("3 pm"), 100 + raw.index("3 pm") + 4)
+
+
+def test_best_spans_are_ordered_and_bounded() -> None:
+    import numpy as np
+
+    start = np.array([0.0, 5.0, 1.0, 0.0, 3.0])
+    end = np.array([0.0, 0.0, 4.0, 2.0, 1.0])
+    spans = best_spans(start, end, [1, 2, 3, 4], max_tokens=2, k=3)
+    assert spans[0] == (9.0, 1, 2)  # tokens 1..2
+    assert all(s <= e < s + 2 for _, s, e in spans)
+    assert [x[0] for x in spans] == sorted((x[0] for x in spans), reverse=True)
+    assert best_spans(start, end, []) == []
+
+
+def test_context_locates_spans_in_sentences() -> None:
+    s1 = Sentence(id=1, passage_id=1, path="p", text="The rent is 900 euros.")
+    s2 = Sentence(id=2, passage_id=1, path="p", text="The deposit was 1800.")
+    ctx = Context.of("Flat", [s1, s2], 0.9)
+    assert ctx.text == "Flat. The rent is 900 euros. The deposit was 1800."
+    i = ctx.text.index("1800")
+    assert ctx.locate(i, i + 4) == (s2, s2.text.index("1800"), s2.text.index("1800") + 4)
+    assert ctx.locate(0, 4) is None  # in the title
+    assert ctx.locate(ctx.text.index("euros"), i) is None  # across sentences
+
+
+def test_duplicates_collapse_and_long_sentences_are_windowed() -> None:
+    texts = ["The rent is 900 euros a month, paid on the first working day of the month.",
+             "The rent is 900 euros a month, paid on the first working day of the month!",
+             "The boiler is serviced every October by Termo Lisboa."]
+    kept, dups = collapse_duplicates(texts, 5)
+    assert kept == [0, 2] and dups == {1: 0}
+    raw = " ".join(f"item{i}  costs {i} euros" for i in range(30))
+    s = Sentence(id=7, passage_id=1, path="p", start_char=10, end_char=10 + len(raw),
+                 text=" ".join(raw.split()), raw=raw)
+    parts = split_long([s], max_words=40, size=30, stride=15)
+    assert len(parts) > 1 and all(len(p.text.split()) <= 30 for p in parts)
+    assert all(p.id == 7 for p in parts)
+    for p in parts:  # each window's offsets point at its own words in the source
+        assert " ".join(raw[p.start_char - 10:p.end_char - 10].split()) == p.text
+    assert parts[-1].text.endswith("29 euros")
+
+
+@pytest.fixture
+def notes(tmp_path: Path, fake_embedder: str) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "dentist.txt").write_text(DENTIST)
+    (root / "pep-0020.rst").write_text(PEP)
+    (root / "rent.md").write_text("# Flat\n\nThe rent is 900 euros a month.\n")
+    with Collection.open(load_settings(chunk_words=30), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    return root
+
+
+def test_a_span_answer_resolves_to_the_exact_source_characters(notes: Path) -> None:
+    reader = FakeReader("3 pm")
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=reader, generator=FakeGenerator()) as p:
+        a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0))
+    assert not a.abstained and a.kind == "span"
+    assert a.answer == "3 pm [1]" and a.answer_text == "3 pm"
+    src = a.sources[0]
+    assert Path(src.path).name == "dentist.txt"
+    raw = (notes / "dentist.txt").read_text()
+    assert src.answer_start is not None and src.answer_end is not None
+    assert raw[src.answer_start:src.answer_end] == "3 pm"
+    assert src.start_char <= src.answer_start < src.answer_end <= src.end_char
+    assert " ".join(raw[src.start_char:src.end_char].split()) == src.text
+    assert a.confidence is not None and a.candidates[0]["answer"] == "3 pm"
+    assert "generate" not in a.timings  # no generator was needed
+
+
+def test_no_confident_span_is_an_abstention(notes: Path) -> None:
+    reader = FakeReader()  # finds nothing: every span scores below its null score
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=reader) as p:
+        a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0))
+        assert a.abstained and "do not answer" in (a.abstain_reason or "")
+        assert a.answer == "" and a.passages  # the closest evidence is still there
+        b = p.ask("When is the dentist appointment?",
+                  AskOptions(re_threshold=0.0, answer_threshold=0.0))
+    assert not b.abstained  # the threshold decides
+
+
+def test_a_metadata_block_is_never_the_quoted_answer(notes: Path) -> None:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
+        a = p.ask("What does the Zen of Python say about errors?",
+                  AskOptions(re_threshold=0.0))
+    assert a.kind == "quote" and not a.abstained
+    assert "PEP:" not in a.answer and "Author:" not in a.answer
+    assert any("never pass silently" in s.text for s in a.sources)
+    assert a.answer.count("[1]") == 1
+
+
+def test_the_cli_prints_one_answer_and_exits_3_for_an_empty_one(
+        notes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models.register("reader", "fake-reader", lambda settings, **_: FakeReader("3 pm"))
+    models.register("generator", "empty-gen", lambda settings, **_: FakeGenerator("[1]"))
+    try:
+        out = CliRunner().invoke(cli, ["ask", "When is the dentist appointment?",
+                                       "--reader", "fake-reader", "--threshold", "0"])
+        assert out.exit_code == 0, out.output
+        assert out.stdout.count("Answer:") == 1 and "Checked:" not in out.stdout
+        assert "Answer: 3 pm [1]" in out.stdout and "Sources:" in out.stdout
+        out = CliRunner().invoke(cli, ["ask", "When is the dentist appointment?", "--free",
+                                       "--model", "empty-gen", "--threshold", "0"])
+        assert out.exit_code == EXIT_NOT_FOUND, out.output
+        assert "Answer:" not in out.stdout and "Not found" in out.stdout
+        out = CliRunner().invoke(cli, ["ask", "When is the dentist appointment?", "--free",
+                                       "--model", "empty-gen", "--threshold", "0", "--json"])
+        assert out.exit_code == EXIT_NOT_FOUND
+        assert json.loads(out.stdout)["abstained"] is True
+    finally:
+        models.unregister("reader", "fake-reader")
+        models.unregister("generator", "empty-gen")
