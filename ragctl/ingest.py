@@ -164,20 +164,80 @@ def parse(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(doc.path, doc.format, doc.title, sections)
 
 
+_BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
+         (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16"))
+
+
 def decode_text(data: bytes) -> str:
-    """Decode plain text: UTF-8 when it is, else the charset-normalizer guess."""
-    if b"\x00" in data[:8192]:
+    """Decode plain text: by its byte-order mark (UTF-8, UTF-16, UTF-32); UTF-8; UTF-16
+    without a mark; Windows-1252 / Latin-1 when it reads as Western text; else the
+    charset-normalizer guess when it is unambiguous. Text that cannot be decoded with
+    confidence is skipped (:class:`SkipFile`), never stored garbled."""
+    text = _decode(data)
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decode(data: bytes) -> str:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError:
+                raise SkipFile(f"not valid {encoding.upper()} text despite its byte-order "
+                               "mark; skipped") from None
+    head = data[:8192]
+    if b"\x00" in head:
+        utf16 = _utf16_without_bom(data)
+        if utf16 is not None:
+            return utf16
         raise SkipFile("binary data, not text; skipped")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
+        pass
+    western = _western(data)
+    if western is not None:
+        return western
+    from charset_normalizer import from_bytes
 
-        best = from_bytes(data).best()
-        if best is None:
-            raise SkipFile("binary data or unknown text encoding; skipped") from None
-        text = str(best)
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    matches = [m for m in from_bytes(data) if m.chaos <= 0.1]
+    if matches and (len(matches) == 1 or matches[0].coherence > matches[1].coherence + 0.1):
+        return str(matches[0])
+    raise SkipFile("unknown text encoding (not UTF-8, UTF-16 or Western European); skipped")
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """UTF-16 text without a byte-order mark: NUL bytes at odd (little-endian) or even
+    (big-endian) positions of mostly ASCII text."""
+    sample = data[:4096]
+    if len(sample) < 4:
+        return None
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    half = len(sample) / 2
+    encoding = "utf-16-le" if odd > 0.4 * half and even < 0.05 * half else \
+        "utf-16-be" if even > 0.4 * half and odd < 0.05 * half else None
+    if encoding is None:
+        return None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text[:2000])
+    return text if printable >= 0.95 * min(len(text), 2000) else None
+
+
+def _western(data: bytes) -> str | None:
+    """Windows-1252 (a superset of Latin-1's letters) when the text reads as a Western
+    language: few letters outside ASCII, as in French, German, Spanish or Portuguese."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return None
+    accented = sum(not ch.isascii() for ch in letters)
+    return text if accented <= 0.4 * len(letters) else None
 
 
 def _parse_text(path: Path, data: bytes) -> ParsedDocument:

@@ -90,6 +90,26 @@ def test_encodings_are_detected(corpus: Path) -> None:
     assert decode_text("\ufeffhi\r\nthere".encode()) == "hi\nthere"
 
 
+@pytest.mark.parametrize("text, encoding", [
+    ("café à élève, où est la gare? Déjà vu.", "latin-1"),
+    ("Straße und Grüße aus München, 20 €", "cp1252"),
+    ("A note in UTF-16 with a byte-order mark: naïve café\nline two", "utf-16"),
+    ("A note in UTF-16 without a mark: naïve café\nline two", "utf-16-le"),
+    ("A note in UTF-16 big-endian without a mark: naïve café", "utf-16-be"),
+    ("A UTF-32 note: naïve café", "utf-32"),
+])
+def test_text_in_western_and_unicode_encodings_is_stored_as_written(text: str,
+                                                                    encoding: str) -> None:
+    assert decode_text(text.encode(encoding)) == text
+
+
+def test_text_that_cannot_be_decoded_with_confidence_is_skipped() -> None:
+    with pytest.raises(SkipFile, match="encoding"):  # Russian in Windows-1251: ambiguous
+        decode_text("Привет, как дела? Это текст на русском языке.".encode("cp1251"))
+    with pytest.raises(SkipFile, match="binary"):
+        decode_text(bytes(range(256)) * 10)
+
+
 @pytest.mark.parametrize("name, reason", [
     ("binary.txt", "binary"), ("empty.md", "empty"), ("corrupt.pdf", "corrupt PDF"),
     ("encrypted.pdf", "encrypted"), ("corrupt.docx", "corrupt DOCX"), ("huge.txt", "limit"),
