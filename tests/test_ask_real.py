@@ -180,3 +180,29 @@ def test_long_answer_with_real_models(notes: Path) -> None:
     human = CliRunner().invoke(cli, ["ask", "What do my notes say about the office?", "--long",
                                      "--no-abstain"])
     assert human.exit_code == 0 and "Facets, in rank order" in human.stdout
+
+
+def test_the_generator_cites_the_sentence_that_holds_the_answer() -> None:
+    """The few-shot prompt teaches no citation number: with two sentences, the answer is
+    cited to the one that holds it, first or second, and no number is invented."""
+    from ragctl import models
+    from ragctl.generate import build_prompt
+    from ragctl.records import Sentence
+    from ragctl.verify import LexicalEmbeddingSupport, verify
+
+    gen = models.load("generator", "gemma-3-270m")
+    checker = LexicalEmbeddingSupport(models.load("embedder", "all-MiniLM-L6-v2"))
+    context = [Sentence(id=1, passage_id=1, path="n.md",
+                        text="The boiler is serviced every October by Termo Lisboa."),
+               Sentence(id=2, passage_id=2, path="n.md",
+                        text="The rent for the flat is 900 euros a month.")]
+    try:
+        for question, want, word in (("When is the boiler serviced?", 1, "October"),
+                                     ("How much is the rent for the flat?", 2, "900")):
+            text = gen.complete(build_prompt(question, [s.text for s in context])).text
+            v = verify(text, context, checker)
+            assert word in text, text
+            assert not v.removed_citations, text
+            assert v.sentences and v.sentences[0].citations == (want,), text
+    finally:
+        gen.close()
