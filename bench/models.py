@@ -9,9 +9,12 @@ Steps (each one is skipped when its output exists, so an interrupted run resumes
    log P_gen(answer | question, passage) from the default generator;
 3. ``ragctl train filter`` (StrInc targets) and ``ragctl train re`` (KL to the generator,
    and the has-answer alternative), MiniLM bi-encoders that start from the fallbacks;
-4. ``ragctl export`` int8 (GPTQ rounding, calibrated on the training data) into
+4. ``ragctl train reader``: the span reader, on the gold passages of both dev splits with
+   an on-topic passage without the answer per question (the null score);
+5. ``ragctl export`` int8 (GPTQ rounding, calibrated on the training data) into
    ``models/`` with a model card each; the relevance model's
-   calibration and abstention threshold from ``bench/calibrate.py --relevance``.
+   calibration and abstention threshold from ``bench/calibrate.py --relevance``, the
+   reader's answerability model from ``bench/reader.py``.
 
 Everything runs through the ``ragctl`` command line. Work files go to bench/.home/train.
 """
@@ -35,6 +38,7 @@ NQ = SHARED / "data" / "nq_oracle" / "nq-open-oracle.jsonl.gz"
 RAGCTL = [sys.executable, "-m", "ragctl"]
 
 FILTER_NAME = "minilm-filter"
+READER_NAME = "minilm-reader"
 RE_NAME = "minilm-re"
 RE_HAS_ANSWER = "minilm-re-hasanswer"
 RE_RECIPE = ["--head-lr", "1e-2"]
@@ -54,7 +58,7 @@ def run(args: list[str], *, home: Path | None = None) -> None:
 def dev_index(dataset: str, path: Path, home: Path) -> str:
     """Index the dev split's passages with the normal indexer; returns the index name."""
     code = (
-        "import sys, ragctl.datasets as d, ragctl.evaluate as e, ragctl.config as c;"
+        "import sys, ragctl.eval.datasets as d, ragctl.eval.evaluate as e, ragctl.config as c;"
         f"ds=d.load(__import__('pathlib').Path({str(path)!r}), split='dev');"
         "print(e.index_dataset(ds, c.load_settings()))")
     env = dict(os.environ, RAGCTL_HOME=str(home), HF_HUB_OFFLINE="1")
@@ -76,6 +80,8 @@ def main() -> None:
                     help="filter training sample (of both datasets)")
     ap.add_argument("--epochs", type=int, default=2, help="filter epochs")
     ap.add_argument("--re-epochs", type=int, default=4, help="relevance epochs")
+    ap.add_argument("--reader-epochs", type=int, default=1, help="span reader epochs")
+    ap.add_argument("--only", nargs="*", help="train and export only these models")
     ap.add_argument("--until", choices=["silver", "train", "export"], default="export")
     ap.add_argument("--models", type=Path, default=ROOT / "models")
     args = ap.parse_args()
@@ -86,12 +92,14 @@ def main() -> None:
     silver = WORK / "silver"
     silver.mkdir(parents=True, exist_ok=True)
 
+    needs_silver = not args.only or set(args.only) - {READER_NAME}
     # 1. sentence-level silver labels: gold passages, then retrieved passages (what the
     #    filter sees in ask: the sentences of the top passages)
-    for name, path in (("squad-dev", SQUAD), ("nq-dev", NQ)):
+    for name, path in (("squad-dev", SQUAD), ("nq-dev", NQ)) if needs_silver else ():
         run(["silver", str(path), str(silver / f"{name}.jsonl"), "--split", "dev"], home=home)
     for name, path, ds, n in (("squad", SQUAD, "squad", args.filter_questions),
-                              ("nq", NQ, "dpr", args.filter_questions // 2)):
+                              ("nq", NQ, "dpr", args.filter_questions // 2)) \
+            if needs_silver else ():
         marker = silver / f"ret-{name}-dev.done"
         if not marker.exists():
             index = dev_index(ds, path, home)
@@ -101,7 +109,8 @@ def main() -> None:
             marker.touch()
     # 2. passage-level likelihoods over retrieved passages
     for name, path, ds, n in (("squad", SQUAD, "squad", args.re_questions),
-                              ("nq", NQ, "dpr", args.re_questions // 2)):
+                              ("nq", NQ, "dpr", args.re_questions // 2)) \
+            if needs_silver else ():
         out = silver / f"re-{name}-dev.jsonl"
         marker = silver / f"re-{name}-dev.done"
         if marker.exists():
@@ -129,8 +138,12 @@ def main() -> None:
         RE_HAS_ANSWER: ["train", "re", "--architecture", "bi-encoder", *re_data,
                         "--objective", "has-answer", *RE_RECIPE,
                         "--epochs", str(args.re_epochs)],
+        READER_NAME: ["train", "reader", "--data", str(SQUAD), "--data", str(NQ),
+                      "--epochs", str(args.reader_epochs)],
     }
     for name, cmd in trainings.items():
+        if args.only and name not in args.only:
+            continue
         out = runs / name
         if (out / "model" / "train.json").exists():
             continue
@@ -141,7 +154,9 @@ def main() -> None:
     # 4. export and model cards (the has-answer alternative is measured, not shipped); the
     #    relevance model's probabilities are re-fitted on the same dev pairs as the
     #    fallback's curve, and its abstention threshold chosen the same way
-    for name in (FILTER_NAME, RE_NAME, RE_HAS_ANSWER):
+    for name in (FILTER_NAME, RE_NAME, RE_HAS_ANSWER, READER_NAME):
+        if args.only and name not in args.only:
+            continue
         target = args.models / name if name != RE_HAS_ANSWER else home / "models" / name
         run(["export", name, "--from", str(runs / name), "--quantization", "int8",
              "--out", str(target), "--data-licence", LICENCE], home=home)
@@ -149,6 +164,9 @@ def main() -> None:
             subprocess.run([sys.executable, str(ROOT / "bench" / "calibrate.py"),
                             "--relevance", str(target), "--write-calibration"], check=True,
                            cwd=ROOT)
+        if name == READER_NAME:
+            subprocess.run([sys.executable, str(ROOT / "bench" / "reader.py"),
+                            "--reader", str(target), "--write"], check=True, cwd=ROOT)
         if name != RE_HAS_ANSWER:
             write_card(target)
 

@@ -5,10 +5,12 @@ An extractive reader as SQuAD 2.0 readers are built: an encoder reads
 an end logit, and the answer is the span maximizing start + end; the [CLS] position stands
 for "no answer here" (its start + end logit is the null score). Trained on question-answer
 datasets with passages (SQuAD JSON, DPR/NQ JSONL, read by :mod:`ragctl.eval.datasets`): the
-passage that holds the answer is a positive, and for each question a passage on the same
-topic that does not hold it (the most word-overlapping one from the same article, or from
-the whole dataset when it has no articles) is a negative that teaches the null score —
-the on-topic "not in your documents" signal.
+passage that holds the answer is a positive, and two kinds of negatives teach the null
+score — the on-topic "not in your documents" signal: a passage on the same topic that
+does not hold the answer (the most word-overlapping one from the same article, or from
+the whole dataset when it has no articles), and the answer's own passage with the
+sentences that hold the answer deleted (it still talks about the subject, but no longer
+says the answer).
 
 Runs are seeded, checkpointed per epoch and resumable, like :mod:`.trainer`'s.
 """
@@ -62,6 +64,7 @@ class ReaderOptions:
     learning_rate: float = 1e-4
     max_length: int = 256
     negatives: int = 1  # on-topic passages without the answer per question
+    holes: bool = True  # also the answer's passage with its answer sentences deleted
     val_fraction: float = 0.05
     limit: int | None = None
     split: str = "dev"
@@ -97,13 +100,26 @@ def _find(text: str, answers: Sequence[str]) -> tuple[int, int] | None:
     return best
 
 
+def without_answer(text: str, answers: Sequence[str], splitter: Any) -> str | None:
+    """``text`` with every sentence that holds an answer deleted; None when nothing (or
+    only one sentence) is left, or the answer is still there."""
+    kept = [s.text for s in splitter.split(text) if not contains_answer(s.text, answers)]
+    rest = " ".join(kept)
+    if len(kept) < 2 or contains_answer(rest, answers):
+        return None
+    return rest
+
+
 def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int = 1,
-                  seed: int = 0, limit: int | None = None) -> list[SpanExample]:
+                  holes: bool = False, seed: int = 0, limit: int | None = None
+                  ) -> list[SpanExample]:
     """Positives and on-topic negatives from question-answer datasets (see the module doc).
     SQuAD passages are grouped by article; other datasets form one group."""
     from ..eval.datasets import load
+    from ..sentences import SentenceSplitter
 
     rng = random.Random(seed)
+    splitter = SentenceSplitter()
     out: list[SpanExample] = []
     for path in paths:
         ds = load(Path(path), split=split)
@@ -125,6 +141,10 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
             pid, (s, e) = pos
             g = group[pid]
             out.append(SpanExample(ex.id, ex.question, texts[pid], s, e, ex.answers, g))
+            hole = without_answer(texts[pid], ex.answers, splitter) if holes else None
+            if hole is not None:
+                out.append(SpanExample(f"{ex.id}-neghole", ex.question, hole, -1, -1,
+                                       ex.answers, g))
             q = set(content_words(ex.question))
             pool = [p for p in members[g] if p != pid]
             scored = sorted(((len(q & words[p]), rng.random(), p) for p in pool), reverse=True)
@@ -236,7 +256,7 @@ class ReaderTrainer:
         random.seed(opts.seed)
         torch.manual_seed(opts.seed)
         examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
-                                 seed=opts.seed, limit=opts.limit)
+                                 holes=opts.holes, seed=opts.seed, limit=opts.limit)
         train, val = split_by_group(examples, opts.val_fraction, opts.seed)
         _, path, _ = resolve_base(opts.base)
         device = opts.device if opts.device != "auto" else (
