@@ -7,9 +7,11 @@ each answer span it considered is kept with its features (the reader's span scor
 its null score, the relevance of its passage, the filter's score of its sentence, whether
 it is of the type the question asks for) and whether it is right (F1 ≥ 0.5 with a gold
 answer; never for the unanswerable sets). A logistic model fitted on those spans both
-ranks the spans and gives P(right) for the best one; the threshold is the largest that
-abstains on at most 5% of the answerable questions. With --write, the model and the
-threshold go into the reader's manifest (``answerability``).
+ranks the spans (is this span right?); a second one, on each question's best span and the
+relevance of the best passage, says whether the documents answer at all; its threshold
+is the largest that abstains on at most 5% of the answerable questions whose answer is in
+a kept passage (the others the retriever did not find: turning them away is right). With --write,
+both models and the threshold go into the reader's manifest (``answering``).
 
 Prints the tables and writes bench/results/reader-dev.json. Usage:
 python bench/reader.py --reader minilm-reader [--write] [--passages 1 2 3 5]
@@ -41,7 +43,7 @@ def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages
     from ragctl.collection import Collection
     from ragctl.config import load_settings
     from ragctl.pipeline import AskOptions, Pipeline
-    from ragctl.text import max_f1
+    from ragctl.text import contains_answer, max_f1
 
     settings = load_settings(index=index, reader=reader)
     rows = []
@@ -52,62 +54,90 @@ def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages
             for q in questions:
                 a = pipe.ask(q["question"], opts)
                 kept = [p.relevance for p in a.passages if p.kept]
+                found = bool(q["answers"]) and any(contains_answer(p.text, q["answers"])
+                                                   for p in a.passages if p.kept)
                 cands = [{**cand, "right": kind == "answerable"
                           and max_f1(cand["answer"], q["answers"]) >= 0.5,
                           "f1": max_f1(cand["answer"], q["answers"]) if q["answers"] else 0.0}
                          for cand in a.candidates]
                 rows.append({"set": kind, "question": q["question"], "answers": q["answers"],
                              "re_best": max(kept, default=0.0), "kind": a.kind,
+                             "found": found,
                              "candidates": cands, "seconds": a.timings.get("total", 0.0)})
     return rows
 
 
-FEATURES = ("margin", "relevance", "filter", "type")
+RANKING = ("margin", "relevance", "filter", "type")
+ANSWERABILITY = ("margin", "relevance", "filter", "type", "re_best")
 
 
-def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _logistic(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
 
-    x = np.array([[c[f] for f in FEATURES] for r in rows for c in r["candidates"]])
-    y = np.array([int(c["right"]) for r in rows for c in r["candidates"]])
     model = LogisticRegression(C=1.0, max_iter=1000).fit(x, y)
-    return {"features": list(FEATURES), "weights": [round(float(w), 5) for w in model.coef_[0]],
+    return {"features": list(names), "weights": [round(float(w), 5) for w in model.coef_[0]],
             "bias": round(float(model.intercept_[0]), 5)}
 
 
-def best(row: dict[str, Any], model: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
-    """The candidate the model ranks first, and its P(right)."""
+def _p(c: dict[str, Any], model: dict[str, Any]) -> float:
+    z = model["bias"] + sum(w * c[f] for w, f in zip(model["weights"], model["features"],
+                                                      strict=True))
+    return float(1 / (1 + np.exp(-z)))
+
+
+def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ranking model (is this span right?) on every candidate span, then the
+    answerability model (is the question answerable?) on each question's best span."""
+    cands = [c for r in rows for c in r["candidates"]]
+    ranking = _logistic(np.array([[c[f] for f in RANKING] for c in cands]),
+                        np.array([int(c["right"]) for c in cands]), RANKING)
+    tops = [(r, best(r, ranking)[1]) for r in rows]
+    x = np.array([[c[f] for f in ANSWERABILITY] for r, c in tops if c is not None])
+    y = np.array([int(r["set"] == "answerable") for r, c in tops if c is not None])
+    return {"ranking": ranking, "answerability": _logistic(x, y, ANSWERABILITY)}
+
+
+def best(row: dict[str, Any], ranking: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
+    """The candidate the ranking model puts first, and its score."""
     top, score = None, -1.0
     for c in row["candidates"]:
-        z = model["bias"] + sum(w * c[f] for w, f in zip(model["weights"], FEATURES,
-                                                          strict=True))
-        p = 1 / (1 + np.exp(-z))
+        p = _p(c, ranking)
         if p > score:
-            top, score = c, float(p)
+            top, score = c, p
     return score, top
 
 
-def curve(rows: list[dict[str, Any]], model: dict[str, Any], re_threshold: float
-          ) -> list[dict[str, float]]:
-    """Per threshold: the share of each set turned away, and how right the answered are."""
-    scored = [(r, *best(r, model)) for r in rows]
+def scored_rows(rows: list[dict[str, Any]], model: dict[str, Any]
+            ) -> list[tuple[dict[str, Any], float, dict[str, Any] | None]]:
     out = []
-    for t in [0.0, *np.round(np.arange(0.02, 0.9, 0.02), 2)]:
-        row: dict[str, float] = {"threshold": float(t)}
-        for kind in ("answerable", "on-topic", "off-topic"):
-            subset = [(r, p) for r, p, _ in scored if r["set"] == kind]
-            abstain = [r["re_best"] < re_threshold or p < t for r, p in subset]
-            row[f"abstain_{kind}"] = float(np.mean(abstain)) if abstain else 0.0
-        answered = [(r, c) for r, p, c in scored
-                    if not (r["re_best"] < re_threshold or p < t)]
-        right = [r["set"] == "answerable" and c is not None and c["right"] for r, c in answered]
-        row["answered"] = len(answered) / len(scored)
-        row["accuracy_answered"] = float(np.mean(right)) if right else 1.0
-        ans = [(r, c) for r, c in answered if r["set"] == "answerable"]
-        row["em_answerable"] = float(np.mean([c is not None and c["f1"] == 1.0
-                                              for _, c in ans])) if ans else 0.0
-        out.append(row)
+    for r in rows:
+        _, c = best(r, model["ranking"])
+        out.append((r, _p(c, model["answerability"]) if c is not None else 0.0, c))
     return out
+
+
+def point(scored: list[tuple[dict[str, Any], float, dict[str, Any] | None]], t: float
+          ) -> dict[str, float]:
+    """At threshold ``t``: the share of each set turned away, and how right the answered
+    are."""
+    row: dict[str, float] = {"threshold": float(t)}
+    for kind in ("answerable", "on-topic", "off-topic"):
+        abstain = [p < t for r, p, _ in scored if r["set"] == kind]
+        row[f"abstain_{kind}"] = float(np.mean(abstain)) if abstain else 0.0
+    # answerable from what was retrieved: the answer is in a kept passage
+    found = [p < t for r, p, _ in scored if r["set"] == "answerable" and r.get("found")]
+    row["abstain_found"] = float(np.mean(found)) if found else 0.0
+    answered = [(r, c) for r, p, c in scored if p >= t and c is not None]
+    right = [r["set"] == "answerable" and c["right"] for r, c in answered]
+    row["answered"] = len(answered) / len(scored)
+    row["accuracy_answered"] = float(np.mean(right)) if right else 1.0
+    return row
+
+
+def curve(rows: list[dict[str, Any]], model: dict[str, Any]) -> list[dict[str, float]]:
+    """The selective-answering curve: :func:`point` over thresholds."""
+    scored = scored_rows(rows, model)
+    return [point(scored, t) for t in [0.0, *np.round(np.arange(0.02, 0.98, 0.02), 2)]]
 
 
 def main() -> None:
@@ -122,24 +152,23 @@ def main() -> None:
     index = holes_index("dev")
     sets = question_sets("dev", args.questions)
     from ragctl import models
-    from ragctl.config import load_settings
 
-    re_threshold = float(models.load("relevance", load_settings().relevance).threshold)
     results: dict[str, Any] = {"split": "dev", "index": index, "reader": args.reader,
-                               "sets": {k: len(v) for k, v in sets.items()},
-                               "re_threshold": re_threshold, "runs": {}}
+                               "sets": {k: len(v) for k, v in sets.items()}, "runs": {}}
     chosen = None
     for n in args.passages:
         t0 = time.perf_counter()
         rows = run(index, args.reader, sets, n)
         model = fit(rows)
-        table = curve(rows, model, re_threshold)
-        ok = [r for r in table if r["abstain_answerable"] <= FALSE_ABSTAIN]
+        table = curve(rows, model)
+        ok = [r for r in table if r["abstain_found"] <= FALSE_ABSTAIN]
         pick = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
-        model["threshold"] = pick["threshold"]
-        em = np.mean([best(r, model)[1] is not None and best(r, model)[1]["f1"] == 1.0
+        model["answerability"]["threshold"] = pick["threshold"]
+        em = np.mean([best(r, model["ranking"])[1] is not None
+                      and best(r, model["ranking"])[1]["f1"] == 1.0
                       for r in rows if r["set"] == "answerable"])
         results["runs"][str(n)] = {"model": model, "curve": table, "chosen": pick,
+                                   "rows": rows,
                                    "em_answerable_all": float(em),
                                    "seconds": time.perf_counter() - t0,
                                    "ask_p50_ms": 1000 * float(np.median(
@@ -149,7 +178,8 @@ def main() -> None:
             ("EM on answerable, answering all", f"{100 * em:.1f}", ""),
             ("answerability model", json.dumps(model), ""),
             *[(f"t={r['threshold']:.2f}",
-               f"turned away: answerable {100 * r['abstain_answerable']:.1f}%, on-topic "
+               f"turned away: answerable {100 * r['abstain_answerable']:.1f}% (with the "
+               f"answer in a kept passage {100 * r['abstain_found']:.1f}%), on-topic "
                f"{100 * r['abstain_on-topic']:.1f}%, off-topic "
                f"{100 * r['abstain_off-topic']:.1f}%; accuracy of answered "
                f"{100 * r['accuracy_answered']:.1f}%", "") for r in table[::3]]])
@@ -162,7 +192,7 @@ def main() -> None:
         from bench.calibrate import update_manifest
 
         path = models.model_dir(args.reader)
-        update_manifest(path, answerability={
+        update_manifest(path, answering={
             **chosen[2], "fitted_on": (
                 f"SQuAD dev (even articles): {sum(len(v) for v in sets.values())} questions "
                 "— answerable, on-topic with the answer sentences deleted, off-topic (NQ "

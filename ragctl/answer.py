@@ -9,11 +9,11 @@
   score, and a null score ("this passage does not hold the answer"). The answer is a
   verbatim span of one stored sentence, cited to it with the span's own source offsets.
 - **Answerability**: whether to answer at all is decided from the evidence itself — the
-  reader's span score over its null score, the relevance of the passage it came from, the
-  context filter's score of its sentence, and whether the span is of the type the question
-  asks for — combined by a logistic model fitted on development questions (answerable,
-  on-topic unanswerable, off-topic; ``bench/calibrate.py --reader``) and stored in the
-  reader's manifest.
+  reader's span score over its null score, the relevance of the passage it came from and
+  of the best passage, the context filter's score of its sentence, and whether the span
+  is of the type the question asks for — combined by a logistic model fitted on
+  development questions (answerable, on-topic unanswerable, off-topic;
+  ``bench/reader.py``) and stored in the reader's manifest with its threshold.
 - **Metadata** (:func:`is_metadata`): header blocks ("PEP: 20 Title: … Author: …", mail
   headers, front matter) are never quoted as an answer or a nugget.
 """
@@ -195,7 +195,7 @@ class CT2Reader(Reader):
         self.max_answer_tokens = int(self.manifest.get("max_answer_tokens", 30))
         self.tokenizer = load_tokenizer(self.path, self.max_length)
         self.tokenizer.enable_truncation(self.max_length, strategy="only_second")
-        self.answerability = self.manifest.get("answerability", {})
+        self.fitted: dict[str, Any] = self.manifest.get("answering", {})  # bench/reader.py
         head = np.load(self.path / "head.npz")
         self.weight = head["weight"].astype(np.float32)
         self.bias = head["bias"].astype(np.float32)
@@ -252,7 +252,8 @@ class Choice:
     start: int  # in sentence.text
     end: int
     features: dict[str, float] = field(default_factory=dict)
-    probability: float = 0.0
+    probability: float = 0.0  # that the documents answer, this span being the answer
+    rank: float = 0.0  # that this span is the right one (orders the spans)
 
 
 @dataclass(frozen=True)
@@ -301,33 +302,44 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-ANSWERABILITY_FEATURES = ("margin", "relevance", "filter", "type")
-DEFAULT_ANSWERABILITY: dict[str, Any] = {"weights": [0.5, 0.3, 1.0, 1.0], "bias": -1.0,
-                                         "threshold": 0.5}
+# Two logistic models over the signals of a span (fitted by bench/reader.py on development
+# questions, stored in the reader's manifest): "ranking" — is this span the right answer —
+# orders the spans; "answerability" — does the best span's evidence answer the question at
+# all — decides whether to answer, with its threshold. The defaults are rough hand values
+# for a reader without them.
+DEFAULT_RANKING: dict[str, Any] = {"features": ["margin", "relevance", "filter", "type"],
+                                   "weights": [0.25, 0.4, 1.5, 0.0], "bias": -2.7}
+DEFAULT_ANSWERABILITY: dict[str, Any] = {
+    "features": ["margin", "relevance", "filter", "type", "re_best"],
+    "weights": [0.25, 0.2, 1.5, 0.0, 0.3], "bias": -1.5, "threshold": 0.5}
 
 
-def answerability(features: dict[str, float], model: dict[str, Any] | None = None) -> float:
-    """P(the documents answer) from the features, by the fitted logistic model."""
-    m = model or DEFAULT_ANSWERABILITY
-    z = float(m["bias"]) + sum(float(w) * features[f]
-                               for w, f in zip(m["weights"], ANSWERABILITY_FEATURES, strict=True))
-    return 1.0 / (1.0 + math.exp(-z))
+def logistic(features: dict[str, float], model: dict[str, Any]) -> float:
+    """σ(bias + Σ weight · feature) over the model's named features."""
+    z = float(model["bias"]) + sum(float(w) * features[f]
+                                   for w, f in zip(model["weights"], model["features"],
+                                                   strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
-def features_of(margin: float, relevance: float, filter_score: float, type_score: float
-                ) -> dict[str, float]:
+def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
+                re_best: float) -> dict[str, float]:
     return {"margin": float(np.clip(margin, -20, 20)), "relevance": logit(relevance),
-            "filter": float(filter_score), "type": type_score - 0.5}
+            "filter": float(filter_score), "type": type_score - 0.5, "re_best": logit(re_best)}
 
 
 def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
-           filter_scores: dict[int, float], *, model: dict[str, Any] | None = None,
+           filter_scores: dict[int, float], *, re_best: float,
+           ranking: dict[str, Any] | None = None, answerable: dict[str, Any] | None = None,
            ) -> list[Choice]:
     """The answer spans found in ``contexts``, most probably right first (one per distinct
-    text); empty when no context yields a span inside one sentence."""
+    text), each with the probability that the documents answer if it is the one chosen;
+    empty when no context yields a span inside one sentence."""
+    ranking = ranking or DEFAULT_RANKING
+    answerable = answerable or DEFAULT_ANSWERABILITY
     if not contexts:
         return []
-    best: dict[str, Choice] = {}
+    best: dict[str, tuple[float, Choice]] = {}
     for cands in reader.read(question, [c.text for c in contexts]):
         for cand in cands:
             ctx = contexts[cand.context]
@@ -340,9 +352,10 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 continue
             a = sentence.text.find(text, a)
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
-                                type_agreement(qtype.expects, text))
-            p = answerability(feats, model)
+                                type_agreement(qtype.expects, text), re_best)
+            rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
-            if key not in best or p > best[key].probability:
-                best[key] = Choice(text, sentence, a, a + len(text), feats, p)
-    return sorted(best.values(), key=lambda c: -c.probability)
+            if key not in best or rank > best[key][0]:
+                best[key] = (rank, Choice(text, sentence, a, a + len(text), feats,
+                                          logistic(feats, answerable), rank))
+    return [c for _, c in sorted(best.values(), key=lambda rc: -rc[0])]

@@ -285,7 +285,7 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
                  show_default=True, help="Which half of the built-in splits to use."),
     click.option("--limit", type=click.IntRange(min=1), help="Evaluate a sample of N examples."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample."),
-    click.option("--modes", default="full,passages,filtered,silver", show_default=True,
+    click.option("--modes", default="answer,full,passages,filtered,silver", show_default=True,
                  help="Context modes to generate answers with (comma-separated)."),
     click.option("--no-generate", is_flag=True, help="Only retrieval and relevance metrics."),
     click.option("--long-words", type=click.IntRange(min=10),

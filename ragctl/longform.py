@@ -32,6 +32,7 @@ import numpy as np
 from .backends import Generator, SupportChecker
 from .config import Settings
 from .records import Citation, PassageScore, ScoredSentence, Sentence
+from .text import content_words
 from .verify import citation_support_rate, strip_citations
 
 if TYPE_CHECKING:
@@ -122,16 +123,31 @@ class Nugget:
                 "facet": facet}
 
 
+NUGGET_FLOOR = 0.4  # a nugget scores at least this share of the best sentence's score
+
+
 def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, float],
-                        *, limit: int = 40) -> list[Nugget]:
-    """Kept sentences, best first. Repeats from other documents stay: clustering puts them
-    into one facet, which then cites every source."""
+                        *, limit: int = 40, words: int | None = None,
+                        floor: float = NUGGET_FLOOR) -> list[Nugget]:
+    """The best sentences, best first: those the filter kept, then others scoring at least
+    ``floor`` of the best, until ``limit`` nuggets or about three times the ``words``
+    budget (so several facets can fill it). Metadata blocks are never nuggets; repeats
+    from other documents stay: clustering puts them into one facet citing every source."""
+    from .answer import is_metadata
+
+    ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
+                    key=lambda s: (not s.kept, -s.score))
+    top = max((s.score for s in ranked), default=0.0)
     out: list[Nugget] = []
-    for s in sorted((s for s in scored if s.kept), key=lambda s: -s.score):
+    total = 0
+    for s in ranked:
+        if len(out) >= limit or (words is not None and total >= 3 * words):
+            break
+        if not s.kept and (top <= 0 or s.score < floor * top):
+            continue
         out.append(Nugget(len(out), s.sentence.text, s.sentence, s.score,
                           relevance.get(s.sentence.passage_id, 0.0)))
-        if len(out) >= limit:
-            break
+        total += len(s.sentence.text.split())
     return out
 
 
@@ -256,7 +272,7 @@ def summarize_facets(generator: Generator, checker: SupportChecker, question: st
         evidence = [n.text for n in facet.nuggets]
         scores = checker.support(text, evidence) if text else np.zeros(0)
         support = float(scores.max()) if len(scores) else 0.0
-        fallback = support < support_threshold
+        fallback = support < support_threshold or restates(question, text, evidence)
         cited: list[Nugget] = list(facet.nuggets)
         if fallback:
             best = max(facet.nuggets, key=lambda n: n.score)
@@ -270,6 +286,14 @@ def summarize_facets(generator: Generator, checker: SupportChecker, question: st
             nugget_ids=[n.id for n in facet.nuggets], score=round(facet.score, 4),
             support=round(support, 4), fallback=fallback, generated=raw.strip()))
     return out
+
+
+def restates(question: str, summary: str, evidence: Sequence[str]) -> bool:
+    """A summary that only says the question again: fewer than two of its content words
+    come from the nuggets without being in the question."""
+    asked = set(content_words(question))
+    said = set(content_words(" ".join(evidence)))
+    return len([w for w in set(content_words(summary)) if w not in asked and w in said]) < 2
 
 
 def render(summaries: Sequence[FacetSummary]) -> str:
@@ -332,7 +356,7 @@ def answer_long(pipe: Pipeline, question: str, opts: LongOptions) -> LongAnswer:
     sentences = [s for h in hits for s in per_passage[h.passage_id]]
     scored = pipe.context_filter.select(question, sentences, threshold=opts.filter_threshold,
                                         top_m=opts.max_nuggets)
-    nuggets = nuggets_from_filter(scored, relevance, limit=opts.max_nuggets)
+    nuggets = nuggets_from_filter(scored, relevance, limit=opts.max_nuggets, words=opts.words)
     if opts.mark_spans:
         nuggets = [mark_span(pipe.generator, question, n) for n in nuggets]
     ans.timings["nuggets"] = time.perf_counter() - t

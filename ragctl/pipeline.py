@@ -30,7 +30,7 @@ from .collection import Collection
 from .config import Settings
 from .errors import RagctlError
 from .filter import collapse_duplicates, split_long
-from .generate import build_prompt
+from .generate import build_prompt, yes_no_prompt
 from .longform import LongAnswer, LongOptions, answer_long
 from .records import Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .relevance import re_weights
@@ -199,8 +199,8 @@ class Pipeline:
         the reader's own (fitted on development questions)."""
         if override is not None:
             return override
-        model = getattr(self.reader, "answerability", None) or DEFAULT_ANSWERABILITY
-        return float(model.get("threshold", DEFAULT_ANSWERABILITY["threshold"]))
+        fitted = getattr(self.reader, "fitted", {}).get("answerability") or DEFAULT_ANSWERABILITY
+        return float(fitted.get("threshold", DEFAULT_ANSWERABILITY["threshold"]))
 
     def abstain_reason(self, best: float, abstain: bool, override: float | None) -> str | None:
         """Why ask declines to answer when the best relevance is ``best``, else None."""
@@ -269,9 +269,15 @@ class Pipeline:
         ans.models = {"embedder": self.collection.embedder_name or "",
                       "relevance": self.relevance.name}
 
+        qtype = question_type(question)
+        ans.question_type = qtype.kind + (f":{qtype.expects}" if qtype.expects != "any" else "")
+        reader = self.reader if opts.context == "filtered" and not opts.free \
+            and not opts.marginalize else None
+        # A span answer is judged by its own evidence (answerability, which weighs the
+        # relevance too); other answers need a relevant passage first.
         best = max((relevance[h.passage_id] for h in kept), default=0.0)
         reason = self.abstain_reason(best, opts.abstain, opts.re_threshold)
-        if reason is not None:
+        if reason is not None and not (reader is not None and qtype.kind == "factoid"):
             return self._abstain(ans, reason, t_all)
 
         t = time.perf_counter()
@@ -291,13 +297,11 @@ class Pipeline:
         ans.context = [Citation.of(i, s) for i, s in enumerate(context, start=1)]
         also = self._also_in(hits, duplicates, order)
 
-        qtype = question_type(question)
-        ans.question_type = qtype.kind + (f":{qtype.expects}" if qtype.expects != "any" else "")
-        reader = self.reader if opts.context == "filtered" and not opts.free \
-            and not opts.marginalize else None
         t = time.perf_counter()
         if reader is not None and qtype.kind == "quote":
             self._quote(ans, scored, relevance, opts, also)
+        elif reader is not None and qtype.kind == "yes-no":
+            self._yes_no(ans, question, scored, opts, also)
         elif reader is not None and qtype.kind == "factoid":
             self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
                        opts, also)
@@ -343,9 +347,12 @@ class Pipeline:
         bridge = bridge_context(scored, relevance)
         if bridge is not None:
             contexts.append(bridge)
-        model = getattr(reader, "answerability", None) or None
-        choices = choose(reader, question, qtype, contexts, filter_scores, model=model)
+        fitted = getattr(reader, "fitted", {})
+        choices = choose(reader, question, qtype, contexts, filter_scores,
+                         re_best=max(relevance[h.passage_id] for h in kept),
+                         ranking=fitted.get("ranking"), answerable=fitted.get("answerability"))
         ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
+                           "rank": round(c.rank, 4),
                            **{k: round(v, 4) for k, v in c.features.items()}}
                           for c in choices[:5]]
         choice = choices[0] if choices else None
@@ -391,6 +398,32 @@ class Pipeline:
                          for i, c in enumerate(chosen, start=1)]
         ans.raw_answer = " ".join(c.text for c in chosen)
         ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
+
+    def _yes_no(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
+                opts: AskOptions, also: dict[int, list[str]]) -> None:
+        """Yes or no, as the generator finds more likely after the best two sentences
+        (from two passages when they differ), which are cited."""
+        ans.kind = "yes-no"
+        ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
+                        key=lambda s: -s.score)
+        if not ranked:
+            ans.abstained, ans.abstain_reason = True, "no sentence of the passages found says it"
+            return
+        first = ranked[0].sentence
+        second = next((s.sentence for s in ranked[1:]
+                       if s.sentence.passage_id != first.passage_id), None)
+        chosen = [first, *([second] if second is not None else [])]
+        gen = self.generator
+        ans.models["generator"] = gen.name
+        prompt = yes_no_prompt(question, [s.text for s in chosen])
+        yes, no = gen.logprob(prompt, " yes"), gen.logprob(prompt, " no")
+        word = "Yes" if yes >= no else "No"
+        ans.confidence = round(1 / (1 + float(np.exp(-abs(yes - no)))), 4)
+        ans.raw_answer = word
+        ans.answer = word + "".join(f" [{i}]" for i in range(1, len(chosen) + 1))
+        ans.sources = [Citation.of(i, s, also_in=tuple(also.get(s.passage_id, ())))
+                       for i, s in enumerate(chosen, start=1)]
+        ans.sentences = [AnswerSentence(word, tuple(range(1, len(chosen) + 1)), 1.0, True)]
 
     def _generate(self, ans: Answer, question: str, kept: Sequence[Hit],
                   per_passage: dict[int, list[Sentence]], probs: np.ndarray,

@@ -146,7 +146,8 @@ def test_a_span_answer_resolves_to_the_exact_source_characters(notes: Path) -> N
     reader = FakeReader("3 pm")
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=reader, generator=FakeGenerator()) as p:
-        a = p.ask("When is the dentist appointment?", AskOptions(re_threshold=0.0))
+        a = p.ask("When is the dentist appointment?",
+                  AskOptions(re_threshold=0.0, answer_threshold=0.0))
     assert not a.abstained and a.kind == "span"
     assert a.answer == "3 pm [1]" and a.answer_text == "3 pm"
     src = a.sources[0]
@@ -183,6 +184,7 @@ def test_a_metadata_block_is_never_the_quoted_answer(notes: Path) -> None:
 
 def test_the_cli_prints_one_answer_and_exits_3_for_an_empty_one(
         notes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGCTL_ANSWER_THRESHOLD", "0")  # the fake reader has no fitted model
     models.register("reader", "fake-reader", lambda settings, **_: FakeReader("3 pm"))
     models.register("generator", "empty-gen", lambda settings, **_: FakeGenerator("[1]"))
     try:

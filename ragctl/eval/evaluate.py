@@ -29,7 +29,10 @@ from ..records import Sentence
 from ..text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
 from .datasets import Dataset, Example
 
-MODES = ("full", "passages", "filtered", "silver")
+# "answer": ask's default (a span, a quote, yes/no); the others give the generator the
+# FULL passages, the reranked passages (PSG), the FILCO-filtered sentences, or the StrInc
+# silver sentence (FilCo's comparison)
+MODES = ("answer", "full", "passages", "filtered", "silver")
 THRESHOLDS = tuple(round(x, 2) for x in np.arange(0.5, 0.91, 0.05))
 
 
@@ -173,7 +176,7 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
                                generator=pipe.generator if modes else None,
                                checker=pipe.checker if modes else None)
         for n, ex in enumerate(examples, start=1):
-            base = AskOptions.from_settings(s_ind, abstain=False)
+            base = AskOptions.from_settings(s_ind, abstain=False, free=True)
             a0 = pipe.ask(ex.question, _replace(base, context="filtered"),) if modes else None
             hits = a0.passages if a0 else _rank_only(pipe, ex.question, s_ind)
             by_retrieval = sorted(hits, key=lambda p: p.retrieval_rank)
@@ -189,6 +192,8 @@ def evaluate(ds: Dataset, settings: Settings, options: EvalOptions, *,
             for mode in modes:
                 if mode == "filtered":
                     a = a0
+                elif mode == "answer":
+                    a = pipe.ask(ex.question, _replace(base, free=False))
                 elif mode == "silver":
                     silver.answers = ex.answers
                     a = silver_pipe.ask(ex.question, _replace(base, context="filtered",
