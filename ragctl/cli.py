@@ -7,9 +7,11 @@ hnswlib, rich) are imported inside the commands, so ``ragctl --help`` answers at
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,10 +37,24 @@ class RagctlClickError(click.ClickException):
 
 @contextmanager
 def _errors() -> Iterator[None]:
+    import sqlite3
+
     try:
         yield
     except RagctlError as e:
         raise RagctlClickError(e) from None
+    except sqlite3.DatabaseError as e:  # found while reading: pages damaged on disk
+        raise click.ClickException(f"the index database is damaged ({e}); "
+                                   "run: ragctl doctor") from None
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise click.ClickException(
+                f"no space left on the device{f' for {e.filename}' if e.filename else ''}; "
+                "what was committed before is kept: free some space and run the command "
+                "again") from None
+        if e.errno in (errno.EROFS, errno.EACCES) and e.filename:
+            raise click.ClickException(f"cannot write {e.filename}: {e.strerror}") from None
+        raise
     except KeyboardInterrupt:
         click.echo("\ninterrupted; what was committed is kept, run the command again "
                    "to finish", err=True)
@@ -109,6 +125,7 @@ def cli(verbose: int) -> None:
         ragctl index ~/Documents/notes
         ragctl ask "when is the lease up for renewal?"
     """
+    os.umask(0o077)  # indexes, settings and models are the user's alone
     _setup_logging(verbose)
 
 
@@ -124,12 +141,14 @@ def cli(verbose: int) -> None:
     click.option("--reembed", is_flag=True,
                  help="Re-embed every passage when the index was built with another model."),
     click.option("--force", is_flag=True, help="Re-read every file even if it looks unchanged."),
+    click.option("--yes", "broad", is_flag=True,
+                 help="Index even a very broad folder (/, a system folder, a whole home)."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
     json_option)
 @command_errors
 def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
           chunk_words: int | None, max_file_mb: float | None, reembed: bool, force: bool,
-          quiet: bool, as_json: bool) -> None:
+          broad: bool, quiet: bool, as_json: bool) -> None:
     """Add files and folders to an index, or bring it up to date.
 
     Reads .txt .md .rst .html .pdf .docx .eml .mbox. Unchanged files are skipped,
@@ -149,7 +168,8 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
                          max_file_mb=max_file_mb)
     with RichReporter(enabled=not quiet and not as_json) as reporter:
         summary, failure = index_paths(settings, list(paths), reporter=reporter,
-                                       options=IndexOptions(reembed=reembed, force=force))
+                                       options=IndexOptions(reembed=reembed, force=force,
+                                                            broad=broad))
     if as_json:
         _print_json(summary.to_dict())
     else:
@@ -386,6 +406,8 @@ def status(index_name: str | None, as_json: bool) -> None:
         from .display import render_status
 
         render_status(info)
+    if info["damaged"]:
+        sys.exit(1)
 
 
 @cli.command()

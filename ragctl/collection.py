@@ -9,6 +9,7 @@ from the stored vectors when it is missing, unreadable or of another dimension.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -16,9 +17,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from .config import Settings, index_dir, indexes_dir
-from .errors import IndexLockedError, IndexNotFoundError, RagctlError
+from .errors import (
+    DamagedIndexError,
+    IndexLockedError,
+    IndexNotFoundError,
+    RagctlError,
+    ReadOnlyIndexError,
+)
 from .store import Store
-from .vectors import HnswParams, VectorIndex
+from .vectors import FileCheck, HnswParams, VectorIndex
 
 logger = logging.getLogger("ragctl.collection")
 
@@ -60,8 +67,12 @@ class Collection:
 
     @classmethod
     def open(cls, settings: Settings, *, create: bool = False) -> Collection:
+        """Open (or, with ``create``, make) the index of ``settings``. An index that
+        cannot be written is opened read-only: searching and asking work, writing does
+        not (:meth:`lock` says so)."""
         path = index_dir(settings.index)
-        if not (path / DB_FILE).exists():
+        db = path / DB_FILE
+        if not db.exists():
             if not create:
                 known = list_indexes()
                 hint = f"; indexes here: {', '.join(known)}" if known else ""
@@ -69,8 +80,23 @@ class Collection:
                     f"no index named {settings.index!r} in {indexes_dir()} "
                     f"(create it with: ragctl index PATH --index {settings.index}){hint}"
                 )
-            path.mkdir(parents=True, exist_ok=True)
-        return cls(settings.index, path, Store(path / DB_FILE), settings)
+            try:
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
+                for d in (path, path.parent):  # the index and the folder of indexes
+                    if d.stat().st_mode & 0o077 and d.stat().st_uid == os.getuid():
+                        os.chmod(d, 0o700)
+            except OSError as e:
+                raise ReadOnlyIndexError(f"cannot create the index in {path}: "
+                                         f"{e.strerror}") from None
+        writable = os.access(path, os.W_OK) and (not db.exists() or os.access(db, os.W_OK))
+        if create and not writable:
+            raise ReadOnlyIndexError(f"cannot write to index {settings.index!r}: {path} is "
+                                     "read-only")
+        return cls(settings.index, path, Store(db, readonly=not writable), settings)
+
+    @property
+    def writable(self) -> bool:
+        return not self.store.readonly
 
     def close(self) -> None:
         self.unlock()
@@ -84,8 +110,17 @@ class Collection:
 
     # ------------------------------------------------------------------ locking
     def lock(self) -> None:
-        """Take the writer's lock; a second writer gets a clear error, not a corrupt index."""
-        f = open(self.dir / LOCK_FILE, "a+")  # noqa: SIM115 - held open while locked
+        """Take the writer's lock; a second writer gets a clear error, not a corrupt index.
+        Runs left "running" by a killed writer are closed as interrupted."""
+        if self.store.readonly:
+            raise ReadOnlyIndexError(f"cannot write to index {self.name!r}: {self.dir} is "
+                                     "read-only (searching and asking still work)")
+        try:
+            fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise ReadOnlyIndexError(f"cannot write to index {self.name!r}: "
+                                     f"{e.strerror}") from None
+        f = os.fdopen(fd, "a+")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -95,6 +130,7 @@ class Collection:
                 "wait for it to finish and try again"
             ) from None
         self._lock_file = f
+        self.store.close_stale_runs()
 
     def unlock(self) -> None:
         if self._lock_file is not None:
@@ -139,11 +175,17 @@ class Collection:
         params = self.hnsw_params()
         vi: VectorIndex | None = None
         if self.store.get_meta("vectors_rebuild") != "1" and self.hnsw_path.exists():
-            try:
-                vi = VectorIndex.load(self.hnsw_path, dim, params)
-            except (RuntimeError, OSError, ValueError) as e:
-                logger.warning("%s is unreadable (%s); rebuilding it from the store",
-                               self.hnsw_path, e)
+            check = self.file_check()
+            if check is not None and not check.matches(self.hnsw_path):
+                logger.warning("%s does not match the index (damaged, or left by an "
+                               "interrupted save); using the stored vectors instead",
+                               self.hnsw_path)
+            else:
+                try:
+                    vi = VectorIndex.load(self.hnsw_path, dim, params)
+                except (RuntimeError, OSError, ValueError) as e:
+                    logger.warning("%s is unreadable (%s); using the stored vectors instead",
+                                   self.hnsw_path, e)
         if vi is None:
             vi = self.rebuild_vectors(save=False)
         else:
@@ -186,24 +228,45 @@ class Collection:
     def forget_vectors(self) -> None:
         self._vectors = None
 
+    def file_check(self) -> FileCheck | None:
+        """The size, SHA-256 and count the saved HNSW file must have (None before the
+        first verified save)."""
+        raw = self.store.get_meta("hnsw_file")
+        if not raw:
+            return None
+        try:
+            d = json.loads(raw)
+            return FileCheck(int(d["size"]), str(d["sha256"]), int(d["count"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
     def save_vectors(self) -> None:
-        """Write the HNSW file (atomically) and drop the journal entries it now holds."""
+        """Write the HNSW file (atomically, verified), record what it must be, and drop the
+        journal entries it now holds."""
         vi = self._vectors
         if vi is None:
             return
-        vi.save(self.hnsw_path)
-        self.store.clear_journal(self.applied_seq)
-        if self.store.get_meta("vectors_rebuild") == "1":
-            self.store.set_meta(vectors_rebuild="0")
+        check = vi.save(self.hnsw_path)
+        with self.store.transaction():
+            self.store.set_meta(hnsw_file=json.dumps(check.to_dict()))
+            self.store.clear_journal(self.applied_seq)
+            if self.store.get_meta("vectors_rebuild") == "1":
+                self.store.set_meta(vectors_rebuild="0")
 
     # ------------------------------------------------------------------ checks
     def doctor(self, *, repair: bool = True) -> DoctorReport:
-        """Check that the store and the HNSW file agree; rebuild what does not."""
+        """Check everything that can go wrong on disk and repair what can be derived: the
+        database's integrity, the full-text index against the passages, orphans, stored
+        vectors, the HNSW file against its recorded checksum and against a sample of the
+        stored vectors, runs left "running" by a killed process, permissions."""
         report = DoctorReport()
         store = self.store
         integrity = store.integrity()
         if integrity != "ok":
-            report.problems.append(f"SQLite integrity check failed: {integrity}")
+            report.problems.append(f"SQLite integrity check failed: {integrity}; the "
+                                   "database itself cannot be repaired from here: move "
+                                   f"{self.dir} away and index the folders again")
+            return report
         fts = store.fts_problem()
         if fts is not None:
             report.problems.append(f"full-text index does not match the passages ({fts})")
@@ -216,6 +279,21 @@ class Collection:
             if repair:
                 store.remove_orphans()
                 report.repaired.append(f"removed {orphans} orphaned passages")
+        stale = store.stale_runs()
+        if stale and (repair or not self.writer_active()):
+            report.problems.append(f"{stale} index runs were left 'running' by a process "
+                                   "that was killed")
+            if repair:
+                store.close_stale_runs()
+                report.repaired.append(f"marked {stale} runs as interrupted")
+        loose = self._loose_permissions()
+        if loose:
+            report.problems.append(f"{len(loose)} files or folders of the index are readable "
+                                   f"by other users (e.g. {loose[0]})")
+            if repair:
+                self._tighten_permissions()
+                report.repaired.append("made the index readable by its owner only "
+                                       "(folders 0700, files 0600)")
         n_passages = store.count("passages")
         dim = self.dim
         report.info.update(documents=store.count("documents"), passages=n_passages,
@@ -251,6 +329,11 @@ class Collection:
             return f"{HNSW_FILE} is missing" if n_passages else None
         if self.store.get_meta("vectors_rebuild") == "1":
             return f"{HNSW_FILE} was left mid-rebuild"
+        check = self.file_check()
+        if check is None:
+            return f"{HNSW_FILE} has no recorded checksum (made by an older version)"
+        if not check.matches(self.hnsw_path):
+            return f"{HNSW_FILE} does not match its recorded size and checksum (damaged)"
         try:
             vi = VectorIndex.load(self.hnsw_path, dim, self.hnsw_params())
         except (RuntimeError, OSError, ValueError) as e:
@@ -263,8 +346,62 @@ class Collection:
         if missing or extra:
             return (f"{HNSW_FILE} disagrees with the store: {len(missing)} passages missing, "
                     f"{len(extra)} unknown ids")
+        wrong = self._sample_vectors(vi, sorted(store_ids), dim)
+        if wrong:
+            return f"{HNSW_FILE} holds other vectors than the store for {wrong} sampled passages"
         self._vectors = vi  # sound and current: later calls need not load it again
         return None
+
+    def _sample_vectors(self, vi: VectorIndex, ids: list[int], dim: int, n: int = 200) -> int:
+        """How many of ``n`` sampled passages have another vector in the HNSW file than
+        in the store."""
+        import random
+
+        import numpy as np
+
+        sample = random.Random(0).sample(ids, min(n, len(ids)))
+        wrong = 0
+        for got_ids, stored in self.store.vectors(sample, dim=dim):
+            held = vi.items(got_ids.tolist())
+            norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(held, axis=1)
+            cos = (held * stored).sum(1) / np.maximum(norms, 1e-12)
+            wrong += int((cos < 0.999).sum())
+        return wrong
+
+    def writer_active(self) -> bool:
+        """Whether another process holds the writer's lock now."""
+        if self._lock_file is not None:
+            return False
+        try:
+            with open(self.dir / LOCK_FILE, "a+") as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+                fcntl.flock(f, fcntl.LOCK_UN)
+        except OSError:
+            return False
+        return False
+
+    def _paths(self) -> list[Path]:
+        return [self.dir, *(p for p in self.dir.iterdir())]
+
+    def _loose_permissions(self) -> list[str]:
+        out = []
+        for p in self._paths():
+            try:
+                if p.stat().st_mode & 0o077:
+                    out.append(p.name)
+            except OSError:
+                continue
+        return out
+
+    def _tighten_permissions(self) -> None:
+        for p in self._paths():
+            try:
+                os.chmod(p, 0o700 if p.is_dir() else 0o600)
+            except OSError:
+                continue
 
 
 def status(collection: Collection) -> dict[str, Any]:
@@ -275,6 +412,13 @@ def status(collection: Collection) -> dict[str, Any]:
     sizes = {f.name: f.stat().st_size for f in files if f.exists()}
     meta = store.meta()
     formats = store.format_counts()
+    last = store.last_run()
+    if last is not None and last["status"] == "running" and not collection.writer_active():
+        last["status"] = "interrupted"  # its process was killed; the next run closes it
+    integrity = store.integrity(quick=True)
+    check = collection.file_check()
+    hnsw_ok = check is None or not collection.hnsw_path.exists() or \
+        check.matches(collection.hnsw_path)
     return {
         "index": collection.name,
         "path": str(collection.dir),
@@ -290,7 +434,10 @@ def status(collection: Collection) -> dict[str, Any]:
         "bytes_on_disk": sizes,
         "total_bytes": sum(sizes.values()),
         "pending_vector_changes": len(store.journal()[1]),
-        "last_run": store.last_run(),
+        "last_run": last,
+        "read_only": store.readonly,
+        "damaged": [*([f"database: {integrity}"] if integrity != "ok" else []),
+                    *([] if hnsw_ok else [f"{HNSW_FILE} does not match its checksum"])],
     }
 
 
@@ -302,8 +449,15 @@ def index_status(settings: Settings) -> dict[str, Any]:
 
 def check_index(settings: Settings, *, repair: bool = True) -> DoctorReport:
     """``doctor``: check the index of ``settings``, repairing (under the writer's lock)
-    unless ``repair`` is off."""
-    with Collection.open(settings) as collection:
+    unless ``repair`` is off. A database too damaged to open is a report, not an error."""
+    try:
+        collection = Collection.open(settings)
+    except DamagedIndexError as e:
+        return DoctorReport(problems=[str(e).replace("; run: ragctl doctor", "") +
+                                      "; it cannot be repaired from here: move "
+                                      f"{index_dir(settings.index)} away and index the "
+                                      "folders again, or restore a backup"])
+    with collection:
         if repair:
             collection.lock()
         return collection.doctor(repair=repair)

@@ -345,6 +345,10 @@ def render_status(info: dict[str, Any]) -> None:
     run = info["last_run"]
     if run:
         t.add_row("last run", f"{run['started']}  {run['status']}")
+    if info.get("read_only"):
+        t.add_row("access", "read-only (searching and asking work; indexing does not)")
+    for problem in info.get("damaged", []):
+        t.add_row("[red]damaged[/]", f"{problem} (run: ragctl doctor)")
     stdout.print(t)
 
 

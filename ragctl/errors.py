@@ -37,6 +37,14 @@ class IndexLockedError(RagctlError):
     """Another ragctl process is writing to the same index."""
 
 
+class DamagedIndexError(RagctlError):
+    """The index's files are damaged; ``ragctl doctor`` says what can be repaired."""
+
+
+class ReadOnlyIndexError(RagctlError):
+    """The index cannot be written: its folder or database is read-only."""
+
+
 class ModelMismatchError(RagctlError):
     """The index was built with another embedding model than the one asked for."""
 

@@ -24,8 +24,9 @@ from . import models
 from .backends import Embedder
 from .chunk import Chunk, chunk_sections
 from .collection import Collection
-from .errors import AllFilesFailedError, ModelMismatchError, RagctlError
-from .ingest import FORMATS, ParsedDocument, SkipFile, parse, read_bytes, walk
+from .config import home_dir
+from .errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
+from .ingest import FORMATS, ParsedDocument, SkipFile, never_walked, parse, read_bytes, walk
 from .sentences import SentenceSplitter
 from .store import DocumentRecord, text_hash
 
@@ -88,6 +89,19 @@ class IndexSummary:
 class IndexOptions:
     reembed: bool = False
     force: bool = False
+    broad: bool = False  # allow roots such as / or the home folder itself
+
+
+def broad_root(path: Path) -> str | None:
+    """Why indexing ``path`` needs confirmation, or None: the whole system, a system
+    folder, or all of a home folder (or a folder that holds homes)."""
+    p = Path(os.path.abspath(path))
+    home = Path.home()
+    if str(p) in ("/", "/usr", "/etc", "/var", "/opt", "/lib", "/bin", "/boot", "/srv"):
+        return f"{p} is a system folder"
+    if p == home or p in (Path("/home"), Path("/Users"), Path("/root")):
+        return f"{p} is a whole home folder"
+    return None
 
 
 @dataclass
@@ -155,6 +169,10 @@ class Indexer:
     # ------------------------------------------------------------------ the run
     def run(self, paths: Sequence[Path]) -> IndexSummary:
         started = time.perf_counter()
+        damage = self.store.integrity(quick=True)
+        if damage != "ok":  # writing into a damaged database could lose more
+            raise DamagedIndexError(f"the index database is damaged ({damage}); nothing was "
+                                    "written: run ragctl doctor")
         run_id = self.store.start_run()
         status = "failed"
         try:
@@ -171,6 +189,7 @@ class Indexer:
             raise
         finally:
             self._save(force=True)
+            self._settle_vectors()
             self.summary.seconds = round(time.perf_counter() - started, 3)
             self.store.finish_run(run_id, status, self.summary.to_dict())
         if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
@@ -182,6 +201,15 @@ class Indexer:
     def _roots(self, paths: Sequence[Path]) -> list[str]:
         if paths:
             roots = [os.path.abspath(p) for p in paths]
+            for r in roots:
+                if never_walked(Path(os.path.realpath(r))):
+                    raise RagctlError(f"{r} is not a folder of documents (it is the running "
+                                      "system's); nothing was indexed")
+                why = broad_root(Path(r))
+                if why and not self.options.broad:
+                    raise RagctlError(f"{why}: indexing it would read thousands of files "
+                                      "that are not yours to ask about; give a folder of "
+                                      "documents, or confirm with --yes")
             with self.store.transaction():
                 for r in roots:
                     self.store.add_root(r)
@@ -196,7 +224,9 @@ class Indexer:
         roots = self._roots(paths)
         self.reporter.phase("scanning")
         files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
-                          include_hidden=self.settings.include_hidden, warn=self._warn))
+                          include_hidden=self.settings.include_hidden, warn=self._warn,
+                          exclude=[home_dir() / "index", home_dir() / "models",
+                                   home_dir() / "training", self.collection.dir]))
         for r in roots:
             if not os.path.lexists(r):
                 self._warn(Path(r), "indexed folder no longer exists; its documents are removed")
@@ -349,6 +379,18 @@ class Indexer:
         if force or time.monotonic() - self._last_save > SAVE_EVERY_S:
             self.collection.save_vectors()
             self._last_save = time.monotonic()
+
+    def _settle_vectors(self) -> None:
+        """Leave a verified HNSW file that holds every committed change, even when this run
+        changed nothing (an earlier run was killed while saving, or the file is damaged)."""
+        c = self.collection
+        if c.dim is None:
+            return
+        pending = self.store.journal_seq() > 0  # changes committed but not in the file
+        check = c.file_check()
+        sound = c.hnsw_path.exists() and check is not None and check.matches(c.hnsw_path)
+        if (pending or not sound) and c.vectors() is not None:
+            c.save_vectors()
 
     def _reembed(self) -> None:
         """Re-embed every stored passage with the new model, then swap in one transaction."""

@@ -54,15 +54,29 @@ def file_format(path: Path) -> str | None:
 WarnFn = Callable[[Path, str], None]
 
 
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev", "/run")
+
+
+def never_walked(path: Path, exclude: Iterable[Path] = ()) -> bool:
+    """Folders no index run enters: pseudo-filesystems (their "files" are the running
+    system, not documents) and ``exclude`` (ragctl's own home with its indexes)."""
+    p = str(path)
+    if any(p == d or p.startswith(d + "/") for d in PSEUDO_FILESYSTEMS):
+        return True
+    return any(p == str(e) or p.startswith(str(e).rstrip("/") + "/") for e in exclude)
+
+
 def walk(paths: Iterable[Path], *, include_hidden: bool = False,
-         warn: WarnFn | None = None) -> Iterator[Path]:
+         warn: WarnFn | None = None, exclude: Iterable[Path] = ()) -> Iterator[Path]:
     """Yield supported files under ``paths`` (absolute, each once), following symlinks.
 
     Files named explicitly are yielded even with an unknown suffix, so that the indexer
     can warn about them. Symlink loops, broken links and unreadable directories are
-    reported through ``warn`` and skipped.
+    reported through ``warn`` and skipped; pseudo-filesystems and ``exclude`` are never
+    entered (:func:`never_walked`).
     """
     warn = warn or (lambda p, msg: logger.warning("%s: %s", p, msg))
+    exclude = [Path(os.path.abspath(e)) for e in exclude]
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[Path] = set()
 
@@ -93,7 +107,8 @@ def walk(paths: Iterable[Path], *, include_hidden: bool = False,
                 warn(child, _os_reason(e))
                 continue
             if is_dir:
-                yield from visit_dir(child)
+                if not never_walked(Path(os.path.realpath(child)), exclude):
+                    yield from visit_dir(child)
             elif is_file:
                 if file_format(child) is not None:
                     yield child
@@ -409,11 +424,31 @@ def _parse_pdf(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(path, "pdf", title, sections)
 
 
+MAX_UNZIPPED = 200_000_000  # bytes a DOCX may expand to (its XML is read in memory)
+MAX_RATIO = 100  # and no more than this many times its own size: a zip bomb is refused
+
+
+def _check_zip(data: bytes) -> None:
+    """Refuse a zip whose members would expand beyond :data:`MAX_UNZIPPED` (or more than
+    :data:`MAX_RATIO` times the file), before anything is decompressed."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except zipfile.BadZipFile as e:
+        raise SkipFile(f"corrupt DOCX ({e}); skipped") from None
+    if total > MAX_UNZIPPED or (total > MAX_RATIO * max(len(data), 1) and total > 10_000_000):
+        raise SkipFile(f"expands to {total / 1e6:.0f} MB when unpacked (a zip bomb?); "
+                       "skipped")
+
+
 def _parse_docx(path: Path, data: bytes) -> ParsedDocument:
     import zipfile
 
     import docx
 
+    _check_zip(data)
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ import numpy as np
 import sqlite_utils
 
 from .chunk import Chunk
+from .errors import DamagedIndexError, RagctlError
 from .records import Passage, Sentence
 
 SCHEMA_VERSION_KEY = "schema_version"
@@ -141,17 +143,38 @@ def _doc(row: dict[str, Any]) -> DocumentRecord:
 
 
 class Store:
-    """One index's SQLite database."""
+    """One index's SQLite database: private to its owner (0600), in WAL mode, migrated on
+    open; or, with ``readonly`` (a backup, a shared copy, read-only media), opened
+    read-only and never changed."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        import sqlite3
+
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(path)
-        self.db.execute("PRAGMA busy_timeout = 10000")
-        self.db.enable_wal()
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.schema_version = migrate(self.db)
+        self.readonly = readonly
+        try:
+            if readonly:
+                self.db = sqlite_utils.Database(_read_only(path))
+                self.schema_version = int(self.get_meta(SCHEMA_VERSION_KEY) or 0)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                new = not path.exists()
+                self.db = sqlite_utils.Database(path)
+                if new:
+                    os.chmod(path, 0o600)
+                self.db.execute("PRAGMA busy_timeout = 10000")
+                self.db.enable_wal()
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                self.db.execute("PRAGMA foreign_keys = ON")
+                self.schema_version = migrate(self.db)
+        except sqlite3.DatabaseError as e:
+            raise DamagedIndexError(
+                f"the index database {path} is damaged or is not a ragctl index ({e}); "
+                "run: ragctl doctor") from None
+        if self.schema_version < len(MIGRATIONS):
+            raise RagctlError(
+                f"the index {path.parent.name!r} was made by an older ragctl and is "
+                "read-only here; open it once where it can be written to upgrade it")
 
     def close(self) -> None:
         self.db.close()
@@ -386,15 +409,35 @@ class Store:
             self.set_meta(**meta)
 
     # ------------------------------------------------------------------ checks
-    def integrity(self) -> str:
-        """SQLite's integrity check: "ok", or what it found."""
-        return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])
+    def integrity(self, *, quick: bool = False) -> str:
+        """SQLite's integrity check: "ok", or what it found (a database too damaged to
+        check says why)."""
+        import sqlite3
+
+        try:
+            rows = self.db.execute(f"PRAGMA {'quick' if quick else 'integrity'}_check"
+                                   ).fetchall()
+        except sqlite3.DatabaseError as e:
+            return str(e)
+        found = "; ".join(str(r[0]) for r in rows[:3])
+        return found or "ok"
 
     def fts_problem(self) -> str | None:
-        """Why the full-text index does not match the passages, or None."""
+        """Why the full-text index does not match the passages, or None (FTS5's
+        integrity check against the content table, rank = 1)."""
+        import sqlite3
+
+        indexed = int(self.db.execute("SELECT count(*) FROM passages_fts_docsize")
+                      .fetchone()[0])
+        passages = self.count("passages")
+        if indexed != passages:
+            return f"{indexed} passages indexed for full-text search of {passages}"
+        if self.readonly:  # the check below is a write statement to SQLite
+            return None
         try:
-            self.db.execute("INSERT INTO passages_fts(passages_fts) VALUES('integrity-check')")
-        except Exception as e:  # sqlite3.DatabaseError
+            self.db.execute("INSERT INTO passages_fts(passages_fts, rank) "
+                            "VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError as e:
             return str(e)
         return None
 
@@ -455,6 +498,18 @@ class Store:
             self.db.table("runs").update(run_id, {"finished": now(), "status": status,
                                             "summary": json.dumps(summary)})
 
+    def stale_runs(self) -> int:
+        """Runs still marked "running" (their process was killed if no writer is on)."""
+        return int(self.db.execute("SELECT count(*) FROM runs WHERE status = 'running'")
+                   .fetchone()[0])
+
+    def close_stale_runs(self) -> int:
+        """Mark runs left "running" as interrupted (call under the writer's lock)."""
+        with self.db.atomic():
+            cur = self.db.execute("UPDATE runs SET status = 'interrupted', finished = ? "
+                                  "WHERE status = 'running'", [now()])
+        return int(cur.rowcount)
+
     def last_run(self) -> dict[str, Any] | None:
         rows = list(self.db.table("runs").rows_where(order_by="id desc", limit=1))
         if not rows:
@@ -462,6 +517,16 @@ class Store:
         row = dict(rows[0])
         row["summary"] = json.loads(row["summary"]) if row["summary"] else None
         return row
+
+
+def _read_only(path: Path) -> Any:
+    """A read-only connection: ``immutable`` when the folder cannot be written (SQLite
+    could not even keep its WAL index there), ``mode=ro`` otherwise."""
+    import sqlite3
+    from urllib.parse import quote
+
+    flag = "mode=ro" if os.access(path.parent, os.W_OK) else "immutable=1"
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?{flag}", uri=True)
 
 
 def _unpack(rows: list[Any], dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,9 +1,11 @@
 """Stage 5a: the approximate nearest-neighbour index (hnswlib, cosine) on disk.
 
-Labels are passage ids. The file is always replaced atomically (write a temporary
-file, fsync, rename), so a crash leaves either the old or the new file, never half of
-one. The store keeps every vector too, and a journal of the changes not yet saved here,
-so this file can always be brought up to date or rebuilt without re-embedding.
+Labels are passage ids. The file is always replaced atomically and verified: written to a
+temporary file, fsynced, loaded back and counted, then renamed; its size, SHA-256 and count
+go into the store (:class:`FileCheck`), and a file that does not match them is never
+loaded (a damaged HNSW file can crash the process that reads it). The store keeps every
+vector too, and a journal of the changes not yet saved here, so this file can always be
+brought up to date or rebuilt without re-embedding. A full disk leaves the previous file.
 """
 
 from __future__ import annotations
@@ -16,7 +18,35 @@ from typing import Any
 
 import numpy as np
 
-from .errors import missing_dependency
+from .errors import RagctlError, missing_dependency
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """What a saved HNSW file must be: its size, SHA-256 and number of elements."""
+
+    size: int
+    sha256: str
+    count: int
+
+    def matches(self, path: Path) -> bool:
+        try:
+            return path.stat().st_size == self.size and file_sha256(path) == self.sha256
+        except OSError:
+            return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "sha256": self.sha256, "count": self.count}
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -118,20 +148,43 @@ class VectorIndex:
                     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
                 k -= 1
 
-    def save(self, path: Path) -> None:
-        """Write atomically: temporary file, fsync, rename, fsync the directory."""
+    def items(self, ids: Iterable[int]) -> np.ndarray:
+        """The stored (unit-length) vectors of these labels."""
+        return np.asarray(self._index.get_items([int(i) for i in ids]), dtype=np.float32)
+
+    def save(self, path: Path) -> FileCheck:
+        """Write atomically and verified: temporary file, fsync, load it back and count its
+        elements, rename, fsync the directory. A full disk or a short write raises with
+        the previous file in place."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        self._index.save_index(str(tmp))
-        fd = os.open(tmp, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+            self._index.save_index(str(tmp))
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.chmod(tmp, 0o600)
+            check = FileCheck(tmp.stat().st_size, file_sha256(tmp), self.element_count)
+            try:
+                back = VectorIndex.load(tmp, self.dim, self.params)
+            except (RuntimeError, OSError, ValueError) as e:
+                raise OSError(f"the file written is incomplete ({e})") from None
+            if back.element_count != self.element_count:
+                raise OSError(f"the file written holds {back.element_count} vectors, "
+                              f"not {self.element_count}")
+            os.replace(tmp, path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            need = self.element_count * (self.dim * 4 + 8 * self.params.m + 16)
+            raise RagctlError(
+                f"cannot save {path} ({getattr(e, 'strerror', None) or e}); it needs about "
+                f"{need / 1e6:.0f} MB free; the previous file is kept") from None
         dfd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
         self.dirty = False
+        return check
