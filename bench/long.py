@@ -121,6 +121,8 @@ def main() -> None:
         result["generator"] = pipe.generator.name
         for words in args.budgets:
             rec_l, sup_l, rec_b, sup_b, w_l, w_b = [], [], [], [], [], []
+            facets: list[float] = []
+            nuggets: list[float] = []
             stages: dict[str, list[float]] = {}
             fallbacks = 0
             for i, row in enumerate(rows):
@@ -131,6 +133,8 @@ def main() -> None:
                 rec_l.append(r)
                 sup_l.append(s)
                 w_l.append(la.words)
+                facets.append(len(la.facets))
+                nuggets.append(len(la.nuggets))
                 fallbacks += la.fallbacks
                 for k, v in la.timings.items():
                     stages.setdefault(k, []).append(v)
@@ -149,7 +153,8 @@ def main() -> None:
 
             result["budgets"][str(words)] = {
                 "long": {"supporting_fact_recall": mean(rec_l), "citation_support": mean(sup_l),
-                         "words": mean(w_l), "fallback_facets": fallbacks},
+                         "words": mean(w_l), "fallback_facets": fallbacks,
+                         "facets_median": median(facets), "nuggets_median": median(nuggets)},
                 "baseline_top5": {"supporting_fact_recall": mean(rec_b),
                                   "citation_support": mean(sup_b), "words": mean(w_b)},
                 "latency_p50_ms": {k: median(v) * 1e3 for k, v in stages.items()},
@@ -158,10 +163,12 @@ def main() -> None:
     for words, b in result["budgets"].items():
         for name in ("long", "baseline_top5"):
             v = b[name]
+            facets = (f"  facets {v['facets_median']:.0f} (median), nuggets "
+                      f"{v['nuggets_median']:.0f}") if "facets_median" in v else ""
             rows_out.append((f"{name}, {words} words",
                              f"recall {100 * v['supporting_fact_recall']:.1f}  "
                              f"citation support {100 * v['citation_support']:.1f}  "
-                             f"words {v['words']:.0f}", ""))
+                             f"words {v['words']:.0f}{facets}", ""))
     print_table(f"HotpotQA supporting facts, {len(rows)} questions ({result['generator']})",
                 rows_out)
     for words, b in result["budgets"].items():

@@ -171,8 +171,31 @@ def main() -> None:
             write_card(target)
 
 
+def reader_report_lines() -> list[str]:
+    """The report-split numbers of the span reader, from bench/ask.py."""
+    results = ROOT / "bench" / "results" / "ask.json"
+    if not results.exists():
+        return ["Report-split results: run bench/ask.py."]
+    data = json.loads(results.read_text())
+    s = data["default"]["scores"]
+    lines = [f"## Report split (bench/ask.py, {data['questions']} SQuAD questions)", "",
+             f"- exact match {100 * s['em']:.1f}, F1 {100 * s['f1']:.1f}, answering every "
+             "question; every answer is a verbatim span of its cited sentence"]
+    a = data.get("answerability")
+    if a:
+        at = a["at_default"]
+        lines.append(f"- at the default threshold {a['threshold']:.2f}: "
+                     f"{100 * at['abstain_on-topic']:.1f}% of on-topic unanswerable and "
+                     f"{100 * at['abstain_off-topic']:.1f}% of off-topic questions turned "
+                     f"away, {100 * at['abstain_answerable']:.1f}% of answerable ones "
+                     f"({100 * at['abstain_found']:.1f}% of those whose answer was retrieved)")
+    return lines
+
+
 def report_lines(m: dict) -> list[str]:
     """The report-split comparison from bench/train.py, when it has been run."""
+    if m["kind"] == "reader":
+        return reader_report_lines()
     results = ROOT / "bench" / "results" / "train.json"
     if not results.exists():
         return ["Report-split results: run bench/train.py."]
@@ -204,6 +227,11 @@ DATA_NOTES = {
     "relevance": "400 SQuAD and 200 NQ questions, each with its top 6 retrieved passages "
                  "and log P(answer | question, passage) from gemma-3-270m (the default "
                  "generator); no relevance labels.",
+    "reader": "Every dev question whose passage holds its answer (SQuAD: the gold "
+              "paragraph with its title; NQ: the gold passage), the answer's first "
+              "occurrence as the span; as negatives (the null score), the most word-"
+              "overlapping passage of the same article without the answer, and the "
+              "question's own passage with the sentences that hold the answer deleted.",
 }
 
 
@@ -223,9 +251,11 @@ def write_card(path: Path) -> None:
     m = json.loads((path / "manifest.json").read_text())
     t = m["training"]
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    what = ("context filter: P(sentence supports the answer | question, sentence)"
-            if m["kind"] == "filter" else
-            "relevance estimator: P(passage answers the question | question, passage)")
+    what = {"filter": "context filter: P(sentence supports the answer | question, sentence)",
+            "relevance": "relevance estimator: P(passage answers the question | question, "
+                         "passage)",
+            "reader": "span reader: where the answer starts and ends in a passage, or that "
+                      "the passage does not hold it (the [CLS] null score)"}[m["kind"]]
     lines = [
         f"# {m['name']}",
         "",
@@ -260,6 +290,7 @@ def write_card(path: Path) -> None:
         *(["The validation slice is small; the report-split numbers below, on 150 "
            "questions per dataset, are the ones to read.", ""]
           if (t.get("val_examples") or 0) < 100 else []),
+        *([f"Answering: {json.dumps(m['answering'])}", ""] if "answering" in m else []),
         *([f"Probabilities: σ(a·z + b) with (a, b) = {tuple(m['calibration'])}, fitted by "
            f"bench/calibrate.py on {m['calibration_data']}. Abstention threshold "
            f"{m['abstain_threshold']}: the largest that wrongly abstains on at most 3% of "

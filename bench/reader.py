@@ -68,7 +68,8 @@ def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages
 
 
 RANKING = ("margin", "relevance", "filter", "type")
-ANSWERABILITY = ("margin", "relevance", "filter", "type", "re_best")
+ANSWERABILITY = ("margin", "relevance", "filter", "type", "re_best", "overlap",
+                 "missing_numbers")
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict[str, Any]:

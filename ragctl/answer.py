@@ -31,7 +31,7 @@ import numpy as np
 
 from .backends import Backend
 from .records import Sentence
-from .text import content_words
+from .text import content_words, overlap
 
 QuestionKind = Literal["factoid", "yes-no", "quote"]
 Expected = Literal["date", "number", "person", "place", "any"]
@@ -310,8 +310,9 @@ def logit(p: float) -> float:
 DEFAULT_RANKING: dict[str, Any] = {"features": ["margin", "relevance", "filter", "type"],
                                    "weights": [0.25, 0.4, 1.5, 0.0], "bias": -2.7}
 DEFAULT_ANSWERABILITY: dict[str, Any] = {
-    "features": ["margin", "relevance", "filter", "type", "re_best"],
-    "weights": [0.25, 0.2, 1.5, 0.0, 0.3], "bias": -1.5, "threshold": 0.5}
+    "features": ["margin", "relevance", "filter", "type", "re_best", "overlap",
+                 "missing_numbers"],
+    "weights": [0.25, 0.2, 1.5, 0.0, 0.3, 1.0, -1.0], "bias": -1.5, "threshold": 0.5}
 
 
 def logistic(features: dict[str, float], model: dict[str, Any]) -> float:
@@ -322,10 +323,23 @@ def logistic(features: dict[str, float], model: dict[str, Any]) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
+_NUMBERS = re.compile(r"\b\d[\d,.]*\b")
+
+
+def missing_numbers(question: str, context: str) -> float:
+    """1 when the question names a number or a year that the context does not hold
+    ("revenue in 2015" over a report of 2011): the context answers another question."""
+    asked = {n.strip(".,") for n in _NUMBERS.findall(question)}
+    found = {n.strip(".,") for n in _NUMBERS.findall(context)}
+    return float(bool(asked - found))
+
+
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
-                re_best: float) -> dict[str, float]:
+                re_best: float, overlap: float = 0.0, missing: float = 0.0
+                ) -> dict[str, float]:
     return {"margin": float(np.clip(margin, -20, 20)), "relevance": logit(relevance),
-            "filter": float(filter_score), "type": type_score - 0.5, "re_best": logit(re_best)}
+            "filter": float(filter_score), "type": type_score - 0.5, "re_best": logit(re_best),
+            "overlap": float(overlap), "missing_numbers": float(missing)}
 
 
 def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
@@ -352,7 +366,9 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 continue
             a = sentence.text.find(text, a)
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
-                                type_agreement(qtype.expects, text), re_best)
+                                type_agreement(qtype.expects, text), re_best,
+                                overlap(question, sentence.text),
+                                missing_numbers(question, ctx.text))
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

@@ -63,6 +63,15 @@ def test_answer_types_and_agreement() -> None:
     assert type_agreement("any", "anything") == 0.5
 
 
+def test_a_number_the_question_names_must_be_in_the_context() -> None:
+    from ragctl.answer import missing_numbers
+
+    report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
+    assert missing_numbers("What was Mozilla's revenue for 2015?", report) == 1.0
+    assert missing_numbers("What was Mozilla's revenue for 2011?", report) == 0.0
+    assert missing_numbers("What was Mozilla's revenue?", report) == 0.0
+
+
 def test_metadata_blocks_are_recognized() -> None:
     assert is_metadata("PEP: 20 Title: The Zen of Python Author: Tim Peters "
                        "<tim.peters@gmail.com> Status: Active Type: Informational")
