@@ -61,6 +61,7 @@ class Settings:
     chunk_words: int = 100
     max_sentence_words: int = 200
     max_file_mb: float = 50.0
+    max_file_seconds: float = 120.0  # reading one file may take this long (0: no limit)
     embed_batch_size: int = 32
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200

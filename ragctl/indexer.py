@@ -12,8 +12,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -262,6 +265,8 @@ class Indexer:
             gone_by_sha.setdefault(d.sha256, []).append(d)
 
         self.reporter.phase("indexing", total=len(candidates))
+        if candidates:
+            _ = self.splitter.nlp  # loaded once, outside each file's time limit
         max_bytes = int(self.settings.max_file_mb * 1_000_000)
         batch: list[_Pending] = []
         for f, st in candidates:
@@ -288,11 +293,12 @@ class Indexer:
                 self.reporter.advance(files=1)
                 continue
             try:
-                doc = parse(f, data)
+                with time_limit(self.settings.max_file_seconds):
+                    doc = parse(f, data)
+                    sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
-            sentences = self.splitter.split_many([s.text for s in doc.sections])
             chunks = chunk_sections(doc.sections, sentences,
                                     target_words=self.settings.chunk_words)
             if not chunks:
@@ -415,6 +421,27 @@ class Indexer:
         self.summary.reembedded = total
         self.collection.forget_vectors()
         self.collection.rebuild_vectors(save=True)
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Stop reading one file after ``seconds`` with :class:`SkipFile` (a pathological PDF,
+    a giant table); only in the main thread, where signals can be set."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SkipFile(f"reading it took longer than {seconds:g} s (max_file_seconds); "
+                       "skipped")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _under_roots(path: str, roots: Sequence[str]) -> bool:

@@ -326,3 +326,29 @@ def test_a_truncated_model_file_is_joined_again(tmp_path: Path,
     with pytest.raises(ModelNotFoundError, match="SHA-256"):
         generate.gemma3_path()
     assert not target.exists()
+
+
+def test_a_file_that_takes_too_long_to_read_is_skipped(
+        tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import ragctl.indexer as indexer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "slow.txt").write_text("A file whose parser never finishes.")
+    (docs / "fine.txt").write_text("The boiler is serviced every October.")
+    real = indexer.parse
+
+    def parse(path: Path, data: bytes) -> object:
+        if path.name == "slow.txt":
+            time.sleep(30)
+        return real(path, data)
+
+    monkeypatch.setattr(indexer, "parse", parse)
+    monkeypatch.setenv("RAGCTL_MAX_FILE_SECONDS", "0.5")
+    out = CliRunner().invoke(cli, ["index", str(docs), "--json"])
+    assert out.exit_code == 0, out.output
+    summary = json.loads(out.stdout)
+    assert summary["added"] == 1 and summary["skipped"] == 1
+    assert "longer than 0.5 s" in summary["warnings"][0]["reason"]
