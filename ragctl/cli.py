@@ -208,7 +208,7 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 
 
 @cli.command()
-@click.argument("question")
+@click.argument("question", required=False)
 @options(
     index_option,
     click.option("--context", "context_mode", type=click.Choice(["filtered", "passages", "full"]),
@@ -216,7 +216,7 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
                  help="FILCO sentences (default), PSG whole passages, or FULL top-k."),
     click.option("--top-n", type=click.IntRange(min=1), help="Passages retrieved (default 20)."),
     click.option("--top-k", type=click.IntRange(min=1), help="Passages kept after reranking (5)."),
-    click.option("--model", "generator", metavar="NAME|GGUF",
+    click.option("--model", "-m", "generator", metavar="NAME|GGUF",
                  help="Generator: gemma-3-270m (default), smollm2-135m or a .gguf file."),
     click.option("--relevance", metavar="NAME|DIR",
                  help="Relevance estimator: 'similarity' or an exported model."),
@@ -248,37 +248,50 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
                  help="With --long: cosine distance under which nuggets share a facet (0.35)."),
     click.option("--mark-spans", is_flag=True,
                  help="With --long: let the model mark the nugget inside each sentence."),
+    click.option("--no-log", is_flag=True,
+                 help="Do not keep this question and its answer (see: ragctl logs)."),
     json_option)
 @command_errors
-def ask(question: str, index_name: str | None, context_mode: str | None, top_n: int | None,
+def ask(question: str | None, index_name: str | None, context_mode: str | None, top_n: int | None,
         top_k: int | None, generator: str | None, relevance: str | None,
         context_filter: str | None, re_threshold: float | None, no_abstain: bool, free: bool,
         reader: str | None, strict: bool,
         marginalize: bool, explain: bool, long_answer: bool, words: int | None,
         facets: int | None, fluent: bool, ranking: str, cluster_threshold: float | None,
-        mark_spans: bool, as_json: bool) -> None:
+        mark_spans: bool, no_log: bool, as_json: bool) -> None:
     """Answer QUESTION from your documents, citing the sentences used.
 
-    Exits with status 3 when the documents do not hold the answer.
+    Exits with status 3 when the documents do not hold the answer. Without QUESTION, it
+    is read from standard input. Questions and answers are kept in the index (ragctl
+    logs) unless --no-log.
 
     \b
     Examples:
         ragctl ask "when does the lease end?"
         ragctl ask "who signed the contract?" --explain
         ragctl ask "what is the deposit?" --json
+        echo "when is the boiler serviced?" | ragctl ask
     """
     from . import display
+    from .models import check
     from .pipeline import AskOptions, LongOptions, ask_index
 
+    if question is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give a QUESTION, or pipe one in")
+        question = sys.stdin.read()
     settings = _settings(index=index_name, generator=generator, relevance=relevance,
                          context_filter=context_filter, reader=reader, top_n=top_n, top_k=top_k,
                          re_threshold=re_threshold, long_words=words, long_facets=facets,
                          cluster_threshold=cluster_threshold)
+    for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
+                       ("filter", settings.context_filter), ("reader", settings.reader)):
+        check(kind, name)  # a typo fails now, not after the other models have loaded
     if long_answer:
         long_opts = LongOptions.from_settings(settings, fluent=fluent, ranking=ranking,
                                               mark_spans=mark_spans, abstain=not no_abstain)
         with display.working(not as_json):
-            result: Any = ask_index(settings, question, long=long_opts)
+            result: Any = ask_index(settings, question, long=long_opts, log=not no_log)
         if as_json:
             _print_json(result.to_dict())
         else:
@@ -287,7 +300,7 @@ def ask(question: str, index_name: str | None, context_mode: str | None, top_n: 
         opts = AskOptions.from_settings(settings, context=context_mode, abstain=not no_abstain,
                                         strict=strict, marginalize=marginalize, free=free)
         with display.working(not as_json):
-            result = ask_index(settings, question, options=opts)
+            result = ask_index(settings, question, options=opts, log=not no_log)
         if as_json:
             _print_json(result.to_dict())
         else:
@@ -408,6 +421,32 @@ def status(index_name: str | None, as_json: bool) -> None:
         render_status(info)
     if info["damaged"]:
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@index_option
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many questions.")
+@json_option
+@command_errors
+def logs(query: str | None, index_name: str | None, limit: int, as_json: bool) -> None:
+    """Show the questions asked of an index and their answers, newest first.
+
+    \b
+    Examples:
+        ragctl logs
+        ragctl logs boiler -n 5
+    """
+    from .collection import index_logs
+
+    rows = index_logs(_settings(index=index_name), limit=limit, query=query)
+    if as_json:
+        _print_json(rows)
+    else:
+        from .display import render_logs
+
+        render_logs(rows)
 
 
 @cli.command()

@@ -447,6 +447,13 @@ def index_status(settings: Settings) -> dict[str, Any]:
         return status(collection)
 
 
+def index_logs(settings: Settings, *, limit: int = 20, query: str | None = None
+               ) -> list[dict[str, Any]]:
+    """The questions asked of the index of ``settings`` (``ragctl logs``)."""
+    with Collection.open(settings) as collection:
+        return collection.store.logs(limit, query=query)
+
+
 def check_index(settings: Settings, *, repair: bool = True) -> DoctorReport:
     """``doctor``: check the index of ``settings``, repairing (under the writer's lock)
     unless ``repair`` is off. A database too damaged to open is a report, not an error."""

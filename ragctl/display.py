@@ -449,3 +449,17 @@ def working(enabled: bool = True, what: str = "working") -> Iterator[None]:
         return
     with stderr.status(what, spinner="dots"):
         yield
+
+
+def render_logs(rows: Sequence[dict[str, Any]]) -> None:
+    """Each question asked, when, what was answered, and the first source."""
+    if not rows:
+        stdout.print("no questions asked yet")
+        return
+    for r in rows:
+        stdout.print(Text.assemble((r["asked"].replace("T", " ")[:16], "dim"), "  ",
+                                   (r["question"], "bold")))
+        answer = "Not found in your documents." if r["abstained"] else r["answer"]
+        stdout.print(Text(f"    {answer}"))
+        for c in (r["result"].get("sources") or [])[:1]:
+            stdout.print(Text(f"    {_where(c['path'], c.get('place', ''))}", style="cyan"))

@@ -31,7 +31,7 @@ from .config import home_dir
 from .errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
 from .ingest import FORMATS, ParsedDocument, SkipFile, never_walked, parse, read_bytes, walk
 from .sentences import SentenceSplitter
-from .store import DocumentRecord, text_hash
+from .store import DocumentRecord, Store, text_hash
 
 logger = logging.getLogger("ragctl.indexer")
 
@@ -423,6 +423,24 @@ class Indexer:
         self.collection.rebuild_vectors(save=True)
 
 
+def _remove_if_empty(settings: Any) -> None:
+    import shutil
+
+    from .config import index_dir
+
+    path = index_dir(settings.index)
+    db = path / "ragctl.db"
+    if not db.exists():
+        return
+    try:
+        with Store(db) as store:
+            empty = store.count("documents") == 0
+    except RagctlError:
+        return
+    if empty:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Stop reading one file after ``seconds`` with :class:`SkipFile` (a pathological PDF,
@@ -459,10 +477,17 @@ def index_paths(settings: Any, paths: Sequence[Path], *, reporter: Reporter | No
                 ) -> tuple[IndexSummary, AllFilesFailedError | None]:
     """Open (or create) the index of ``settings``, lock it and run; returns the summary and,
     when every file failed, the error to raise after showing it."""
-    with Collection.open(settings, create=True) as collection:
-        collection.lock()
-        indexer = Indexer(collection, options=options, reporter=reporter)
-        try:
-            return indexer.run(list(paths)), None
-        except AllFilesFailedError as e:
-            return indexer.summary, e
+    from .config import index_dir
+
+    new = not (index_dir(settings.index) / "ragctl.db").exists()
+    try:
+        with Collection.open(settings, create=True) as collection:
+            collection.lock()
+            indexer = Indexer(collection, options=options, reporter=reporter)
+            try:
+                return indexer.run(list(paths)), None
+            except AllFilesFailedError as e:
+                return indexer.summary, e
+    finally:
+        if new:  # a first run that indexed nothing leaves no empty index behind
+            _remove_if_empty(settings)

@@ -155,6 +155,18 @@ def locate(kind: str, name: str) -> Path:
     return model_dir(name)
 
 
+def check(kind: str, name: str) -> None:
+    """Fail now, before anything loads, when ``name`` cannot be a model of ``kind``
+    (a typo in --model should not cost the time to load the others)."""
+    _check_kind(kind)
+    if spec(kind, name) is not None:
+        return
+    if kind in ("embedder", "generator"):
+        locate(kind, name)
+    elif find_model(name) is None and name != getattr(Settings(), SETTING[kind]):
+        model_dir(name)
+
+
 def canonical(kind: str, name: str) -> str:
     """The identity of a model as an index records it: a registry name, a name under
     ``<home>/models``, or an absolute path."""

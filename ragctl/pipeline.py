@@ -506,11 +506,20 @@ def clean_question(question: str) -> str:
 
 
 def ask_index(settings: Settings, question: str, *, options: AskOptions | None = None,
-              long: LongOptions | None = None,
-              on_token: Callable[[str], None] | None = None) -> Answer | LongAnswer:
-    """Open the index of ``settings`` and answer once: ``ask --long`` when ``long`` is given."""
+              long: LongOptions | None = None, on_token: Callable[[str], None] | None = None,
+              log: bool = False) -> Answer | LongAnswer:
+    """Open the index of ``settings`` and answer once: ``ask --long`` when ``long`` is given.
+    With ``log``, the question and its answer are kept in the index (``ragctl logs``)."""
     with Collection.open(settings) as collection, Pipeline(collection) as pipeline:
+        result: Answer | LongAnswer
         if long is not None:
-            return pipeline.ask_long(question, long)
-        return pipeline.ask(question, options or AskOptions.from_settings(settings),
-                            on_token=on_token)
+            result = pipeline.ask_long(question, long)
+        else:
+            result = pipeline.ask(question, options or AskOptions.from_settings(settings),
+                                  on_token=on_token)
+        if log and collection.writable:
+            d = result.to_dict()
+            collection.store.log_answer(result.question, result.answer, result.abstained, {
+                k: d.get(k) for k in ("schema", "kind", "abstain_reason", "sources",
+                                      "confidence", "models")})
+        return result

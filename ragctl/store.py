@@ -103,7 +103,15 @@ def _m002_sentence_raw(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE sentences ADD COLUMN raw TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m001_initial, _m002_sentence_raw]
+def _m003_log(db: sqlite_utils.Database) -> None:
+    """Every question asked and what ragctl answered (``ragctl logs``)."""
+    db.execute("CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, asked TEXT NOT NULL, "
+               "question TEXT NOT NULL, answer TEXT NOT NULL, abstained INTEGER NOT NULL, "
+               "result TEXT NOT NULL)")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m001_initial, _m002_sentence_raw, _m003_log]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -497,6 +505,23 @@ class Store:
         with self.db.atomic():
             self.db.table("runs").update(run_id, {"finished": now(), "status": status,
                                             "summary": json.dumps(summary)})
+
+    # ------------------------------------------------------------------ the log
+    def log_answer(self, question: str, answer: str, abstained: bool,
+                   result: dict[str, Any]) -> None:
+        """Keep a question and its answer (with its sources) for ``ragctl logs``."""
+        with self.db.atomic():
+            self.db.table("log").insert({"asked": now(), "question": question,
+                                         "answer": answer, "abstained": int(abstained),
+                                         "result": json.dumps(result, default=str)})
+
+    def logs(self, limit: int = 20, *, query: str | None = None) -> list[dict[str, Any]]:
+        """The latest questions asked (containing ``query``), newest first."""
+        where, args = ("question LIKE ? OR answer LIKE ?", [f"%{query}%", f"%{query}%"]) \
+            if query else (None, [])
+        rows = self.db.table("log").rows_where(where, args, order_by="id desc", limit=limit)
+        return [{**r, "abstained": bool(r["abstained"]), "result": json.loads(r["result"])}
+                for r in rows]
 
     def stale_runs(self) -> int:
         """Runs still marked "running" (their process was killed if no writer is on)."""

@@ -140,3 +140,39 @@ def test_search_modes(runner: CliRunner, tmp_path: Path) -> None:
     bm25 = json.loads(runner.invoke(cli, ["search", "zebras", "--mode", "bm25", "--json"])
                       .stdout)["hits"]
     assert len(bm25) == 1 and bm25[0]["similarity"] is None
+
+
+def test_ask_reads_the_question_from_stdin_keeps_a_log_and_checks_models_first(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "dentist.txt").write_text("Your dentist appointment is on Thursday at 3 pm.")
+    assert runner.invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = runner.invoke(cli, ["ask", "-m", "fake-gen", "--threshold", "0", "--json"],
+                        input="When is the dentist appointment?\n")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["question"] == "When is the dentist appointment?"
+    out = runner.invoke(cli, ["ask", "Where?", "-m", "fake-gen", "--no-log"])
+    logs = json.loads(runner.invoke(cli, ["logs", "--json"]).stdout)
+    assert [r["question"] for r in logs] == ["When is the dentist appointment?"]
+    assert logs[0]["result"]["sources"][0]["path"].endswith("dentist.txt")
+    human = runner.invoke(cli, ["logs", "dentist"])
+    assert "When is the dentist appointment?" in human.stdout and "3 pm" in human.stdout
+    # a typo in a model's name fails at once, before any model loads
+    import ragctl.models as models
+
+    loaded: list[str] = []
+    real = models.load
+    monkeypatch.setattr(models, "load", lambda *a, **k: loaded.append(a[0]) or real(*a, **k))
+    out = runner.invoke(cli, ["ask", "When?", "--model", "gemma"])
+    assert out.exit_code == 1 and "no generator 'gemma'" in out.output and loaded == []
+
+
+def test_a_first_run_that_indexes_nothing_leaves_no_index(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "photo.png").write_bytes(b"\x89PNG")
+    runner.invoke(cli, ["index", str(empty)])
+    out = runner.invoke(cli, ["status"])
+    assert out.exit_code == 1 and "no index named 'default'" in out.output

@@ -100,3 +100,28 @@ def test_kill_9_mid_run_then_doctor_and_rerun(tmp_path: Path, ragctl_home: Path)
     assert report["ok"] and report["problems"] == [] and report["passages"] > 120
     result = ragctl("search", "token117x", "--json", "-n", "1", "--mode", "bm25", env=env)
     assert "token117x" in json.loads(result.stdout)["hits"][0]["text"]
+
+
+def test_kill_9_during_doctor_leaves_an_index_doctor_can_finish(tmp_path: Path,
+                                                                ragctl_home: Path) -> None:
+    corpus = tmp_path / "corpus"
+    make_files(corpus, 40)
+    env = {**os.environ, "RAGCTL_HOME": str(ragctl_home), "HF_HUB_OFFLINE": "1"}
+    assert ragctl("index", str(corpus), "-q", env=env).returncode == 0
+    hnsw = ragctl_home / "index" / "default" / "vectors.hnsw"
+    rng = random.Random(3)
+    for _ in range(4):
+        hnsw.unlink(missing_ok=True)  # doctor must rebuild it
+        proc = subprocess.Popen([sys.executable, "-m", "ragctl", "doctor"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.5, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        result = ragctl("search", "token7x", "--json", "-n", "3", "--mode", "vector", env=env)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    result = ragctl("doctor", "--json", env=env)
+    assert result.returncode == 0 and json.loads(result.stdout)["ok"], result.stdout
+    result = ragctl("doctor", "--json", env=env)
+    assert json.loads(result.stdout)["problems"] == []
+    result = ragctl("search", "token7x", "--json", "-n", "3", "--mode", "bm25", env=env)
+    assert "token7x" in json.loads(result.stdout)["hits"][0]["text"]
