@@ -140,7 +140,7 @@ def test_eval_end_to_end_on_a_tiny_dataset(tmp_path: Path, fake_embedder: str) -
     report = json.loads((out / "report.json").read_text())
     assert report["examples"] == 3 and report["split"] == "report"
     assert report["retrieval"]["recall@20"] == 1.0
-    assert set(report["modes"]) == {"full", "passages", "filtered", "silver"}
+    assert set(report["modes"]) == {"answer", "full", "passages", "filtered", "silver"}
     assert report["modes"]["silver"]["answer_in_context"] == 1.0
     assert report["filter"]["silver_recall"] >= 0.0
     assert "## Answers by context" in (out / "report.md").read_text()

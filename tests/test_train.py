@@ -276,7 +276,7 @@ def test_cli_train_exports_and_models_use_makes_it_the_default(
     assert res.exit_code == 0, res.output
     assert (ragctl_home / "models" / "tiny-re" / "manifest.json").exists()
     listing = CliRunner().invoke(cli, ["models", "--json"])
-    rows = json.loads(listing.output)
+    rows = json.loads(listing.stdout)
     assert any(r["name"] == "tiny-re" and r["kind"] == "relevance" for r in rows)
     bad = CliRunner().invoke(cli, ["models", "use", "filter", "tiny-re"])
     assert bad.exit_code == 1 and "relevance model" in bad.output

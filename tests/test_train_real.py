@@ -62,7 +62,7 @@ def test_minilm_filter_trains_exports_int8_and_ask_uses_it(
     out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json",
                                    "--no-abstain", "--model", "smollm2-135m"])
     assert out.exit_code == 0, out.output
-    answer = json.loads(out.output)
+    answer = json.loads(out.stdout)
     assert answer["models"]["filter"] == "f"
     assert any(s["kept"] for s in answer["filtered"])
 
@@ -148,7 +148,7 @@ def test_ask_uses_the_shipped_models_by_default(tmp_path: Path, model_defaults: 
     out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json",
                                    "--model", "smollm2-135m"])
     assert out.exit_code == 0, out.output
-    answer = json.loads(out.output)
+    answer = json.loads(out.stdout)
     assert answer["models"]["relevance"] == "minilm-re"
     assert answer["models"]["filter"] == "minilm-filter"
     kept = [s["text"] for s in answer["filtered"] if s["kept"]]
