@@ -107,7 +107,7 @@ def free_modes(pipe: Any, settings: Any, questions: list[dict[str, Any]], speed_
 def answerability(settings: Any, n: int) -> dict[str, Any]:
     """The default threshold and the selective-answering curve on the report split."""
     from bench.answerable import holes_index, question_sets
-    from bench.reader import best, curve, point, run, scored_rows
+    from bench.reader import best, curve, point, re_threshold, run, scored_rows
     from ragctl import models
 
     index = holes_index("report")
@@ -116,8 +116,9 @@ def answerability(settings: Any, n: int) -> dict[str, Any]:
     fitted = dict(reader.fitted)
     threshold = float(fitted["answerability"]["threshold"])
     rows = run(index, settings.reader, sets, settings.reader_passages)
-    table = curve(rows, fitted)
-    at = point(scored_rows(rows, fitted), threshold)
+    re_t = re_threshold()
+    table = curve(rows, fitted, re_t)
+    at = point(scored_rows(rows, fitted, re_t), threshold)
     em_all = sum(best(r, fitted["ranking"])[1] is not None
                  and best(r, fitted["ranking"])[1]["f1"] == 1.0
                  for r in rows if r["set"] == "answerable") / len(sets["answerable"])

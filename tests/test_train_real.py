@@ -153,3 +153,32 @@ def test_ask_uses_the_shipped_models_by_default(tmp_path: Path, model_defaults: 
     assert answer["models"]["filter"] == "minilm-filter"
     kept = [s["text"] for s in answer["filtered"] if s["kept"]]
     assert any("Lisbon" in t for t in kept)
+
+
+def test_the_shipped_reader_answers_with_a_span_and_abstains_without_its_sentence(
+        tmp_path: Path, model_defaults: None) -> None:
+    if not (models.bundled_models_dir() / "minilm-reader" / "manifest.json").exists():
+        pytest.skip("the shipped reader is not in this checkout")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    office = docs / "office.md"
+    office.write_text("# Office\n\nThe company opened in 2019. Its office is in Lisbon, near "
+                      "the river. The office has forty desks and a small kitchen.\n")
+    (docs / "rent.md").write_text("# Rent\n\nThe rent is 900 euros a month. " + NOISE + "\n")
+    assert CliRunner().invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json"])
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.stdout)
+    assert answer["kind"] == "span" and answer["models"]["reader"] == "minilm-reader"
+    assert "Lisbon" in answer["answer"]
+    src = answer["sources"][0]
+    raw = office.read_text()
+    assert raw[src["answer_start"]:src["answer_end"]] in answer["answer"]
+    assert "Lisbon" in raw[src["answer_start"]:src["answer_end"]]
+    # the same folder without the sentence that says where: not in your documents
+    office.write_text("# Office\n\nThe company opened in 2019. The office has forty desks "
+                      "and a small kitchen.\n")
+    assert CliRunner().invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json"])
+    assert out.exit_code == 3, out.output
+    assert json.loads(out.stdout)["abstained"] is True
