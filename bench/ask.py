@@ -107,7 +107,7 @@ def free_modes(pipe: Any, settings: Any, questions: list[dict[str, Any]], speed_
 def answerability(settings: Any, n: int) -> dict[str, Any]:
     """The default threshold and the selective-answering curve on the report split."""
     from bench.answerable import holes_index, question_sets
-    from bench.reader import best, curve, point, re_threshold, run, scored_rows
+    from bench.reader import chosen, curve, point, re_threshold, run, scored_rows
     from ragctl import models
 
     index = holes_index("report")
@@ -119,8 +119,7 @@ def answerability(settings: Any, n: int) -> dict[str, Any]:
     re_t = re_threshold()
     table = curve(rows, fitted, re_t)
     at = point(scored_rows(rows, fitted, re_t), threshold)
-    em_all = sum(best(r, fitted["ranking"])[1] is not None
-                 and best(r, fitted["ranking"])[1]["f1"] == 1.0
+    em_all = sum((c := chosen(r, fitted)) is not None and c["f1"] == 1.0
                  for r in rows if r["set"] == "answerable") / len(sets["answerable"])
     return {"index": index, "sets": {k: len(v) for k, v in sets.items()},
             "threshold": threshold, "at_default": at, "curve": table,

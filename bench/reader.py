@@ -125,6 +125,17 @@ def best(row: dict[str, Any], ranking: dict[str, Any]) -> tuple[float, dict[str,
     return score, top
 
 
+def answerable_p(c: dict[str, Any], model: dict[str, Any]) -> float:
+    return 0.0 if vetoed(c) else _p(c, model["answerability"])
+
+
+def chosen(row: dict[str, Any], model: dict[str, Any]) -> dict[str, Any] | None:
+    """The span ask answers with: the most probably answerable, then the best ranked
+    (as ragctl.answer.choose orders them)."""
+    return max(row["candidates"], default=None,
+               key=lambda c: (answerable_p(c, model), _p(c, model["ranking"])))
+
+
 def scored_rows(rows: list[dict[str, Any]], model: dict[str, Any], re_t: float
                 ) -> list[tuple[dict[str, Any], float, dict[str, Any] | None]]:
     """(row, P(answerable), the answer it gives). A span answer's P is the answerability
@@ -134,9 +145,8 @@ def scored_rows(rows: list[dict[str, Any]], model: dict[str, Any], re_t: float
         if r["kind"] in ("quote", "yes-no"):
             out.append((r, float(r["re_best"] >= re_t), {"right": r["right"], "f1": 0.0}))
             continue
-        _, c = best(r, model["ranking"])
-        out.append((r, _p(c, model["answerability"])
-                    if c is not None and not vetoed(c) else 0.0, c))
+        c = chosen(r, model)
+        out.append((r, answerable_p(c, model) if c is not None else 0.0, c))
     return out
 
 
@@ -184,7 +194,7 @@ def main() -> None:
     results: dict[str, Any] = {"split": "dev", "index": index, "reader": args.reader,
                                "sets": {k: len(v) for k, v in sets.items()},
                                "re_threshold": re_t, "runs": {}}
-    chosen = None
+    picked = None
     for n in args.passages:
         t0 = time.perf_counter()
         rows = (json.loads(args.rows.read_text())["runs"][str(n)]["rows"] if args.rows
@@ -194,8 +204,7 @@ def main() -> None:
         ok = [r for r in table if r["abstain_found"] <= FALSE_ABSTAIN]
         pick = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
         model["answerability"]["threshold"] = pick["threshold"]
-        em = np.mean([best(r, model["ranking"])[1] is not None
-                      and best(r, model["ranking"])[1]["f1"] == 1.0
+        em = np.mean([(c := chosen(r, model)) is not None and c["f1"] == 1.0
                       for r in rows if r["set"] == "answerable"])
         results["runs"][str(n)] = {"model": model, "curve": table, "chosen": pick,
                                    "rows": rows,
@@ -213,21 +222,21 @@ def main() -> None:
                f"{100 * r['abstain_on-topic']:.1f}%, off-topic "
                f"{100 * r['abstain_off-topic']:.1f}%; accuracy of answered "
                f"{100 * r['accuracy_answered']:.1f}%", "") for r in table[::3]]])
-        if chosen is None or em > chosen[1]:
-            chosen = (n, float(em), model)
-    assert chosen is not None
-    results["chosen"] = {"passages": chosen[0], "model": chosen[2]}
-    print(f"chosen: the reader reads {chosen[0]} passages; answerability {chosen[2]}")
+        if picked is None or em > picked[1]:
+            picked = (n, float(em), model)
+    assert picked is not None
+    results["chosen"] = {"passages": picked[0], "model": picked[2]}
+    print(f"chosen: the reader reads {picked[0]} passages; answerability {picked[2]}")
     if args.write:
         from bench.calibrate import update_manifest
 
         path = models.model_dir(args.reader)
         update_manifest(path, answering={
-            **chosen[2], "fitted_on": (
+            **picked[2], "fitted_on": (
                 f"SQuAD dev (even articles): {sum(len(v) for v in sets.values())} questions "
                 "— answerable, on-topic with the answer sentences deleted, off-topic (NQ "
-                f"dev) — reading {chosen[0]} passages (bench/reader.py)")},
-            reader_passages=chosen[0])
+                f"dev) — reading {picked[0]} passages (bench/reader.py)")},
+            reader_passages=picked[0])
         print(f"wrote the answerability model into {path / 'manifest.json'}")
     print(f"\nwrote {save('reader-dev', results)}")
 

@@ -384,4 +384,6 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             if key not in best or rank > best[key][0]:
                 p = 0.0 if vetoed(feats) else logistic(feats, answerable)
                 best[key] = (rank, Choice(text, sentence, a, a + len(text), feats, p, rank))
-    return [c for _, c in sorted(best.values(), key=lambda rc: -rc[0])]
+    # the most probably answerable first: a span from a passage that answers the question
+    # beats a better-ranked one from a passage that does not; then the ranking
+    return [c for _, c in sorted(best.values(), key=lambda rc: (-rc[1].probability, -rc[0]))]
