@@ -312,7 +312,7 @@ class Pipeline:
         ans.timings.setdefault("answer", time.perf_counter() - t)
         if not ans.abstained and not ans.answer_text.strip():
             return self._abstain(ans, "the answer came out empty", t_all)
-        if not ans.abstained and not ans.sources and opts.abstain:
+        if not ans.abstained and not ans.sources:
             return self._abstain(ans, "the answer is not supported by the sentences found",
                                  t_all)
         ans.timings["total"] = time.perf_counter() - t_all
@@ -455,8 +455,7 @@ class Pipeline:
         ans.removed_citations = checked.removed_citations
         ans.unsupported_citations = checked.unsupported_citations
         ans.notes = checked.notes()
-        # --no-abstain keeps what the checker could not support; the notes say which
-        sentences = [s for s in checked.sentences if s.supported or not opts.abstain]
+        sentences = [s for s in checked.sentences if s.supported]
         ans.sentences = sentences
         ans.answer = " ".join(
             s.text + "".join(f" [{n}]" for n in s.citations) for s in sentences).strip()

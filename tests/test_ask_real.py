@@ -139,8 +139,12 @@ def test_ask_with_exported_ct2_models(notes: Path, models: dict[str, Path]) -> N
     result = CliRunner().invoke(cli, [
         "ask", "When is my dentist appointment?", "--json", "--no-abstain",
         "--relevance", str(models["encoder"]), "--filter", str(models["t5"])])
-    assert result.exit_code == 0, result.output
+    # random tiny models: the answer may well be unsupported, which is an abstention, but
+    # never one for the relevance threshold that --no-abstain lifts
+    assert result.exit_code in (0, EXIT_NOT_FOUND), result.output
     a = json.loads(result.stdout)
+    assert a["abstained"] == (result.exit_code == EXIT_NOT_FOUND)
+    assert "threshold" not in (a["abstain_reason"] or "")
     assert a["models"]["relevance"] == "tiny-bi" and a["models"]["filter"] == "tiny-t5"
     assert all(0.0 <= p["relevance"] <= 1.0 for p in a["passages"])
     assert a["context"]
