@@ -72,6 +72,24 @@ def test_a_number_the_question_names_must_be_in_the_context() -> None:
     assert missing_numbers("What was Mozilla's revenue?", report) == 0.0
 
 
+def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
+    from ragctl.answer import features_of, missing_dates, vetoed
+
+    report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
+    invoice = "Billing period July 1 - July 31, 2014. Total amount due: $4.11."
+    assert missing_dates("What was Mozilla's revenue for 2015?", report) == 1.0
+    assert missing_dates("What was Mozilla's revenue for 2011?", report) == 0.0
+    assert missing_dates("What was due on the invoice for September?", invoice) == 1.0
+    assert missing_dates("What was due on the invoice for July?", invoice) == 0.0
+    assert missing_dates("How much was due in May?", "You may pay later.") == 1.0
+    sure = dict(margin=5.0, relevance=0.9, filter_score=0.9, type_score=1.0, re_best=0.9)
+    assert not vetoed(features_of(**sure))
+    assert vetoed(features_of(**sure, dates=1.0))
+    # the wrong type, rated far below no answer by the reader; the right type is not
+    assert vetoed(features_of(**{**sure, "type_score": 0.0, "margin": -8.0}))
+    assert not vetoed(features_of(**{**sure, "margin": -8.0}))
+
+
 def test_metadata_blocks_are_recognized() -> None:
     assert is_metadata("PEP: 20 Title: The Zen of Python Author: Tim Peters "
                        "<tim.peters@gmail.com> Status: Active Type: Informational")
