@@ -3,6 +3,7 @@
 Same code as the CLI (ragctl.evaluate); each dataset's report.md / report.json is written
 to bench/results/eval/<name>/ and a combined summary to bench/results/eval.json.
 Usage: python bench/eval.py [--limit 100] [--only squad nq hotpot scifact]
+[--modes answer filtered] [--long-words 0]
 (re-running some datasets keeps the others' results in eval.json)
 """
 
@@ -30,6 +31,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=150)
     ap.add_argument("--only", nargs="*", default=list(RUNS))
+    ap.add_argument("--modes", nargs="*", default=None,
+                    help="context modes to answer with (default: all of ragctl eval's)")
     ap.add_argument("--long-words", type=int, default=100,
                     help="also score ask --long within N words where supporting facts exist")
     args = ap.parse_args()
@@ -49,8 +52,10 @@ def main() -> None:
             if n % 25 == 0 or n == total:
                 print(f"{name}: {n}/{total}", file=sys.stderr)
 
+        modes = {"modes": tuple(args.modes)} if args.modes else {}
         rep = evaluate(ds, settings, EvalOptions(limit=args.limit, generate=generate,
-                                                 long_words=args.long_words),
+                                                 long_words=args.long_words or None,
+                                                 **modes),
                        progress=progress)
         out = RESULTS / "eval" / name
         out.mkdir(parents=True, exist_ok=True)

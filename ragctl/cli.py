@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
+from .config import load_settings as _settings
 from .errors import EXIT_INTERRUPTED, EXIT_NOT_FOUND, RagctlError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,12 +91,6 @@ def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-def _settings(**overrides: Any) -> Any:
-    from .config import load_settings
-
-    return load_settings(**overrides)
-
-
 class _LogFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return f"{record.levelname.lower()}: {record.getMessage()}"
@@ -112,6 +107,16 @@ def _setup_logging(verbose: int) -> None:
 
 def _print_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _emit(as_json: bool, data: Any, render: str, *args: Any, **kwargs: Any) -> None:
+    """``data`` as JSON on stdout, or ``display.<render>(*args or data)`` for people."""
+    if as_json:
+        _print_json(data)
+    else:
+        from . import display
+
+        getattr(display, render)(*(args or (data,)), **kwargs)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,7 +166,7 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
         ragctl index                    # refresh what was indexed before
         ragctl index ~/mail --index mail
     """
-    from .display import RichReporter, render_index_summary
+    from .display import RichReporter
     from .indexer import IndexOptions, index_paths
 
     settings = _settings(index=index_name, embedder=embedder, chunk_words=chunk_words,
@@ -170,10 +175,7 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
         summary, failure = index_paths(settings, list(paths), reporter=reporter,
                                        options=IndexOptions(reembed=reembed, force=force,
                                                             broad=broad))
-    if as_json:
-        _print_json(summary.to_dict())
-    else:
-        render_index_summary(summary.to_dict())
+    _emit(as_json, summary.to_dict(), "render_index_summary")
     if failure is not None:
         raise failure
 
@@ -198,13 +200,8 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
 
     settings = _settings(index=index_name, search_limit=limit)
     hits = search_index(settings, query, mode=mode)
-    if as_json:
-        _print_json({"query": query, "index": settings.index, "mode": mode,
-                     "hits": [h.to_dict() for h in hits]})
-    else:
-        from .display import render_search
-
-        render_search(hits)
+    _emit(as_json, {"query": query, "index": settings.index, "mode": mode,
+                    "hits": [h.to_dict() for h in hits]}, "render_search", hits)
 
 
 @cli.command()
@@ -273,7 +270,7 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
         echo "when is the boiler serviced?" | ragctl ask
     """
     from . import display
-    from .models import check
+    from .models import check_settings
     from .pipeline import AskOptions, LongOptions, ask_index
 
     if question is None:
@@ -284,27 +281,18 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
                          context_filter=context_filter, reader=reader, top_n=top_n, top_k=top_k,
                          re_threshold=re_threshold, long_words=words, long_facets=facets,
                          cluster_threshold=cluster_threshold)
-    for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
-                       ("filter", settings.context_filter), ("reader", settings.reader)):
-        check(kind, name)  # a typo fails now, not after the other models have loaded
+    check_settings(settings)  # a typo fails now, not after the other models have loaded
+    how: dict[str, Any] = {"long": LongOptions.from_settings(
+        settings, fluent=fluent, ranking=ranking, mark_spans=mark_spans,
+        abstain=not no_abstain)} if long_answer else {"options": AskOptions.from_settings(
+            settings, context=context_mode, abstain=not no_abstain, strict=strict,
+            marginalize=marginalize, free=free)}
+    with display.working(not as_json):
+        result = ask_index(settings, question, log=not no_log, **how)
     if long_answer:
-        long_opts = LongOptions.from_settings(settings, fluent=fluent, ranking=ranking,
-                                              mark_spans=mark_spans, abstain=not no_abstain)
-        with display.working(not as_json):
-            result: Any = ask_index(settings, question, long=long_opts, log=not no_log)
-        if as_json:
-            _print_json(result.to_dict())
-        else:
-            display.render_long(result)
+        _emit(as_json, result.to_dict(), "render_long", result)
     else:
-        opts = AskOptions.from_settings(settings, context=context_mode, abstain=not no_abstain,
-                                        strict=strict, marginalize=marginalize, free=free)
-        with display.working(not as_json):
-            result = ask_index(settings, question, options=opts, log=not no_log)
-        if as_json:
-            _print_json(result.to_dict())
-        else:
-            display.render_answer(result, explain=explain)
+        _emit(as_json, result.to_dict(), "render_answer", result, explain=explain)
     if result.abstained:
         sys.exit(EXIT_NOT_FOUND)
 
@@ -346,7 +334,7 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
         ragctl eval nq ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz --out results/nq
         ragctl eval scifact ../shared/data/scifact/beir_format --no-generate
     """
-    from .display import render_markdown, step_progress
+    from .display import step_progress
     from .eval.datasets import load
     from .eval.evaluate import MODES, EvalOptions, evaluate, render_report, save_report
 
@@ -363,10 +351,7 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
                                                     long_words=long_words), progress=update)
     if out is not None:
         save_report(report, out)
-    if as_json:
-        _print_json(report.to_dict())
-    else:
-        render_markdown(render_report(report))
+    _emit(as_json, report.to_dict(), "render_markdown", render_report(report))
 
 
 @cli.group(invoke_without_command=True)
@@ -382,12 +367,7 @@ def models(ctx: click.Context, as_json: bool) -> None:
     from .models import available
 
     infos = available(_settings())
-    if as_json:
-        _print_json([asdict(i) for i in infos])
-    else:
-        from .display import render_models
-
-        render_models(infos)
+    _emit(as_json, [asdict(i) for i in infos], "render_models", infos)
 
 
 @models.command(name="use")
@@ -413,12 +393,7 @@ def status(index_name: str | None, as_json: bool) -> None:
     from .collection import index_status
 
     info = index_status(_settings(index=index_name))
-    if as_json:
-        _print_json(info)
-    else:
-        from .display import render_status
-
-        render_status(info)
+    _emit(as_json, info, "render_status")
     if info["damaged"]:
         sys.exit(1)
 
@@ -440,13 +415,8 @@ def logs(query: str | None, index_name: str | None, limit: int, as_json: bool) -
     """
     from .collection import index_logs
 
-    rows = index_logs(_settings(index=index_name), limit=limit, query=query)
-    if as_json:
-        _print_json(rows)
-    else:
-        from .display import render_logs
-
-        render_logs(rows)
+    _emit(as_json, index_logs(_settings(index=index_name), limit=limit, query=query),
+          "render_logs")
 
 
 @cli.command()
@@ -463,13 +433,8 @@ def doctor(index_name: str | None, dry_run: bool, as_json: bool) -> None:
     from .collection import check_index
 
     report = check_index(_settings(index=index_name), repair=not dry_run)
-    if as_json:
-        _print_json({"ok": report.ok, "problems": report.problems,
-                     "repaired": report.repaired, **report.info})
-    else:
-        from .display import render_doctor
-
-        render_doctor(report)
+    _emit(as_json, {"ok": report.ok, "problems": report.problems, "repaired": report.repaired,
+                    **report.info}, "render_doctor", report)
     if not report.ok:
         sys.exit(1)
 

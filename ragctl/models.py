@@ -167,6 +167,13 @@ def check(kind: str, name: str) -> None:
         model_dir(name)
 
 
+def check_settings(settings: Settings) -> None:
+    """:func:`check` for every model ``ask`` would load with ``settings``."""
+    for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
+                       ("filter", settings.context_filter), ("reader", settings.reader)):
+        check(kind, name)
+
+
 def canonical(kind: str, name: str) -> str:
     """The identity of a model as an index records it: a registry name, a name under
     ``<home>/models``, or an absolute path."""

@@ -33,7 +33,7 @@ from ..answer import best_spans
 from ..errors import RagctlError
 from ..text import contains_answer, content_words, exact_match, max_f1, passage_text
 from .architectures import SpanReader, resolve_base
-from .trainer import EpochLog, StepCallback, _replace_dir, _torch, quiet_transformers
+from .trainer import EpochLog, StepCallback, load_torch, quiet_transformers, replace_dir
 
 MAX_ANSWER_TOKENS = 30
 
@@ -184,7 +184,7 @@ class ReaderTrainer:
         self.command = command
 
     def _encode(self, tok: Any, batch: Sequence[SpanExample], device: str) -> tuple[Any, ...]:
-        torch = _torch()
+        torch = load_torch()
         enc = tok([ex.question for ex in batch], [ex.context for ex in batch],
                   truncation="only_second", max_length=self.opts.max_length, padding=True,
                   return_offsets_mapping=True, return_tensors="pt")
@@ -218,7 +218,7 @@ class ReaderTrainer:
                  device: str) -> dict[str, float]:
         """EM / F1 of the best span on answerable examples; how well span − null separates
         answerable from not (AUROC); the loss."""
-        torch = _torch()
+        torch = load_torch()
         model.eval()
         em, f1, margins, labels, losses = [], [], [], [], []
         with torch.no_grad():
@@ -247,7 +247,7 @@ class ReaderTrainer:
 
     def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
             on_epoch: Callable[[EpochLog], None] | None = None) -> ReaderResult:
-        torch = _torch()
+        torch = load_torch()
         quiet_transformers()
         from transformers import AutoModel, AutoTokenizer
 
@@ -330,7 +330,7 @@ class ReaderTrainer:
             if metrics["f1"] > best or not (self.out / "model").exists():
                 best, result.best_epoch = metrics["f1"], epoch
                 result.metrics = {k: round(v, 4) for k, v in metrics.items()}
-                _replace_dir(self.out / "model",
+                replace_dir(self.out / "model",
                              lambda d: _save(d, model, tok, head, self._meta(result)))
             ckpt_dir.mkdir(parents=True, exist_ok=True)
             tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"

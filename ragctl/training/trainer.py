@@ -171,7 +171,7 @@ def metric_name(kind: str) -> str:
 
 
 # models ----------------------------------------------------------------------------------
-def _torch() -> Any:
+def load_torch() -> Any:
     try:
         import torch
     except ImportError:
@@ -196,7 +196,7 @@ class PairScorer:
                  device: str) -> None:
         from transformers import AutoTokenizer
 
-        self.torch = _torch()
+        self.torch = load_torch()
         self.arch = arch
         self.architecture = arch.name
         self.device = device
@@ -347,7 +347,7 @@ class Trainer:
 
     def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
             on_epoch: Callable[[EpochLog], None] | None = None) -> TrainResult:
-        torch = _torch()
+        torch = load_torch()
         quiet_transformers()
         opts = self.opts
         torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -426,7 +426,7 @@ class Trainer:
             if metric > best or not (self.out / "model").exists():
                 best = metric
                 result.best_epoch = epoch
-                _replace_dir(self.out / "model", scorer.save)
+                replace_dir(self.out / "model", scorer.save)
             self._save_checkpoint(ckpt_dir, torch, epoch, scorer, optim, result, best)
             if on_epoch is not None:
                 on_epoch(log)
@@ -553,7 +553,7 @@ def _batches(groups: Sequence[Group], pairs_per_step: int) -> list[list[Group]]:
     return out
 
 
-def _replace_dir(target: Path, write: Callable[[Path], None]) -> None:
+def replace_dir(target: Path, write: Callable[[Path], None]) -> None:
     """Write a directory next to ``target`` and swap it in, so a crash leaves the old one."""
     tmp = target.with_name(target.name + ".tmp")
     if tmp.exists():
