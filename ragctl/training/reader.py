@@ -33,7 +33,13 @@ from ..answer import best_spans
 from ..errors import RagctlError
 from ..text import contains_answer, content_words, exact_match, max_f1, passage_text
 from .architectures import SpanReader, resolve_base
-from .trainer import EpochLog, StepCallback, load_torch, quiet_transformers, replace_dir
+from .trainer import (
+    EpochLog,
+    StepCallback,
+    load_torch,
+    replace_dir,
+    seeded_torch,
+)
 
 MAX_ANSWER_TOKENS = 30
 
@@ -247,14 +253,10 @@ class ReaderTrainer:
 
     def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
             on_epoch: Callable[[EpochLog], None] | None = None) -> ReaderResult:
-        torch = load_torch()
-        quiet_transformers()
+        opts = self.opts
+        torch = seeded_torch(opts.seed)
         from transformers import AutoModel, AutoTokenizer
 
-        opts = self.opts
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
-        random.seed(opts.seed)
-        torch.manual_seed(opts.seed)
         examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
                                  holes=opts.holes, seed=opts.seed, limit=opts.limit)
         train, val = split_by_group(examples, opts.val_fraction, opts.seed)

@@ -171,6 +171,17 @@ def metric_name(kind: str) -> str:
 
 
 # models ----------------------------------------------------------------------------------
+def seeded_torch(seed: int) -> Any:
+    """torch, quiet, on every core, with Python's, NumPy's and torch's generators seeded."""
+    torch = load_torch()
+    quiet_transformers()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return torch
+
+
 def load_torch() -> Any:
     try:
         import torch
@@ -347,13 +358,8 @@ class Trainer:
 
     def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
             on_epoch: Callable[[EpochLog], None] | None = None) -> TrainResult:
-        torch = load_torch()
-        quiet_transformers()
         opts = self.opts
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
-        random.seed(opts.seed)
-        np.random.seed(opts.seed)
-        torch.manual_seed(opts.seed)
+        torch = seeded_torch(opts.seed)
         examples = load_examples(self.data, limit=opts.limit, seed=opts.seed)
         train_ex, val_ex = split_examples(examples, opts.val_fraction, opts.max_val, opts.seed)
         val_groups = self._groups(val_ex, random.Random(opts.seed), full=True)
