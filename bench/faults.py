@@ -42,7 +42,7 @@ def hits(home: Path) -> list[list[str]]:
     out = []
     for q in QUERIES:
         r = ragctl(home, "search", q, "--json", "-n", "3")
-        out.append([f"{Path(h['path']).name}:{h['passage_id']}" for h in
+        out.append([f"{Path(h['path']).name}:{h['start_char']}" for h in
                     json.loads(r.stdout)["hits"]] if r.returncode == 0 else [])
     return out
 
