@@ -381,6 +381,10 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
     if not contexts:
         return []
     best: dict[str, tuple[float, Choice]] = {}
+    # what depends on the context or the sentence alone, once, not for every span in it
+    lacks = [(missing_numbers(question, c.text), missing_dates(question, c.text))
+             for c in contexts]
+    overlaps: dict[int, float] = {}
     for cands in reader.read(question, [c.text for c in contexts]):
         for cand in cands:
             ctx = contexts[cand.context]
@@ -392,11 +396,11 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue
             a = sentence.text.find(text, a)
+            if id(sentence) not in overlaps:
+                overlaps[id(sentence)] = overlap(question, sentence.text)
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
                                 type_agreement(qtype.expects, text), re_best,
-                                overlap(question, sentence.text),
-                                missing_numbers(question, ctx.text),
-                                missing_dates(question, ctx.text))
+                                overlaps[id(sentence)], *lacks[cand.context])
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

@@ -110,9 +110,10 @@ def _print_json(value: Any) -> None:
 
 
 def _emit(as_json: bool, data: Any, render: str, *args: Any, **kwargs: Any) -> None:
-    """``data`` as JSON on stdout, or ``display.<render>(*args or data)`` for people."""
+    """``data`` as JSON on stdout, or ``display.<render>(*args or data)`` for people.
+    ``data`` may be a function that makes it, called only for JSON."""
     if as_json:
-        _print_json(data)
+        _print_json(data() if callable(data) else data)
     else:
         from . import display
 
@@ -290,9 +291,9 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
     with display.working(not as_json):
         result = ask_index(settings, question, log=not no_log, **how)
     if long_answer:
-        _emit(as_json, result.to_dict(), "render_long", result)
+        _emit(as_json, result.to_dict, "render_long", result)
     else:
-        _emit(as_json, result.to_dict(), "render_answer", result, explain=explain)
+        _emit(as_json, result.to_dict, "render_answer", result, explain=explain)
     if result.abstained:
         sys.exit(EXIT_NOT_FOUND)
 

@@ -333,7 +333,7 @@ class ReaderTrainer:
                 best, result.best_epoch = metrics["f1"], epoch
                 result.metrics = {k: round(v, 4) for k, v in metrics.items()}
                 replace_dir(self.out / "model",
-                             lambda d: _save(d, model, tok, head, self._meta(result)))
+                            lambda d: _save(d, model, tok, head, self._meta(result)))
             ckpt_dir.mkdir(parents=True, exist_ok=True)
             tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
             torch.save({"epoch": epoch, "model": model.state_dict(), "head": head.state_dict(),
