@@ -39,6 +39,17 @@ def models_dir() -> Path:
     return home_dir() / "models"
 
 
+def cache_dir() -> Path:
+    """Files ragctl can make again from installed ones (the query embedder's CTranslate2
+    copy), shared by every home of this user: ``$RAGCTL_CACHE``, else
+    ``$XDG_CACHE_HOME/ragctl``, else ``~/.cache/ragctl``."""
+    env = os.environ.get("RAGCTL_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "ragctl"
+
+
 def indexes_dir() -> Path:
     return home_dir() / "index"
 
@@ -183,11 +194,11 @@ def load_settings(**overrides: Any) -> Settings:
         if value is not None:
             values[name] = value
     settings = Settings(**values)
-    _validate(settings)
+    validate(settings)
     return settings
 
 
-def _validate(s: Settings) -> None:
+def validate(s: Settings) -> None:
     index_dir(s.index)
     positive = ("chunk_words", "max_sentence_words", "embed_batch_size", "hnsw_m",
                 "hnsw_ef_construction", "hnsw_ef", "search_limit", "rrf_k", "top_n", "top_k",

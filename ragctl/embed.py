@@ -85,3 +85,134 @@ class SentenceTransformerEmbedder(Embedder):
         vecs = self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
                                  normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+# ------------------------------------------------------------------ the light query path
+#
+# Embedding one query through sentence-transformers means importing PyTorch (seconds on a
+# laptop). A CTranslate2 copy of the same model, computed in float32 with the same
+# tokenizer, mean pooling and normalization, gives the same vectors (see
+# bench/models.py --embedder-equality) without PyTorch, so `search` and `ask` use it when
+# it exists. `ragctl index`, which has PyTorch loaded anyway, makes the copy once.
+
+FAST_MANIFEST = "embedder.json"
+
+
+def fast_copy_dir(model_path: Path) -> Path:
+    """Where the CTranslate2 copy of the sentence-transformers model at ``model_path``
+    lives: ``<cache>/embedders/<folder>-<hash of its path and weights>`` (see
+    :func:`ragctl.config.cache_dir`)."""
+    import hashlib
+
+    from .config import cache_dir
+
+    path = Path(model_path).resolve()
+    stamp = [str(path)]
+    for f in sorted(path.glob("*.safetensors")) + sorted(path.glob("pytorch_model.bin")):
+        st = f.stat()
+        stamp.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    digest = hashlib.sha256("\n".join(stamp).encode()).hexdigest()[:12]
+    return cache_dir() / "embedders" / f"{path.name}-{digest}"
+
+
+def _plain_mean_pooling(model_path: Path) -> int | None:
+    """The max sequence length of a sentence-transformers model made of a BERT-family
+    Transformer, mean pooling and Normalize (the shape the copy reproduces), else None."""
+    import json
+
+    try:
+        modules = json.loads((model_path / "modules.json").read_text())
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        pooling = json.loads((model_path / "1_Pooling" / "config.json").read_text())
+        config = json.loads((model_path / "config.json").read_text())
+        st_config = json.loads((model_path / "sentence_bert_config.json").read_text())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if kinds != ["Transformer", "Pooling", "Normalize"] or not pooling.get(
+            "pooling_mode_mean_tokens") or config.get("model_type") != "bert" \
+            or not (model_path / "tokenizer.json").exists():
+        return None
+    return int(st_config.get("max_seq_length") or 256)
+
+
+def make_fast_copy(model_path: Path, *, name: str) -> Path | None:
+    """Write the CTranslate2 copy of ``model_path`` (atomically) and return its folder;
+    None when the model has another shape or cannot be converted (the query path then
+    keeps using sentence-transformers)."""
+    import json
+    import logging
+    import shutil
+
+    out = fast_copy_dir(model_path)
+    if (out / FAST_MANIFEST).exists():
+        return out
+    max_length = _plain_mean_pooling(model_path)
+    if max_length is None:
+        return None
+    try:
+        from ctranslate2.converters import TransformersConverter
+    except ImportError:
+        return None
+    offline()
+    import contextlib
+    import io
+
+    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+            TransformersConverter(str(model_path)).convert(str(tmp), quantization="float32",
+                                                            force=True)
+        shutil.copy(model_path / "tokenizer.json", tmp / "tokenizer.json")
+        (tmp / FAST_MANIFEST).write_text(json.dumps({
+            "name": name, "source": str(Path(model_path).resolve()),
+            "max_length": max_length, "pooling": "mean", "normalize": True}, indent=2))
+        os.replace(tmp, out)
+    except Exception as e:  # any failure leaves the slow path, never a broken copy
+        logging.getLogger("ragctl.embed").info("no CTranslate2 copy of %s: %s", name, e)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    return out
+
+
+class CT2Embedder(Embedder):
+    """The CTranslate2 copy of a sentence-transformers model (:func:`make_fast_copy`):
+    the same vectors, without PyTorch."""
+
+    def __init__(self, path: Path, *, threads: int = 0) -> None:
+        import json
+
+        from .ct2 import load_ctranslate2, load_tokenizer
+
+        manifest = json.loads((path / FAST_MANIFEST).read_text())
+        self.path = path
+        self.name = str(manifest["name"])
+        self.tokenizer = load_tokenizer(path, int(manifest["max_length"]))
+        ct2 = load_ctranslate2()
+        self.model = ct2.Encoder(str(path), device="cpu", compute_type="float32",
+                                 intra_threads=threads)
+        self.dim = int(self._embed(["dimension"]).shape[1])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        from .ct2 import mean_pool
+
+        tokens = [e.tokens for e in self.tokenizer.encode_batch(texts)]
+        res = self.model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
+        return mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
+                         [len(t) for t in tokens])
+
+
+def fast_embedder(model_path: Path) -> CT2Embedder | None:
+    """The CTranslate2 copy of ``model_path`` when one was made, else None."""
+    path = fast_copy_dir(model_path)
+    if not (path / FAST_MANIFEST).exists():
+        return None
+    try:
+        return CT2Embedder(path)
+    except Exception:  # a damaged copy: the slow path still works
+        return None

@@ -25,11 +25,24 @@ import numpy as np
 
 from . import models
 from .backends import Embedder
-from .chunk import Chunk, chunk_sections
+from .chunk import Chunk, chunk_section, chunk_sections
 from .collection import Collection
 from .config import home_dir
 from .errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
-from .ingest import FORMATS, ParsedDocument, SkipFile, never_walked, parse, read_bytes, walk
+from .ingest import (
+    FORMATS,
+    ParsedDocument,
+    SkipFile,
+    TextScan,
+    check_file,
+    never_walked,
+    parse,
+    read_bytes,
+    scan_text,
+    streamed,
+    text_blocks,
+    walk,
+)
 from .sentences import SentenceSplitter
 from .store import DocumentRecord, Store, text_hash
 
@@ -186,6 +199,7 @@ class Indexer:
                 self._reembed()
             self._index(paths)
             status = "ok"
+            self._prepare_query_model()
         except KeyboardInterrupt:
             self.summary.interrupted = True
             status = "interrupted"
@@ -272,12 +286,18 @@ class Indexer:
         for f, st in candidates:
             key = str(f)
             old = known.get(key)
+            stream = streamed(f, st.st_size)
             try:
-                data = read_bytes(f, max_bytes=max_bytes)
+                if stream:
+                    check_file(f, max_bytes=max_bytes)
+                    scan = scan_text(f)
+                    sha = scan.sha256
+                else:
+                    data = read_bytes(f, max_bytes=max_bytes)
+                    sha = hashlib.sha256(data).hexdigest()
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
-            sha = hashlib.sha256(data).hexdigest()
             if old is not None and old.sha256 == sha and not (self.options.force or rechunk):
                 self.store.touch_document(old.id, size=st.st_size, mtime_ns=st.st_mtime_ns)
                 self.summary.unchanged += 1
@@ -291,6 +311,11 @@ class Indexer:
                 gone.remove(moved)
                 self.summary.moved += 1
                 self.reporter.advance(files=1)
+                continue
+            if stream:
+                self._flush(batch)
+                batch = []
+                self._index_stream(f, st, scan, old)
                 continue
             try:
                 with time_limit(self.settings.max_file_seconds):
@@ -317,6 +342,22 @@ class Indexer:
             self.summary.passages_removed += len(ids)
         self.store.set_meta(chunker=_json(self._chunker_settings()))
 
+    def _prepare_query_model(self) -> None:
+        """Make the CTranslate2 copy of the index's embedder once, so that `search` and
+        `ask` embed their question without loading PyTorch (:mod:`ragctl.embed`)."""
+        name = self.collection.embedder_name
+        if not name:
+            return
+        try:
+            path = models.locate("embedder", name)
+        except RagctlError:
+            return  # an embedder without files of its own (a test fake)
+        from .embed import FAST_MANIFEST, fast_copy_dir, make_fast_copy
+
+        if path.is_dir() and not (fast_copy_dir(path) / FAST_MANIFEST).exists():
+            self.reporter.phase("preparing the query model", total=None)
+            make_fast_copy(path, name=name)
+
     def _skip(self, path: Path, reason: str, old: DocumentRecord | None) -> None:
         if old is not None:
             reason += " (the previously indexed version is kept)"
@@ -328,25 +369,13 @@ class Indexer:
         if not batch:
             return
         texts = [c.text for p in batch for c in p.chunks]
-        hashes = [text_hash(t) for t in texts]
-        reused = self.store.embeddings_by_hash(hashes) if self.collection.dim else {}
-        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
-                       if h not in reused}.items())
-        vectors: dict[str, np.ndarray] = {
-            h: np.frombuffer(b, dtype=np.float32) for h, b in reused.items()}
-        if todo:
-            t0 = time.perf_counter()
-            embedder = self.embedder
-            new = embedder.embed([t for _, t in todo], batch_size=self.settings.embed_batch_size)
-            self.summary.embed_seconds += time.perf_counter() - t0
-            vectors.update({h: new[i] for i, (h, _) in enumerate(todo)})
-        self.summary.passages_reused_vectors += sum(1 for h in hashes if h in reused)
+        matrix_all = self._vectors(texts)
         changes: list[tuple[list[int], list[int], np.ndarray]] = []
         pos = 0
         with self.store.transaction():
             for p in batch:
                 n = len(p.chunks)
-                matrix = np.stack([vectors[h] for h in hashes[pos:pos + n]])
+                matrix = matrix_all[pos:pos + n]
                 pos += n
                 ids, old_ids = self.store.replace_document(
                     path=str(p.path), format=p.doc.format, title=p.doc.title, size=p.size,
@@ -364,6 +393,68 @@ class Indexer:
             else:
                 self.summary.added += 1
             self.reporter.advance(files=1, passages=len(p.chunks))
+        self._save()
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` in order: stored ones reused by text hash, the rest
+        embedded now."""
+        hashes = [text_hash(t) for t in texts]
+        reused = self.store.embeddings_by_hash(hashes) if self.collection.dim else {}
+        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
+                       if h not in reused}.items())
+        vectors: dict[str, np.ndarray] = {
+            h: np.frombuffer(b, dtype=np.float32) for h, b in reused.items()}
+        if todo:
+            t0 = time.perf_counter()
+            new = self.embedder.embed([t for _, t in todo],
+                                      batch_size=self.settings.embed_batch_size)
+            self.summary.embed_seconds += time.perf_counter() - t0
+            vectors.update({h: new[i] for i, (h, _) in enumerate(todo)})
+        self.summary.passages_reused_vectors += sum(1 for h in hashes if h in reused)
+        return np.stack([vectors[h] for h in hashes])
+
+    def _index_stream(self, path: Path, st: os.stat_result, scan: TextScan,
+                      old: DocumentRecord | None) -> None:
+        """Index a large text file block by block in one transaction (all old or all new,
+        as for any file), so that memory stays bounded whatever its size. The time limit
+        applies to reading each block."""
+        fmt = "text"
+        n_passages = n_sentences = 0
+        try:
+            with self.store.writing_document(
+                    path=str(path), format=fmt, title=path.stem, size=st.st_size,
+                    mtime_ns=st.st_mtime_ns, sha256=scan.sha256) as writer:
+                for section in text_blocks(path, scan.encoding):
+                    with time_limit(self.settings.max_file_seconds):
+                        sentences = self.splitter.split_many([section.text])[0]
+                    chunks = chunk_section(section, sentences,
+                                           target_words=self.settings.chunk_words)
+                    if chunks:
+                        writer.add(chunks, self._vectors([c.text for c in chunks]))
+                        n_passages += len(chunks)
+                        n_sentences += sum(len(c.sentences) for c in chunks)
+                        self.reporter.advance(passages=len(chunks))
+                if not writer.ids:
+                    raise SkipFile("no sentences found; skipped")
+        except SkipFile as e:
+            self._skip(path, str(e), old)
+            return
+        # Committed: mirror it in the HNSW index, reading the vectors back in batches.
+        seq = self.store.journal_seq()
+        vi = self.collection.vectors()
+        if vi is not None:
+            vi.delete(writer.old_ids)
+            for ids, matrix in self.store.vectors(writer.ids, dim=vi.dim):
+                vi.add(ids, matrix)
+            self.collection.applied_seq = seq
+        self.summary.passages_removed += len(writer.old_ids)
+        self.summary.passages_added += n_passages
+        self.summary.sentences_added += n_sentences
+        if old is not None:
+            self.summary.updated += 1
+        else:
+            self.summary.added += 1
+        self.reporter.advance(files=1)
         self._save()
 
     def _apply(self, changes: Sequence[tuple[Sequence[int], Sequence[int], np.ndarray | None]],

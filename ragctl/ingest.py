@@ -140,6 +140,20 @@ def _os_reason(e: OSError) -> str:
 
 def read_bytes(path: Path, *, max_bytes: int) -> bytes:
     """Read a whole file, refusing anything that is not a regular file or is too large."""
+    check_file(path, max_bytes=max_bytes)
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+STREAM_BYTES = 8_000_000  # plain-text files larger than this are read block by block
+BLOCK_CHARS = 1_000_000  # about this many characters per block, cut at a line break
+
+
+def check_file(path: Path, *, max_bytes: int) -> os.stat_result:
+    """The file's stat, or :class:`SkipFile` when it is not a regular, non-empty file
+    within the size limit."""
     try:
         st = path.stat()
     except OSError as e:
@@ -153,8 +167,108 @@ def read_bytes(path: Path, *, max_bytes: int) -> bytes:
         )
     if st.st_size == 0:
         raise SkipFile("empty file; skipped")
+    return st
+
+
+def streamed(path: Path, size: int) -> bool:
+    """Whether a file is read in blocks (:func:`scan_text`, :func:`text_blocks`) rather
+    than whole: plain text, Markdown and reStructuredText over :data:`STREAM_BYTES`, so
+    that memory stays bounded whatever the file's size. (Such a file's sections have no
+    heading places.)"""
+    return path.suffix.lower() in TEXT_FORMATS and size > STREAM_BYTES
+
+
+@dataclass(frozen=True)
+class TextScan:
+    sha256: str
+    encoding: str
+
+
+def scan_text(path: Path) -> TextScan:
+    """One pass over a large text file: its SHA-256 and the encoding to read it with,
+    decided as :func:`decode_text` decides (byte-order mark, UTF-8, UTF-16 without a
+    mark, Western European, else an unambiguous guess from a 1 MB sample)."""
+    import codecs
+    import hashlib
+
+    sha = hashlib.sha256()
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    utf8_ok = True
+    head = b""
     try:
-        return path.read_bytes()
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                sha.update(block)
+                if len(head) < BLOCK_CHARS:
+                    head += block[:BLOCK_CHARS - len(head)]
+                if utf8_ok:
+                    try:
+                        utf8.decode(block)
+                    except UnicodeDecodeError:
+                        utf8_ok = False
+            if utf8_ok:
+                try:
+                    utf8.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    utf8_ok = False
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+    digest = sha.hexdigest()
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return TextScan(digest, encoding)
+    if b"\x00" in head[:8192]:
+        utf16 = _utf16_encoding(head)
+        if utf16 is None or _utf16_without_bom(head[:len(head) // 2 * 2]) is None:
+            raise SkipFile("binary data, not text; skipped")
+        return TextScan(digest, utf16)
+    if utf8_ok:
+        return TextScan(digest, "utf-8")
+    if _western(head) is not None:
+        return TextScan(digest, "cp1252")
+    from charset_normalizer import from_bytes
+
+    matches = [m for m in from_bytes(head) if m.chaos <= 0.1]
+    if matches and (len(matches) == 1 or matches[0].coherence > matches[1].coherence + 0.1):
+        return TextScan(digest, matches[0].encoding)
+    raise SkipFile("unknown text encoding (not UTF-8, UTF-16 or Western European); skipped")
+
+
+def text_blocks(path: Path, encoding: str, *,
+                block_chars: int | None = None) -> Iterator[Section]:
+    """The decoded text of a large file as sections of about ``block_chars`` characters,
+    each ending just after a paragraph break (else a line break) and carrying its
+    character offset into the whole text, as :func:`decode_text` of the whole file gives
+    it (line endings made "\\n", no byte-order mark)."""
+    block_chars = block_chars or BLOCK_CHARS
+    offset = 0
+    carry = ""
+    try:
+        with path.open("r", encoding=encoding, errors="strict", newline=None) as f:
+            first = True
+            while True:
+                piece = f.read(block_chars)
+                if first:
+                    piece, first = piece.removeprefix("\ufeff"), False
+                text = carry + piece
+                if not piece:
+                    if text:
+                        yield Section(text, "", offset)
+                    return
+                end = text.rfind("\n\n") + 2  # just after a paragraph break
+                if end < len(text) // 2:
+                    end = text.rfind("\n") + 1  # else just after a line break
+                if end <= 0:  # no line break yet: keep reading
+                    if len(text) <= 8 * block_chars:
+                        carry = text
+                        continue
+                    end = text.rfind(" ") + 1 or len(text)  # one endless line
+                yield Section(text[:end], "", offset)
+                offset += end
+                carry = text[end:]
+    except UnicodeDecodeError:
+        raise SkipFile(f"not valid {encoding} text after character {offset:,}; "
+                       "skipped") from None
     except OSError as e:
         raise SkipFile(_os_reason(e)) from None
 
@@ -221,16 +335,22 @@ def _decode(data: bytes) -> str:
     raise SkipFile("unknown text encoding (not UTF-8, UTF-16 or Western European); skipped")
 
 
-def _utf16_without_bom(data: bytes) -> str | None:
-    """UTF-16 text without a byte-order mark: NUL bytes at odd (little-endian) or even
-    (big-endian) positions of mostly ASCII text."""
+def _utf16_encoding(data: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" when NUL bytes sit at odd or even positions of mostly
+    ASCII text."""
     sample = data[:4096]
     if len(sample) < 4:
         return None
     odd, even = sample[1::2].count(0), sample[0::2].count(0)
     half = len(sample) / 2
-    encoding = "utf-16-le" if odd > 0.4 * half and even < 0.05 * half else \
+    return "utf-16-le" if odd > 0.4 * half and even < 0.05 * half else \
         "utf-16-be" if even > 0.4 * half and odd < 0.05 * half else None
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """UTF-16 text without a byte-order mark: NUL bytes at odd (little-endian) or even
+    (big-endian) positions of mostly ASCII text."""
+    encoding = _utf16_encoding(data)
     if encoding is None:
         return None
     try:

@@ -96,11 +96,46 @@ def _check_kind(kind: str) -> None:
 
 # ----------------------------------------------------------------------- loading
 
+_KEPT: dict[tuple[Any, ...], Any] | None = None
+
+
+def keep_loaded() -> None:
+    """From now on, :func:`load` returns the model already loaded for the same name and
+    settings instead of loading it again (``ragctl serve`` holds its models this way), and
+    ``close`` on a kept model does nothing."""
+    global _KEPT
+    if _KEPT is None:
+        _KEPT = {}
+
+
+def kept() -> list[str]:
+    """What :func:`keep_loaded` holds, as "kind name"."""
+    return sorted(f"{key[0]} {key[1]}" for key in (_KEPT or {}))
+
+
 def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -> Any:
     """The model ``name`` of ``kind``, ready to use. ``deps`` are what some models need
     from the pipeline (the similarity fallbacks need ``embedder``)."""
+    if _KEPT is None:
+        return _load(kind, name, settings, **deps)
+    s = settings or Settings()
+    key = (kind, name, deps.get("queries", False), s.device, s.compute_type, s.n_ctx,
+           *sorted((k, id(v)) for k, v in deps.items() if k != "queries"))
+    if key not in _KEPT:
+        model = _load(kind, name, settings, **deps)
+        if model is not None and hasattr(model, "close"):
+            model.close = lambda: None  # shared: the pipelines that use it must not close it
+        _KEPT[key] = model
+    return _KEPT[key]
+
+
+def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -> Any:
     _check_kind(kind)
     settings = settings or Settings()
+    if kind == "embedder" and deps.pop("queries", False):
+        fast = _fast_embedder(name)
+        if fast is not None:
+            return fast
     found = spec(kind, name)
     if found is not None:
         return found.factory(settings, **deps)
@@ -113,7 +148,7 @@ def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) ->
 
         return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx)
     if _default_unavailable(kind, name):
-        return load(kind, NO_READER if kind == "reader" else FALLBACK, settings, **deps)
+        return _load(kind, NO_READER if kind == "reader" else FALLBACK, settings, **deps)
     path = model_dir(name)
     if kind == "reader":
         from .answer import CT2Reader
@@ -126,6 +161,21 @@ def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) ->
     from .relevance import CT2Relevance
 
     return CT2Relevance(path, device=settings.device, compute_type=settings.compute_type)
+
+
+def _fast_embedder(name: str) -> Any:
+    """The CTranslate2 copy of embedder ``name`` (no PyTorch), when ``ragctl index`` made
+    one (:func:`ragctl.embed.make_fast_copy`), else None."""
+    try:
+        path = locate("embedder", name)
+    except RagctlError:
+        return None
+    from .embed import fast_embedder
+
+    fast = fast_embedder(path)
+    if fast is not None:
+        fast.name = canonical("embedder", name)
+    return fast
 
 
 def locate(kind: str, name: str) -> Path:

@@ -269,33 +269,28 @@ class Store:
         Inside a transaction of the caller's this joins it (a savepoint), so several
         files can be committed together and each is still all-old or all-new.
         """
-        assert len(chunks) == len(embeddings)
+        with self.writing_document(path=path, format=format, title=title, size=size,
+                                   mtime_ns=mtime_ns, sha256=sha256) as writer:
+            writer.add(chunks, embeddings)
+        return writer.ids, writer.old_ids
+
+    @contextmanager
+    def writing_document(self, *, path: str, format: str, title: str, size: int,
+                         mtime_ns: int, sha256: str) -> Iterator[DocumentWriter]:
+        """Replace one file's rows part by part (a file read as a stream), all in one
+        transaction: an exception inside leaves the previous version untouched."""
         with self.db.atomic():
             old = self.document(path)
             old_ids = self._delete_document_rows(old.id) if old is not None else []
-            n_sentences = sum(len(c.sentences) for c in chunks)
             doc_id = _pk(self.db.table("documents").insert({
                 "path": path, "format": format, "title": title, "size": size,
-                "mtime_ns": mtime_ns, "sha256": sha256, "n_passages": len(chunks),
-                "n_sentences": n_sentences, "indexed_at": now(),
+                "mtime_ns": mtime_ns, "sha256": sha256, "n_passages": 0,
+                "n_sentences": 0, "indexed_at": now(),
             }).last_pk)
-            vecs = np.asarray(embeddings, dtype=np.float32)
-            self.db.table("passages").insert_all(({
-                "document_id": doc_id, "seq": seq, "place": c.place,
-                "start_char": c.start, "end_char": c.end, "text": c.text,
-                "n_words": c.n_words, "hash": text_hash(c.text),
-                "embedding": vecs[seq].tobytes(),
-            } for seq, c in enumerate(chunks)), batch_size=200)
-            ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM passages WHERE document_id = ? ORDER BY seq", [doc_id])]
-            self.db.table("sentences").insert_all(({
-                "passage_id": pid, "document_id": doc_id, "seq": k,
-                "start_char": s.start, "end_char": s.end, "text": s.text, "raw": s.raw,
-            } for pid, c in zip(ids, chunks, strict=True)
-                for k, s in enumerate(c.sentences)), batch_size=500)
-            self.db.table("vector_journal").insert_all(
-                {"passage_id": i, "op": "add"} for i in ids)
-        return ids, old_ids
+            writer = DocumentWriter(self, doc_id, old_ids)
+            yield writer
+            self.db.execute("UPDATE documents SET n_passages = ?, n_sentences = ? WHERE id = ?",
+                            [len(writer.ids), writer.n_sentences, doc_id])
 
     # ------------------------------------------------------------------ passages
     def count(self, table: str) -> int:
@@ -417,6 +412,10 @@ class Store:
             self.set_meta(**meta)
 
     # ------------------------------------------------------------------ checks
+    def data_version(self) -> int:
+        """Changes when another connection commits (SQLite's ``PRAGMA data_version``)."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
     def integrity(self, *, quick: bool = False) -> str:
         """SQLite's integrity check: "ok", or what it found (a database too damaged to
         check says why)."""
@@ -564,3 +563,40 @@ def _pk(value: Any) -> int:
     if value is None:
         raise RuntimeError("insert returned no primary key")
     return int(value)
+
+
+class DocumentWriter:
+    """Adds one document's passages, sentences and vectors (see
+    :meth:`Store.writing_document`)."""
+
+    def __init__(self, store: Store, doc_id: int, old_ids: list[int]) -> None:
+        self.store = store
+        self.doc_id = doc_id
+        self.old_ids = old_ids
+        self.ids: list[int] = []
+        self.n_sentences = 0
+
+    def add(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> list[int]:
+        """Append passages (in order); returns their ids."""
+        assert len(chunks) == len(embeddings)
+        db = self.store.db
+        first = len(self.ids)
+        last_id = db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+        vecs = np.asarray(embeddings, dtype=np.float32)
+        db.table("passages").insert_all(({
+            "document_id": self.doc_id, "seq": first + k, "place": c.place,
+            "start_char": c.start, "end_char": c.end, "text": c.text,
+            "n_words": c.n_words, "hash": text_hash(c.text),
+            "embedding": vecs[k].tobytes(),
+        } for k, c in enumerate(chunks)), batch_size=200)
+        ids = [r[0] for r in db.execute(
+            "SELECT id FROM passages WHERE id > ? ORDER BY id", [last_id])]
+        db.table("sentences").insert_all(({
+            "passage_id": pid, "document_id": self.doc_id, "seq": k,
+            "start_char": s.start, "end_char": s.end, "text": s.text, "raw": s.raw,
+        } for pid, c in zip(ids, chunks, strict=True)
+            for k, s in enumerate(c.sentences)), batch_size=500)
+        db.table("vector_journal").insert_all({"passage_id": i, "op": "add"} for i in ids)
+        self.ids.extend(ids)
+        self.n_sentences += sum(len(c.sentences) for c in chunks)
+        return ids

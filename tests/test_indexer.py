@@ -205,3 +205,65 @@ def test_second_writer_is_refused(docs: Path) -> None:
         c.lock()
         with pytest.raises(IndexLockedError):
             run([docs])
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files over 2 kB are read as a stream of ~500-character blocks."""
+    from ragctl import ingest
+
+    monkeypatch.setattr(ingest, "STREAM_BYTES", 2000)
+    monkeypatch.setattr(ingest, "BLOCK_CHARS", 500)
+
+
+def test_large_text_file_is_streamed_with_exact_offsets(tmp_path: Path,
+                                                        small_blocks: None) -> None:
+    from ragctl.ingest import decode_text
+
+    d = tmp_path / "big"
+    d.mkdir()
+    paras = [f"Paragraph {k} says that station {k} opens at {k % 12 + 1} o'clock.\r\n"
+             f"It is run by keeper number {k}.\r\n\r\n" for k in range(300)]
+    f = d / "log.txt"
+    f.write_bytes("".join(paras).encode("cp1252"))
+    summary = run([d])
+    assert summary.added == 1 and summary.passages_added > 20
+    check_consistent()
+    whole = decode_text(f.read_bytes())
+    with Collection.open(load_settings()) as c:
+        rows = c.store.db.execute("SELECT start_char, end_char, text FROM sentences").fetchall()
+    assert len(rows) == 600
+    for start, end, text in rows:
+        assert " ".join(whole[start:end].split()) == text
+    assert any("keeper number 299" in t for t in search("keeper number 299"))
+    assert run([d]).unchanged == 1  # the streamed hash is the file's hash
+
+
+def test_interrupted_stream_keeps_the_previous_version(tmp_path: Path, small_blocks: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "big"
+    d.mkdir()
+    f = d / "log.txt"
+    write(f, "".join(f"Old line {k} about the harbour.\n\n" for k in range(200)))
+    first = run([d])
+    from ragctl import indexer
+
+    calls = {"n": 0}
+    real = indexer.Indexer._vectors
+
+    def failing(self: indexer.Indexer, texts: list[str]):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, texts)
+
+    write(f, "".join(f"New line {k} about the airport.\n\n" for k in range(200)))
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        m.setattr(indexer.Indexer, "_vectors", failing)
+        run([d])
+    assert calls["n"] == 3
+    check_consistent()
+    with Collection.open(load_settings()) as c:
+        texts = [r[0] for r in c.store.db.execute("SELECT text FROM passages")]
+        assert len(texts) == first.passages_added
+        assert all("Old line" in t for t in texts)

@@ -130,3 +130,37 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(Path, "read_bytes", deny)
     with pytest.raises(SkipFile, match="permission denied"):
         read_bytes(f, max_bytes=1000)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "utf-16", "utf-16-le"])
+def test_text_blocks_give_the_whole_decoded_text_with_offsets(tmp_path: Path,
+                                                              encoding: str) -> None:
+    import random
+
+    from ragctl.ingest import scan_text, text_blocks
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "café", "élève", "Grüße", "x"]
+    text = "".join(" ".join(rng.choice(words) for _ in range(rng.randint(1, 40)))
+                   + rng.choice(["\n", "\r\n", "\n\n", "\r\n\r\n", "\r", " "])
+                   for _ in range(2000))
+    f = tmp_path / "big.txt"
+    f.write_bytes(text.encode(encoding))
+    scan = scan_text(f)
+    whole = decode_text(f.read_bytes())
+    blocks = list(text_blocks(f, scan.encoding, block_chars=500))
+    assert len(blocks) > 20
+    assert "".join(b.text for b in blocks) == whole
+    assert all(whole[b.offset:b.offset + len(b.text)] == b.text for b in blocks)
+    import hashlib
+    assert scan.sha256 == hashlib.sha256(f.read_bytes()).hexdigest()
+
+
+def test_text_blocks_cut_a_line_without_breaks(tmp_path: Path) -> None:
+    from ragctl.ingest import text_blocks
+
+    f = tmp_path / "one-line.txt"
+    f.write_text("word " * 5000)
+    blocks = list(text_blocks(f, "utf-8", block_chars=100))
+    assert max(len(b.text) for b in blocks) <= 900
+    assert "".join(b.text for b in blocks) == "word " * 5000
