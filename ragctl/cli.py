@@ -109,6 +109,36 @@ def _print_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def service_option(f: F) -> F:
+    return click.option("--no-service", is_flag=True,
+                        help="Work in this process even when `ragctl serve` is running.")(f)
+
+
+def _service(path: str, settings: Any, **payload: Any) -> dict[str, Any] | None:
+    """The running service's reply (see ragctl serve), or None when none is running."""
+    from dataclasses import asdict
+
+    from .client import request
+
+    return request("POST", path, {"settings": asdict(settings), **payload})
+
+
+def _ask_service(settings: Any, question: str, options: dict[str, Any],
+                 long: dict[str, Any] | None, *, log: bool) -> Any:
+    data = _service("/ask", settings, question=question, options=options, long=long, log=log)
+    if data is None:
+        return None
+    from .records import from_dict
+
+    if long is not None:
+        from .longform import LongAnswer
+
+        return from_dict(LongAnswer, data)
+    from .records import Answer
+
+    return from_dict(Answer, data)
+
+
 def _emit(as_json: bool, data: Any, render: str, *args: Any, **kwargs: Any) -> None:
     """``data`` as JSON on stdout, or ``display.<render>(*args or data)`` for people.
     ``data`` may be a function that makes it, called only for JSON."""
@@ -187,9 +217,10 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
 @click.option("--limit", "-n", type=click.IntRange(min=1), help="How many passages (default 10).")
 @click.option("--mode", type=click.Choice(["hybrid", "vector", "bm25"]), default="hybrid",
               show_default=True, help="Fuse both retrievers, or use one alone.")
+@service_option
 @json_option
 @command_errors
-def search(query: str, index_name: str | None, limit: int | None, mode: str,
+def search(query: str, index_name: str | None, limit: int | None, mode: str, no_service: bool,
            as_json: bool) -> None:
     """Find the passages that best match QUERY.
 
@@ -197,10 +228,16 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
     Example:
         ragctl search "notice period for the flat" -n 5
     """
-    from .retrieve import search_index
-
     settings = _settings(index=index_name, search_limit=limit)
-    hits = search_index(settings, query, mode=mode)
+    found = None if no_service else _service("/search", settings, query=query, mode=mode)
+    if found is not None:
+        from .records import Hit, from_dict
+
+        hits = [from_dict(Hit, h) for h in found["hits"]]
+    else:
+        from .retrieve import search_index
+
+        hits = search_index(settings, query, mode=mode)
     _emit(as_json, {"query": query, "index": settings.index, "mode": mode,
                     "hits": [h.to_dict() for h in hits]}, "render_search", hits)
 
@@ -248,6 +285,7 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str,
                  help="With --long: let the model mark the nugget inside each sentence."),
     click.option("--no-log", is_flag=True,
                  help="Do not keep this question and its answer (see: ragctl logs)."),
+    service_option,
     json_option)
 @command_errors
 def ask(question: str | None, index_name: str | None, context_mode: str | None, top_n: int | None,
@@ -256,7 +294,7 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
         reader: str | None, strict: bool,
         marginalize: bool, explain: bool, long_answer: bool, words: int | None,
         facets: int | None, fluent: bool, ranking: str, cluster_threshold: float | None,
-        mark_spans: bool, no_log: bool, as_json: bool) -> None:
+        mark_spans: bool, no_log: bool, no_service: bool, as_json: bool) -> None:
     """Answer QUESTION from your documents, citing the sentences used.
 
     Exits with status 3 when the documents do not hold the answer. Without QUESTION, it
@@ -272,7 +310,6 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
     """
     from . import display
     from .models import check_settings
-    from .pipeline import AskOptions, LongOptions, ask_index
 
     if question is None:
         if sys.stdin.isatty():
@@ -283,19 +320,125 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
                          re_threshold=re_threshold, long_words=words, long_facets=facets,
                          cluster_threshold=cluster_threshold)
     check_settings(settings)  # a typo fails now, not after the other models have loaded
-    how: dict[str, Any] = {"long": LongOptions.from_settings(
-        settings, fluent=fluent, ranking=ranking, mark_spans=mark_spans,
-        abstain=not no_abstain)} if long_answer else {"options": AskOptions.from_settings(
-            settings, context=context_mode, abstain=not no_abstain, strict=strict,
-            marginalize=marginalize, free=free)}
+    long = {"fluent": fluent, "ranking": ranking, "mark_spans": mark_spans,
+            "abstain": not no_abstain} if long_answer else None
+    options = {"context": context_mode, "abstain": not no_abstain, "strict": strict,
+               "marginalize": marginalize, "free": free}
+    result: Any = None
     with display.working(not as_json):
-        result = ask_index(settings, question, log=not no_log, **how)
+        if not no_service:
+            result = _ask_service(settings, question, options, long, log=not no_log)
+        if result is None:
+            from .pipeline import AskOptions, LongOptions, ask_index
+
+            how: dict[str, Any] = {"long": LongOptions.from_settings(settings, **long)} \
+                if long is not None else {"options": AskOptions.from_settings(settings,
+                                                                              **options)}
+            result = ask_index(settings, question, log=not no_log, **how)
     if long_answer:
         _emit(as_json, result.to_dict, "render_long", result)
     else:
         _emit(as_json, result.to_dict, "render_answer", result, explain=explain)
     if result.abstained:
         sys.exit(EXIT_NOT_FOUND)
+
+
+@cli.command()
+@index_option
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Also listen on 127.0.0.1:PORT (requests need the token in serve.token).")
+@click.option("--background", is_flag=True, help="Start it detached and return.")
+@click.option("--stop", is_flag=True, help="Stop the running service.")
+@click.option("--status", is_flag=True, help="Whether a service is running, and what it holds.")
+@json_option
+@command_errors
+def serve(index_name: str | None, http_port: int | None, background: bool, stop: bool,
+          status: bool, as_json: bool) -> None:
+    """Keep the models loaded and answer ask and search at once.
+
+    Listens on a Unix socket in the ragctl home (only you can use it); `ragctl ask` and
+    `ragctl search` use a running service by themselves. Runs in the foreground until
+    Ctrl-C, or detached with --background. See docs/serve.md for the HTTP API.
+
+    \b
+    Examples:
+        ragctl serve --background
+        ragctl serve --status
+        ragctl serve --http 8765          # also on localhost, with a token
+        ragctl serve --stop
+    """
+    from . import service
+
+    if stop:
+        pid = service.stop()
+        _emit(as_json, {"stopped": pid}, "render_line",
+              f"stopped the service (pid {pid})" if pid else "no service was running")
+        return
+    if status:
+        from .client import request
+
+        st = request("GET", "/status")
+        if st is None:
+            _emit(as_json, {"running": False}, "render_line", "no service is running")
+            sys.exit(1)
+        _emit(as_json, {"running": True, **st}, "render_service_status", st)
+        return
+    settings = _settings(index=index_name)
+    if background:
+        info = service.start_background(settings, http_port=http_port)
+        _emit(as_json, info, "render_line",
+              f"service running (pid {info['pid']}), socket {info['socket']}; "
+              f"log: {info['log']}")
+        return
+
+    def ready(info: dict[str, Any]) -> None:
+        if as_json:
+            _print_json(info)
+        else:
+            from . import display
+
+            display.render_service_ready(info)
+
+    service.serve(settings, http_port=http_port, ready=ready)
+
+
+
+@cli.command()
+@command_errors
+def mcp() -> None:
+    """Serve search, ask and ask_long as Model Context Protocol tools over stdio.
+
+    For editors and agents that speak MCP; see docs/serve.md for the client
+    configuration. Uses a running `ragctl serve` when there is one.
+
+    \b
+    Example (an MCP client's configuration):
+        {"mcpServers": {"ragctl": {"command": "ragctl", "args": ["mcp"]}}}
+    """
+    logging.getLogger().handlers = [logging.StreamHandler(sys.stderr)]
+    from .mcpserver import run
+
+    run()
+
+
+@cli.command()
+@index_option
+@click.option("--no-log", is_flag=True, help="Do not keep the questions and answers.")
+@service_option
+@command_errors
+def chat(index_name: str | None, no_log: bool, no_service: bool) -> None:
+    """Ask questions one after another; a follow-up may refer to the last one.
+
+    "and when did it end?" is rewritten into a question that stands alone before the
+    search (the rewrite is shown). Inside: /sources, /explain, /long, /new, /help, /quit.
+    Line editing and a history as in a shell.
+    """
+    from .chat import run
+    from .models import check_settings
+
+    settings = _settings(index=index_name)
+    check_settings(settings)
+    run(settings, use_service=not no_service, log=not no_log)
 
 
 @cli.command(name="eval")

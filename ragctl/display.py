@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from .collection import DoctorReport
     from .longform import LongAnswer
     from .models import ModelInfo
-    from .pipeline import Answer
-    from .records import Citation, Hit
+    from .records import Answer, Citation, Hit
     from .training.silver import SilverReport
     from .training.trainer import EpochLog, TrainJob
 
@@ -350,6 +349,42 @@ def render_status(info: dict[str, Any]) -> None:
     for problem in info.get("damaged", []):
         t.add_row("[red]damaged[/]", f"{problem} (run: ragctl doctor)")
     stdout.print(t)
+
+
+def render_line(text: str) -> None:
+    stdout.print(Text(text))
+
+
+def render_note(text: str) -> None:
+    stdout.print(Text(text, style="dim"))
+
+
+def render_error(text: str) -> None:
+    stderr.print(Text(f"Error: {text}", style="red"))
+
+
+def render_service_status(st: dict[str, Any]) -> None:
+    t = Table(title="ragctl serve", show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("pid", str(st["pid"]))
+    t.add_row("socket", short_path(st["socket"]))
+    t.add_row("up", f"{st['uptime_s']:.0f} s, {st['requests']} requests")
+    if st.get("rss_bytes"):
+        t.add_row("memory", human_bytes(st["rss_bytes"]))
+    t.add_row("indexes", ", ".join(st["indexes"]) or "(none open yet)")
+    t.add_row("models", "\n".join(st["models"]) or "(none loaded yet)")
+    stdout.print(t)
+
+
+def render_service_ready(info: dict[str, Any]) -> None:
+    stderr.print(Text(f"ragctl serve: listening on {short_path(info['socket'])} "
+                      f"(pid {info['pid']}); Ctrl-C stops it", style="bold"))
+    if info.get("http"):
+        stderr.print(Text(f"  also on {info['http']}; send 'Authorization: Bearer <token>' "
+                          f"with the token in {short_path(info['token_file'])}"))
+    if info.get("models"):
+        stderr.print(Text("  loaded: " + ", ".join(info["models"]), style="dim"))
 
 
 def render_doctor(report: DoctorReport) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -32,11 +32,11 @@ from .errors import RagctlError
 from .filter import collapse_duplicates, split_long
 from .generate import build_prompt, yes_no_prompt
 from .longform import LongAnswer, LongOptions, answer_long
-from .records import Citation, Hit, PassageScore, ScoredSentence, Sentence
+from .records import Answer, AnswerSentence, Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .relevance import re_weights
 from .retrieve import Retriever
 from .text import normalize_answer
-from .verify import AnswerSentence, LexicalEmbeddingSupport, strip_citations, verify
+from .verify import LexicalEmbeddingSupport, strip_citations, verify
 
 ContextMode = Literal["full", "passages", "filtered"]
 CONTEXT_MODES: tuple[ContextMode, ...] = ("full", "passages", "filtered")
@@ -71,48 +71,6 @@ class AskOptions:
                    reader_passages=s.reader_passages, answer_threshold=s.answer_threshold,
                    quote_sentences=s.quote_sentences)
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
-
-
-@dataclass
-class Answer:
-    question: str
-    answer: str = ""
-    raw_answer: str = ""
-    abstained: bool = False
-    abstain_reason: str | None = None
-    kind: str = ""  # span, quote or free (the generator's words)
-    question_type: str = ""
-    context_mode: str = "filtered"
-    sentences: list[AnswerSentence] = field(default_factory=list)
-    sources: list[Citation] = field(default_factory=list)
-    context: list[Citation] = field(default_factory=list)
-    passages: list[PassageScore] = field(default_factory=list)
-    filtered: list[dict[str, Any]] = field(default_factory=list)
-    removed_citations: list[int] = field(default_factory=list)
-    unsupported_citations: list[int] = field(default_factory=list)
-    tokens: dict[str, int] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    models: dict[str, str] = field(default_factory=dict)
-    confidence: float | None = None
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the checker changed
-
-    @property
-    def answer_text(self) -> str:
-        """What the generator answered, without citation markers."""
-        return strip_citations(self.raw_answer)[0]
-
-    @property
-    def support_rate(self) -> float:
-        if not self.sentences:
-            return 0.0
-        return sum(s.supported for s in self.sentences) / len(self.sentences)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["support_rate"] = round(self.support_rate, 4)
-        d["schema"] = "ragctl.answer/1"
-        return d
 
 
 class Pipeline:
@@ -511,15 +469,24 @@ def ask_index(settings: Settings, question: str, *, options: AskOptions | None =
     """Open the index of ``settings`` and answer once: ``ask --long`` when ``long`` is given.
     With ``log``, the question and its answer are kept in the index (``ragctl logs``)."""
     with Collection.open(settings) as collection, Pipeline(collection) as pipeline:
-        result: Answer | LongAnswer
-        if long is not None:
-            result = pipeline.ask_long(question, long)
-        else:
-            result = pipeline.ask(question, options or AskOptions.from_settings(settings),
-                                  on_token=on_token)
-        if log and collection.writable:
-            d = result.to_dict()
-            collection.store.log_answer(result.question, result.answer, result.abstained, {
-                k: d.get(k) for k in ("schema", "kind", "abstain_reason", "sources",
-                                      "confidence", "models")})
-        return result
+        return answer_with(pipeline, question, options=options, long=long,
+                           on_token=on_token, log=log)
+
+
+def answer_with(pipeline: Pipeline, question: str, *, options: AskOptions | None = None,
+                long: LongOptions | None = None, on_token: Callable[[str], None] | None = None,
+                log: bool = False) -> Answer | LongAnswer:
+    """:func:`ask_index` with a pipeline already open (the service keeps one per index)."""
+    collection = pipeline.collection
+    result: Answer | LongAnswer
+    if long is not None:
+        result = pipeline.ask_long(question, long)
+    else:
+        result = pipeline.ask(question, options or AskOptions.from_settings(pipeline.settings),
+                              on_token=on_token)
+    if log and collection.writable:
+        d = result.to_dict()
+        collection.store.log_answer(result.question, result.answer, result.abstained, {
+            k: d.get(k) for k in ("schema", "kind", "abstain_reason", "sources",
+                                  "confidence", "models")})
+    return result

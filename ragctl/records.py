@@ -9,7 +9,7 @@ and keyword-only; ``dataclasses.asdict`` gives the flat JSON the CLI prints.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -109,3 +109,96 @@ class Citation(SourceSpan):
         start, end = answer if answer is not None else (None, None)
         return cls(number=number, sentence_id=sentence.id, passage_id=sentence.passage_id,
                    answer_start=start, answer_end=end, also_in=also_in, **sentence.span())
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """One sentence of an answer with the citations it carries and how well the cited
+    sentences support it."""
+
+    text: str
+    citations: tuple[int, ...]
+    support: float
+    supported: bool
+    attributed: bool = False  # citations added by the checker, not written by the model
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str = ""
+    raw_answer: str = ""
+    abstained: bool = False
+    abstain_reason: str | None = None
+    kind: str = ""  # span, quote or free (the generator's words)
+    question_type: str = ""
+    context_mode: str = "filtered"
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    sources: list[Citation] = field(default_factory=list)
+    context: list[Citation] = field(default_factory=list)
+    passages: list[PassageScore] = field(default_factory=list)
+    filtered: list[dict[str, Any]] = field(default_factory=list)
+    removed_citations: list[int] = field(default_factory=list)
+    unsupported_citations: list[int] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    confidence: float | None = None
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the checker changed
+
+    @property
+    def answer_text(self) -> str:
+        """What the generator answered, without citation markers."""
+        from .verify import strip_citations
+
+        return strip_citations(self.raw_answer)[0]
+
+    @property
+    def support_rate(self) -> float:
+        if not self.sentences:
+            return 0.0
+        return sum(s.supported for s in self.sentences) / len(self.sentences)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["support_rate"] = round(self.support_rate, 4)
+        d["schema"] = "ragctl.answer/1"
+        return d
+
+
+def from_dict(cls: type[Any], data: dict[str, Any]) -> Any:
+    """Rebuild a record (or a result such as ``Answer``) from its ``to_dict`` form, nested
+    records included: what a client of ``ragctl serve`` receives as JSON becomes the
+    object the renderers take. Keys the class does not have are ignored."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data or not f.init:
+            continue
+        kwargs[f.name] = _value(hints.get(f.name), data[f.name])
+    return cls(**kwargs)
+
+
+def _value(hint: Any, value: Any) -> Any:
+    import dataclasses
+    import typing
+
+    if value is None or hint is None:
+        return value
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return from_dict(hint, value)  # type: ignore[arg-type]
+    if origin in (list, tuple) and args and isinstance(value, list):
+        if origin is tuple:
+            return tuple(_value(args[0], v) for v in value)
+        return [_value(args[0], v) for v in value]
+    if args and origin is not dict:  # X | None
+        for a in args:
+            if a is not type(None) and dataclasses.is_dataclass(a) and isinstance(value, dict):
+                return from_dict(a, value)  # type: ignore[arg-type]
+    return value

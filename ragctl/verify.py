@@ -18,19 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .backends import Embedder, SupportChecker
-from .records import Citation, Sentence
+from .records import AnswerSentence, Citation, Sentence
 from .text import STOPWORDS, normalize_answer
 
 _CITE = re.compile(r"\s*\[(\d{1,3})\]")
-
-
-@dataclass(frozen=True)
-class AnswerSentence:
-    text: str
-    citations: tuple[int, ...]
-    support: float
-    supported: bool
-    attributed: bool = False  # citations added by the checker, not written by the model
 
 
 @dataclass
