@@ -148,7 +148,24 @@ class BiEncoderBackend(Backend):
         self.bias = head["bias"].astype(np.float32)
         return ct2.Encoder(str(path), **kwargs)
 
+    CACHE_SIZE = 20_000  # texts: a service sees the same passages again and again
+
     def embed(self, model: Any, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """Unit-length embeddings; texts embedded before by this model come from a cache."""
+        cache: dict[tuple[str, str], np.ndarray] = self.__dict__.setdefault("_cache", {})
+        kind = self.scorer.compute_type
+        todo = list(dict.fromkeys(t for t in texts if (kind, t) not in cache))
+        if todo:
+            new = self._embed(model, todo, batch_size)
+            if len(cache) + len(todo) > self.CACHE_SIZE:
+                cache.clear()
+            for t, v in zip(todo, new, strict=True):
+                cache[(kind, t)] = v
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([cache[(kind, t)] for t in texts])
+
+    def _embed(self, model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """Unit-length embeddings, batched by length."""
         encs = self.scorer.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
