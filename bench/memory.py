@@ -38,8 +38,11 @@ from bench.common import ROOT, save, squad_articles
 CHILD = ("import sys; sys.path.insert(0, {root!r}); from ragctl import models; "
          "from tests.fakes import HashEmbedder; "
          "models.register('embedder', 'fake-hash', "
-         "lambda settings, **_: HashEmbedder('fake-hash', 64)); "
+         "lambda settings, **_: HashEmbedder('fake-hash', {dim})); "
          "from ragctl.cli import cli; cli()")
+
+
+FAKE_DIM = 64
 
 
 def make_text(path: Path, megabytes: float) -> int:
@@ -75,7 +78,7 @@ def run_index(home: Path, target: Path, embedder: str, *, limit_s: float | None,
               max_file_mb: float) -> dict[str, object]:
     env = {**os.environ, "RAGCTL_HOME": str(home), "HF_HUB_OFFLINE": "1",
            "RAGCTL_MAX_FILE_SECONDS": "0"}
-    cmd = [sys.executable, "-c", CHILD.format(root=str(ROOT)), "index", str(target),
+    cmd = [sys.executable, "-c", CHILD.format(root=str(ROOT), dim=FAKE_DIM), "index", str(target),
            "--embedder", embedder, "--max-file-mb", str(max_file_mb), "--quiet"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -123,8 +126,12 @@ def main() -> None:
     ap.add_argument("--real-seconds", type=float, default=240)
     ap.add_argument("--only", choices=["fake", "real", "bomb"], nargs="+",
                     default=["fake", "real", "bomb"])
+    ap.add_argument("--fake-dim", type=int, default=64,
+                    help="dimensions of the test embedder (384: the real model's vectors)")
     ap.add_argument("--out", default="memory")
     args = ap.parse_args()
+    global FAKE_DIM
+    FAKE_DIM = args.fake_dim
     rows = []
     with tempfile.TemporaryDirectory(prefix="ragctl-mem-") as tmp:
         work = Path(tmp)
@@ -145,6 +152,8 @@ def main() -> None:
                 limit = None if kind == "fake" else args.real_seconds
                 r = run_index(work / f"home-{kind}-{mb:g}", texts[mb], embedder,
                               limit_s=limit, max_file_mb=max(300, mb * 1.5))
+                if kind == "fake":
+                    embedder = f"fake-hash ({FAKE_DIM} dims)"
                 rows.append({"file": f"text {mb:g} MB", "embedder": embedder, **r})
                 print(rows[-1], flush=True)
     for r in rows:  # memory at a quarter, half, three quarters and the end of each run
