@@ -198,10 +198,24 @@ class CT2Embedder(Embedder):
                                  intra_threads=threads)
         self.dim = int(self._embed(["dimension"]).shape[1])
 
+    def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+        """Unit-length vectors, in batches of texts of similar length (less padding)."""
+        encs = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(order), batch_size):
+            idx = order[i:i + batch_size]
+            out[idx] = self._forward([encs[j].tokens for j in idx])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (out / norms).astype(np.float32)
+
     def _embed(self, texts: list[str]) -> np.ndarray:
+        return self._forward([e.tokens for e in self.tokenizer.encode_batch(texts)])
+
+    def _forward(self, tokens: list[list[str]]) -> np.ndarray:
         from .ct2 import mean_pool
 
-        tokens = [e.tokens for e in self.tokenizer.encode_batch(texts)]
         res = self.model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
         return mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
                          [len(t) for t in tokens])

@@ -142,8 +142,7 @@ class Indexer:
         self.settings = collection.settings
         self.options = options or IndexOptions()
         self.reporter: Reporter = reporter or _Silent()
-        self._embedder_factory = embedder_factory or (
-            lambda name: models.load("embedder", name, self.settings))
+        self._embedder_factory = embedder_factory or self._load_embedder
         self._embedder: Embedder | None = None
         self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
         self.summary = IndexSummary(index=collection.name)
@@ -342,10 +341,17 @@ class Indexer:
             self.summary.passages_removed += len(ids)
         self.store.set_meta(chunker=_json(self._chunker_settings()))
 
-    def _prepare_query_model(self) -> None:
+    def _load_embedder(self, name: str) -> Embedder:
+        """The embedder through its CTranslate2 copy (the same vectors, less memory, no
+        PyTorch), made first when it is missing; sentence-transformers when no copy can
+        be made."""
+        self._prepare_query_model(name)
+        return models.load("embedder", name, self.settings, light=True)
+
+    def _prepare_query_model(self, name: str | None = None) -> None:
         """Make the CTranslate2 copy of the index's embedder once, so that `search` and
         `ask` embed their question without loading PyTorch (:mod:`ragctl.embed`)."""
-        name = self.collection.embedder_name
+        name = name or self.collection.embedder_name
         if not name:
             return
         try:
@@ -355,7 +361,7 @@ class Indexer:
         from .embed import FAST_MANIFEST, fast_copy_dir, make_fast_copy
 
         if path.is_dir() and not (fast_copy_dir(path) / FAST_MANIFEST).exists():
-            self.reporter.phase("preparing the query model", total=None)
+            self.reporter.phase("preparing the embedding model (once)", total=None)
             make_fast_copy(path, name=name)
 
     def _skip(self, path: Path, reason: str, old: DocumentRecord | None) -> None:

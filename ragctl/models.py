@@ -19,6 +19,7 @@ similarity fallback; a model the user named is never replaced.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
@@ -108,6 +109,17 @@ def keep_loaded() -> None:
         _KEPT = {}
 
 
+def release() -> None:
+    """Close the models :func:`keep_loaded` holds and load afresh from now on."""
+    global _KEPT
+    kept_models, _KEPT = _KEPT or {}, None
+    for model in kept_models.values():
+        close = getattr(model, "_close_kept", None)
+        if close is not None:
+            with contextlib.suppress(Exception):  # one failing must not keep others open
+                close()
+
+
 def kept() -> list[str]:
     """What :func:`keep_loaded` holds, as "kind name"."""
     return sorted(f"{key[0]} {key[1]}" for key in (_KEPT or {}))
@@ -115,15 +127,17 @@ def kept() -> list[str]:
 
 def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -> Any:
     """The model ``name`` of ``kind``, ready to use. ``deps`` are what some models need
-    from the pipeline (the similarity fallbacks need ``embedder``)."""
+    from the pipeline (the similarity fallbacks need ``embedder``); ``light=True`` for an
+    embedder: its CTranslate2 copy when one was made (the same vectors, no PyTorch)."""
     if _KEPT is None:
         return _load(kind, name, settings, **deps)
     s = settings or Settings()
-    key = (kind, name, deps.get("queries", False), s.device, s.compute_type, s.n_ctx,
-           *sorted((k, id(v)) for k, v in deps.items() if k != "queries"))
+    key = (kind, name, deps.get("light", False), s.device, s.compute_type, s.n_ctx,
+           *sorted((k, id(v)) for k, v in deps.items() if k != "light"))
     if key not in _KEPT:
         model = _load(kind, name, settings, **deps)
         if model is not None and hasattr(model, "close"):
+            model._close_kept = model.close  # for release()
             model.close = lambda: None  # shared: the pipelines that use it must not close it
         _KEPT[key] = model
     return _KEPT[key]
@@ -132,7 +146,7 @@ def load(kind: str, name: str, settings: Settings | None = None, **deps: Any) ->
 def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -> Any:
     _check_kind(kind)
     settings = settings or Settings()
-    if kind == "embedder" and deps.pop("queries", False):
+    if kind == "embedder" and deps.pop("light", False):
         fast = _fast_embedder(name)
         if fast is not None:
             return fast

@@ -38,7 +38,7 @@ class Retriever:
                 raise RagctlError(f"index {self.collection.name!r} is empty; "
                                   "add documents with: ragctl index PATH")
             self._embedder = models.load("embedder", name, self.collection.settings,
-                                         queries=True)
+                                         light=True)
         return self._embedder
 
     def search(self, query: str, *, limit: int = 10, mode: Mode = "hybrid",

@@ -127,8 +127,12 @@ class Service:
             entry.collection.close()
 
     def close(self) -> None:
+        """Close the open indexes and the models (run it on the worker thread)."""
+        from . import models
+
         for key in list(self.open):
             self._close(key)
+        models.release()
 
     def ask(self, payload: dict[str, Any], on_token: Callable[[str], None] | None) -> dict:
         from .longform import LongOptions
