@@ -156,11 +156,21 @@ class BiEncoderBackend(Backend):
         kind = self.scorer.compute_type
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in cache))
         if todo:
-            new = self._embed(model, todo, batch_size)
+            found: dict[str, np.ndarray] = {}
+            disk = self.scorer.vector_cache
+            if disk is not None:  # keyed by compute type too: int8 and float32 differ
+                stored = disk.get([f"{kind}\x00{t}" for t in todo])
+                found = {k.split("\x00", 1)[1]: v for k, v in stored.items()}
+            missing = [t for t in todo if t not in found]
+            if missing:
+                new = self._embed(model, missing, batch_size)
+                found.update(zip(missing, new, strict=True))
+                if disk is not None:
+                    disk.put([f"{kind}\x00{t}" for t in missing], new)
             if len(cache) + len(todo) > self.CACHE_SIZE:
                 cache.clear()
-            for t, v in zip(todo, new, strict=True):
-                cache[(kind, t)] = v
+            for t in todo:
+                cache[(kind, t)] = found[t]
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([cache[(kind, t)] for t in texts])
@@ -264,6 +274,24 @@ BACKENDS: dict[str, type[Backend]] = {
 
 # ------------------------------------------------------------------------------ the scorer
 
+def _vector_cache(path: Path, manifest: dict[str, Any]) -> Any:
+    """The on-disk cache of this exact model's embeddings (see ``store.VectorCache``)."""
+    import hashlib
+
+    from .config import cache_dir
+    from .store import VectorCache
+
+    weights = path / "model.bin"
+    try:
+        st = weights.stat()
+    except OSError:
+        return None
+    stamp = f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    digest = hashlib.sha256(stamp.encode()).hexdigest()[:12]
+    name = str(manifest.get("name", path.name)).replace("/", "_")
+    return VectorCache(cache_dir() / "vectors" / f"{name}-{digest}.db")
+
+
 class CT2Scorer:
     """P(true | a, b) for text pairs, from an exported model of any backend."""
 
@@ -279,6 +307,8 @@ class CT2Scorer:
         self.tokenizer = load_tokenizer(self.path, self.max_length)
         self.threads = threads
         self.model = self._load(self.compute_type)
+        self.vector_cache = _vector_cache(self.path, self.manifest) \
+            if isinstance(self.backend, BiEncoderBackend) else None
         if refine_margin is None:
             refine_margin = float(self.manifest.get("refine_margin", REFINE_MARGIN))
         self.refine_margin = refine_margin if self.compute_type in INT8_TYPES else 0.0
@@ -336,6 +366,12 @@ class CT2Scorer:
     def z(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> np.ndarray:
         """Uncalibrated log P(true) − log P(false) per pair."""
         return self.backend.z(self.model, pairs, batch_size)
+
+    def warm(self, texts: Sequence[str]) -> None:
+        """Bi-encoder models: embed ``texts`` into the caches now, so that scoring them
+        later costs only the question's embedding. Other models: nothing."""
+        if isinstance(self.backend, BiEncoderBackend) and texts:
+            self.backend.embed(self.model, texts)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Bi-encoder models: the unit-length embedding of each text."""

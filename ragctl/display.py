@@ -373,6 +373,9 @@ def render_service_status(st: dict[str, Any]) -> None:
     if st.get("rss_bytes"):
         t.add_row("memory", human_bytes(st["rss_bytes"]))
     t.add_row("indexes", ", ".join(st["indexes"]) or "(none open yet)")
+    warmed = st.get("passages_warmed") or {}
+    if warmed:
+        t.add_row("prepared", ", ".join(f"{k}: {v} passages" for k, v in warmed.items()))
     t.add_row("models", "\n".join(st["models"]) or "(none loaded yet)")
     stdout.print(t)
 

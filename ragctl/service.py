@@ -76,6 +76,8 @@ class _Open:
     collection: Any
     pipeline: Any
     stamp: tuple[Any, ...]
+    warmed_to: int = -1  # passages up to this id have their scoring embeddings cached
+    warmed: int = 0
 
 
 class Service:
@@ -90,7 +92,50 @@ class Service:
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragctl-work")
         self.started = time.time()
         self.requests = 0
+        self.busy = 0  # requests in flight
+        self.last_request = 0.0
         self.open: dict[str, _Open] = {}
+        self.stopping = False
+
+    # While nobody asks, the service embeds the passages (relevance estimator) and their
+    # sentences (context filter) of its open indexes ahead of time, 32 passages a step,
+    # into the models' vector caches: a later question then only embeds itself.
+    def warm_loop(self, *, idle_s: float = 2.0) -> None:
+        while not self.stopping:
+            time.sleep(0.5)
+            if self.busy or time.monotonic() - self.last_request < idle_s:
+                continue
+            try:
+                worked = self.worker.submit(self.warm_step).result()
+            except RuntimeError:  # the worker was shut down
+                return
+            except Exception as e:  # warming must never take the service down
+                logger.warning("warming stopped: %s", e)
+                return
+            if not worked:
+                time.sleep(5.0)
+
+    def warm_step(self, batch: int = 32) -> bool:
+        """Embed the next ``batch`` passages of an open index; False when all are done."""
+        from .filter import CT2Filter
+        from .relevance import CT2Relevance
+        from .text import passage_text
+
+        for entry in list(self.open.values()):
+            relevance = entry.pipeline.relevance
+            context_filter = entry.pipeline.context_filter
+            rows = entry.collection.store.passage_titles(entry.warmed_to, batch)
+            if not rows:
+                continue
+            if isinstance(relevance, CT2Relevance):
+                relevance.scorer.warm([passage_text(t, x) for _, t, x in rows])
+            if isinstance(context_filter, CT2Filter):
+                sentences = entry.collection.store.sentences_of([i for i, _, _ in rows])
+                context_filter.scorer.warm([s.text for ss in sentences.values() for s in ss])
+            entry.warmed_to = rows[-1][0]
+            entry.warmed += len(rows)
+            return True
+        return False
 
     def pipeline(self, settings: Settings) -> Any:
         """The open pipeline for these settings, reopened when the index changed."""
@@ -130,6 +175,7 @@ class Service:
         """Close the open indexes and the models (run it on the worker thread)."""
         from . import models
 
+        self.stopping = True
         for key in list(self.open):
             self._close(key)
         models.release()
@@ -176,6 +222,7 @@ class Service:
                 "uptime_s": round(time.time() - self.started, 1), "requests": self.requests,
                 "rss_bytes": rss,
                 "indexes": sorted({e.collection.name for e in self.open.values()}),
+                "passages_warmed": {e.collection.name: e.warmed for e in self.open.values()},
                 "models": models.kept()}
 
 
@@ -248,7 +295,12 @@ def make_app(service: Service, *, http_token: str | None) -> Any:
 
     async def run(fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(worker, fn, *args)
+        service.busy += 1
+        try:
+            return await loop.run_in_executor(worker, fn, *args)
+        finally:
+            service.busy -= 1
+            service.last_request = time.monotonic()
 
     def failure(e: Exception) -> JSONResponse:
         if isinstance(e, RagctlError):
@@ -297,13 +349,18 @@ def make_app(service: Service, *, http_token: str | None) -> Any:
             loop.call_soon_threadsafe(queue.put_nowait, out)
 
         async def lines() -> AsyncIterator[bytes]:
-            future = loop.run_in_executor(worker, work)
-            while True:
-                kind, value = await queue.get()
-                yield (json.dumps({kind: value}) + "\n").encode()
-                if kind != "token":
-                    break
-            await future
+            service.busy += 1
+            try:
+                future = loop.run_in_executor(worker, work)
+                while True:
+                    kind, value = await queue.get()
+                    yield (json.dumps({kind: value}) + "\n").encode()
+                    if kind != "token":
+                        break
+                await future
+            finally:
+                service.busy -= 1
+                service.last_request = time.monotonic()
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 
@@ -363,7 +420,7 @@ def _bind_unix(path: Path) -> socket.socket:
     return sock
 
 
-def serve(settings: Settings, *, http_port: int | None = None,
+def serve(settings: Settings, *, http_port: int | None = None, warm: bool = True,
           ready: Callable[[dict[str, Any]], None] | None = None) -> None:
     """Run the service in the foreground until SIGTERM or Ctrl-C."""
     import uvicorn
@@ -374,8 +431,12 @@ def serve(settings: Settings, *, http_port: int | None = None,
     if len(str(path).encode()) > 100:
         raise RagctlError(f"the socket path {path} is too long for a Unix socket; "
                           "use a shorter RAGCTL_HOME")
+    import threading
+
     service = Service()
     preload(service, settings)
+    if warm:
+        threading.Thread(target=service.warm_loop, name="ragctl-warm", daemon=True).start()
     sockets = [_bind_unix(path)]
     http_token = None
     if http_port is not None:

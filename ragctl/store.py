@@ -384,6 +384,13 @@ class Store:
         return [(int(r[0]), -float(r[1])) for r in rows]
 
     # ------------------------------------------------------------------ re-embedding
+    def passage_titles(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """(id, document title, text) of up to ``limit`` passages with ids above
+        ``after``, in id order."""
+        return [(int(r[0]), str(r[1] or ""), str(r[2])) for r in self.db.execute(
+            "SELECT p.id, d.title, p.text FROM passages p JOIN documents d "
+            "ON d.id = p.document_id WHERE p.id > ? ORDER BY p.id LIMIT ?", [after, limit])]
+
     def passage_texts(self, after: int, limit: int) -> list[tuple[int, str]]:
         """(id, text) of up to ``limit`` passages with ids above ``after``, in id order."""
         return [(int(r[0]), str(r[1])) for r in self.db.execute(
@@ -600,3 +607,76 @@ class DocumentWriter:
         self.ids.extend(ids)
         self.n_sentences += sum(len(c.sentences) for c in chunks)
         return ids
+
+
+class VectorCache:
+    """Embeddings a scoring model made before, by text hash, in a private SQLite file
+    (``<cache>/vectors/<model>.db``, 0600): a passage is embedded by the relevance
+    estimator (or a sentence by the context filter) once, not at every question. Holds
+    vectors and hashes, never texts. Any error turns it off for the process: the cache
+    only ever saves time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: Any = None
+        self.enabled = True
+
+    def _conn(self) -> Any:
+        if self._db is None:
+            import sqlite3
+
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            old = os.umask(0o077)
+            try:
+                db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+            finally:
+                os.umask(old)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS v (hash TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._db = db
+        return self._db
+
+    def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vector of each text that has one."""
+        if not self.enabled or not texts:
+            return {}
+        import sqlite3
+
+        by_hash = {text_hash(t): t for t in texts}
+        found: dict[str, np.ndarray] = {}
+        try:
+            db = self._conn()
+            keys = list(by_hash)
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                marks = ",".join("?" * len(part))
+                for h, blob in db.execute(f"SELECT hash, vec FROM v WHERE hash IN ({marks})",
+                                          part):
+                    found[by_hash[h]] = np.frombuffer(blob, dtype=np.float32)
+        except (sqlite3.Error, OSError):
+            self.enabled = False
+            return {}
+        return found
+
+    def put(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        if not self.enabled or not len(texts):
+            return
+        import sqlite3
+
+        try:
+            db = self._conn()
+            with db:
+                db.executemany("INSERT OR REPLACE INTO v (hash, vec) VALUES (?, ?)",
+                               [(text_hash(t), np.asarray(v, dtype=np.float32).tobytes())
+                                for t, v in zip(texts, vectors, strict=True)])
+        except (sqlite3.Error, OSError):
+            self.enabled = False
+
+    def count(self) -> int:
+        import sqlite3
+
+        try:
+            return int(self._conn().execute("SELECT count(*) FROM v").fetchone()[0])
+        except (sqlite3.Error, OSError):
+            return 0

@@ -10,6 +10,12 @@ from tests.fakes import FakeGenerator, HashEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# made-again files (the embedder's CTranslate2 copy, vector caches) in one folder per test
+# session, never in the user's ~/.cache
+if "RAGCTL_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["RAGCTL_CACHE"] = tempfile.mkdtemp(prefix="ragctl-test-cache-")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
@@ -35,7 +41,7 @@ def ragctl_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("RAGCTL_HOME", str(home))
     for key in list(os.environ):
-        if key.startswith("RAGCTL_") and key != "RAGCTL_HOME":
+        if key.startswith("RAGCTL_") and key not in ("RAGCTL_HOME", "RAGCTL_CACHE"):
             monkeypatch.delenv(key)
     # unit tests pin the fallbacks; tests of the trained defaults use `model_defaults`
     monkeypatch.setenv("RAGCTL_RELEVANCE", "similarity")

@@ -210,3 +210,63 @@ def test_the_generator_cites_the_sentence_that_holds_the_answer() -> None:
             assert v.sentences and v.sentences[0].citations == (want,), text
     finally:
         gen.close()
+
+
+def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, Path],
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    from ragctl.config import load_settings
+    from ragctl.ct2 import BiEncoderBackend
+    from ragctl.service import Service
+    from ragctl.store import VectorCache
+    from ragctl.text import passage_text
+
+    monkeypatch.setenv("RAGCTL_CACHE", str(tmp_path / "cache"))  # empty
+    monkeypatch.setenv("RAGCTL_RELEVANCE", str(models["encoder"]))
+    service = Service()
+    try:
+        def work() -> tuple[int, int]:
+            service.pipeline(load_settings()).load()
+            steps = 0
+            while service.warm_step(batch=2):
+                steps += 1
+            return steps, next(iter(service.open.values())).collection.store.count("passages")
+
+        steps, n = service.worker.submit(work).result()
+        entry = next(iter(service.open.values()))
+        cache: VectorCache = entry.pipeline.relevance.scorer.vector_cache
+        assert steps >= 2 and cache.count() == n  # every passage, before any question
+        assert (cache.path.stat().st_mode & 0o777) == 0o600
+    finally:
+        service.worker.submit(service.close).result()
+    # another process: only the question is embedded, the passages come from the cache
+    embedded: list[int] = []
+    orig = BiEncoderBackend._embed
+
+    def counting(self, model, texts, batch_size):  # type: ignore[no-untyped-def]
+        embedded.append(len(texts))
+        return orig(self, model, texts, batch_size)
+
+    monkeypatch.setattr(BiEncoderBackend, "_embed", counting)
+    q = "Who leads the audit team?"
+    out = CliRunner().invoke(cli, ["ask", q, "--json", "--no-abstain", "--no-log",
+                                   "--no-service"])
+    a = json.loads(out.stdout)
+    assert embedded[0] == 1
+    # and the scores are those of the model without a cache
+    plain = CT2Scorer(models["encoder"], device="cpu")
+    plain.vector_cache = None
+    want = plain.predict([(q, passage_text(p["title"], p["text"])) for p in a["passages"]],
+                         refine=True)
+    assert [p["relevance"] for p in a["passages"]] == pytest.approx(want.tolist(), abs=1e-4)
+
+
+def test_a_broken_vector_cache_is_ignored(tmp_path: Path) -> None:
+    from ragctl.store import VectorCache
+
+    path = tmp_path / "v.db"
+    path.write_bytes(b"not a database" * 100)
+    cache = VectorCache(path)
+    assert cache.get(["a passage"]) == {}
+    cache.put(["a passage"], np.ones((1, 4), dtype=np.float32))
+    assert not cache.enabled
