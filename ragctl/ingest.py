@@ -14,6 +14,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -282,7 +283,8 @@ def parse(path: Path, data: bytes) -> ParsedDocument:
         raise SkipFile(f"unsupported file type {path.suffix or '(none)'!r}; skipped")
     parser = _PARSERS[fmt]
     try:
-        doc = parser(path, data)
+        with _quiet_parsers():
+            doc = parser(path, data)
     except SkipFile:
         raise
     except Exception as e:  # a broken file must never stop the run
@@ -291,6 +293,25 @@ def parse(path: Path, data: bytes) -> ParsedDocument:
     if not sections:
         raise SkipFile("no text found; skipped")
     return ParsedDocument(doc.path, doc.format, doc.title, sections)
+
+
+@contextmanager
+def _quiet_parsers() -> Iterator[None]:
+    """The parsing libraries' own warnings ("Ignoring wrong pointing object", BeautifulSoup's
+    XMLParsedAsHTMLWarning) say nothing a reader of ragctl's one-line warnings can act on:
+    they are dropped while a file is parsed (``-vv`` still shows the libraries' logs)."""
+    import warnings
+
+    pypdf = logging.getLogger("pypdf")
+    level = pypdf.level
+    if not logger.isEnabledFor(logging.DEBUG):
+        pypdf.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        pypdf.setLevel(level)
 
 
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),

@@ -164,3 +164,28 @@ def test_text_blocks_cut_a_line_without_breaks(tmp_path: Path) -> None:
     blocks = list(text_blocks(f, "utf-8", block_chars=100))
     assert max(len(b.text) for b in blocks) <= 900
     assert "".join(b.text for b in blocks) == "word " * 5000
+
+
+def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+    import warnings
+
+    from ragctl import ingest
+
+    def noisy(path: Path, data: bytes) -> ingest.ParsedDocument:
+        logging.getLogger("pypdf").warning("Ignoring wrong pointing object 17 0 (offset 0)")
+        warnings.warn("XMLParsedAsHTMLWarning: looks like XML", UserWarning, stacklevel=1)
+        return ingest.ParsedDocument(path, "text", "t", [ingest.Section("Some text.")])
+
+    monkeypatch.setitem(ingest._PARSERS, "text", noisy)
+    f = tmp_path / "a.txt"
+    f.write_text("x")
+    handler = logging.StreamHandler()
+    logging.getLogger("pypdf").addHandler(handler)
+    try:
+        assert parse(f, b"x").sections[0].text == "Some text."
+    finally:
+        logging.getLogger("pypdf").removeHandler(handler)
+    err = capfd.readouterr().err
+    assert "wrong pointing" not in err and "XMLParsedAsHTML" not in err
