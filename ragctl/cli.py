@@ -441,6 +441,30 @@ def chat(index_name: str | None, no_log: bool, no_service: bool) -> None:
     run(settings, use_service=not no_service, log=not no_log)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@index_option
+@click.option("--debounce", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds without a change before the index is brought up to date.")
+@command_errors
+def watch(paths: tuple[Path, ...], index_name: str | None, debounce: float) -> None:
+    """Keep an index current while files change.
+
+    Indexes PATHS (or every folder indexed before), then re-indexes what changes:
+    new, edited, moved and deleted files, editors' atomic saves. One line per change on
+    stderr; Ctrl-C stops. Safe to stop at any moment, like ragctl index.
+
+    \b
+    Example:
+        ragctl watch ~/notes
+    """
+    from .display import stderr
+    from .watch import watch as run
+
+    settings = _settings(index=index_name)
+    run(settings, list(paths), debounce=debounce, say=lambda line: stderr.print(line))
+
+
 @cli.command(name="eval")
 @click.argument("dataset", type=click.Choice(["squad", "nq", "dpr", "hotpot",
                                               "hotpot-paragraphs", "scifact", "beir"]))
