@@ -496,6 +496,36 @@ def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(path, "rst", title, sections)
 
 
+def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
+    """A table as one line per row that keeps the header with each value, so that a
+    question about a cell finds its row: "Item: USB-C cable; Qty: 2; Price: $12.99".
+    ``header``: whether the first row is one (HTML ``th`` cells); None guesses, for tables
+    of three or more columns, from a first row of short labels without digits. A row of a
+    label and a value gives "Capital: Wellington"; other rows keep their cells, " | "
+    between them."""
+    rows = [[" ".join(c.split()) for c in r] for r in rows]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    head = rows[0]
+    width = len(head)
+    if header is None:
+        header = width >= 3 and all(head) and len(set(head)) == width and all(
+            len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in head)
+    if header and len(rows) >= 2 and width >= 2:
+        out = [" | ".join(c for c in head if c)]
+        for r in rows[1:]:
+            pairs = [f"{h}: {v}" for h, v in zip(head, r, strict=False) if v and v != h]
+            if pairs:
+                out.append("; ".join(pairs))
+        return out
+    lines = []
+    for r in rows:
+        cells = [c for c in r if c]
+        lines.append(": ".join(cells) if len(cells) == 2 else " | ".join(cells))
+    return lines
+
+
 _BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "tr", "table", "pre", "blockquote", "section",
                "article", "header", "footer", "dd", "dt", "figcaption", "caption", "br", "hr",
                "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "main", "aside"]
@@ -512,6 +542,14 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
     for tag in soup.find_all(re.compile(r"^h[1-6]$")):
         heading = " ".join(tag.get_text(" ", strip=True).split())
         tag.replace_with(f"\n\n\x01{tag.name[1]}\x02{heading}\x03\n\n")
+    for table in soup.find_all("table"):
+        if table.find("table") is not None:
+            continue  # a layout table around others: its cells are read as text
+        trs = table.find_all("tr")
+        rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in trs]
+        first = trs[0].find_all(["th", "td"]) if trs else []
+        header = bool(first) and all(c.name == "th" for c in first)
+        table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
     for tag in soup.find_all(_BLOCK_TAGS):
         tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
         tag.insert_after("\n\n" if tag.name not in ("td", "th", "br") else " ")
@@ -598,9 +636,9 @@ def _parse_docx(path: Path, data: bytes) -> ParsedDocument:
     headings: list[tuple[int, int, int, str]] = []
     pos = 0
     for block in document.iter_inner_content():
-        if hasattr(block, "rows"):  # a table
-            rows = [" | ".join(c.text.strip() for c in row.cells) for row in block.rows]
-            text = "\n".join(r for r in rows if r.strip())
+        if hasattr(block, "rows"):  # a table: a paragraph per row, the header kept with each
+            text = "\n\n".join(table_lines([[c.text for c in row.cells]
+                                             for row in block.rows]))
             level = 0
         else:
             text = block.text

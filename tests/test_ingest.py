@@ -189,3 +189,35 @@ def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.C
         logging.getLogger("pypdf").removeHandler(handler)
     err = capfd.readouterr().err
     assert "wrong pointing" not in err and "XMLParsedAsHTML" not in err
+
+
+def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
+    import docx
+
+    from ragctl.ingest import table_lines
+
+    rows = [["Item", "Qty", "Price"], ["USB-C cable", "2", "$12.99"], ["Total", "", "$25.98"]]
+    assert table_lines(rows) == ["Item | Qty | Price",
+                                 "Item: USB-C cable; Qty: 2; Price: $12.99",
+                                 "Item: Total; Price: $25.98"]
+    assert table_lines([["Rent", "750 euros"], ["Due", "the 1st"]]) == \
+        ["Rent: 750 euros", "Due: the 1st"]
+    # an infobox: labels and values, not a header row
+    assert table_lines([["Industry", "Software"], ["Founded", "1998"], ["Flag"]]) == \
+        ["Industry: Software", "Founded: 1998", "Flag"]
+    assert table_lines([["Symptom", "Cause"], ["Slow", "CPU"]], header=True) == \
+        ["Symptom | Cause", "Symptom: Slow; Cause: CPU"]
+    d = docx.Document()
+    t = d.add_table(rows=3, cols=3)
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            t.cell(i, j).text = cell
+    f = tmp_path / "receipt.docx"
+    d.save(str(f))
+    text = _parse(f).sections[0].text
+    assert "Item: USB-C cable; Qty: 2; Price: $12.99\n\nItem: Total; Price: $25.98" in text
+    html = tmp_path / "receipt.html"
+    html.write_text("<html><body><h1>Receipt</h1><table><tr><th>Item</th><th>Qty</th>"
+                    "<th>Price</th></tr><tr><td>USB-C cable</td><td>2</td><td>$12.99</td>"
+                    "</tr></table></body></html>")
+    assert "Item: USB-C cable; Qty: 2; Price: $12.99" in _parse(html).sections[0].text
