@@ -246,7 +246,12 @@ class Collection:
         vi = self._vectors
         if vi is None:
             return
-        check = vi.save(self.hnsw_path)
+        try:
+            check = vi.save(self.hnsw_path)
+        except RagctlError:
+            if not vi.usable:  # let go of for the read-back: load the last good file again
+                self._vectors = None
+            raise
         with self.store.transaction():
             self.store.set_meta(hnsw_file=json.dumps(check.to_dict()))
             self.store.clear_journal(self.applied_seq)

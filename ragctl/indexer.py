@@ -450,6 +450,7 @@ class Indexer:
         vi = self.collection.vectors()
         if vi is not None:
             vi.delete(writer.old_ids)
+            vi.reserve(vi.element_count + len(writer.ids))
             for ids, matrix in self.store.vectors(writer.ids, dim=vi.dim):
                 vi.add(ids, matrix)
             self.collection.applied_seq = seq

@@ -64,6 +64,9 @@ def _hnswlib() -> Any:
     return hnswlib
 
 
+ADOPT_BYTES = 256_000_000  # above this, save() reads the file back instead of a second copy
+
+
 class VectorIndex:
     """An hnswlib index of unit vectors; grows itself and saves atomically."""
 
@@ -108,6 +111,21 @@ class VectorIndex:
         except RuntimeError:
             return False
         return True
+
+    @property
+    def usable(self) -> bool:
+        """False after a failed save let go of the vectors (see :meth:`save`)."""
+        return self._index is not None
+
+    def nbytes(self) -> int:
+        """About how much memory the index takes (vectors and bottom-level links)."""
+        return self.capacity * (self.dim * 4 + 8 * self.params.m + 16)
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` elements in all, made at once (growing step by step while a large
+        file is added would hold the old and the new buffer several times)."""
+        if n > self.capacity:
+            self._index.resize_index(n)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         if len(ids) == 0:
@@ -166,14 +184,25 @@ class VectorIndex:
             finally:
                 os.close(fd)
             os.chmod(tmp, 0o600)
-            check = FileCheck(tmp.stat().st_size, file_sha256(tmp), self.element_count)
+            count = self.element_count
+            check = FileCheck(tmp.stat().st_size, file_sha256(tmp), count)
+            if self.nbytes() > ADOPT_BYTES:
+                # Too big to hold twice: let go of this copy and keep the one read back
+                # (if that fails, the caller reloads the previous file and its journal).
+                self._index = None
+                import gc
+
+                gc.collect()
             try:
                 back = VectorIndex.load(tmp, self.dim, self.params)
             except (RuntimeError, OSError, ValueError) as e:
                 raise OSError(f"the file written is incomplete ({e})") from None
-            if back.element_count != self.element_count:
+            if back.element_count != count:
                 raise OSError(f"the file written holds {back.element_count} vectors, "
-                              f"not {self.element_count}")
+                              f"not {count}")
+            if self._index is None:
+                self._index = back._index
+            del back
             os.replace(tmp, path)
         except OSError as e:
             tmp.unlink(missing_ok=True)

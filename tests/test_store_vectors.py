@@ -97,3 +97,21 @@ def test_search_with_fewer_elements_than_k() -> None:
     vi.add(np.array([5, 6]), _vecs(2))
     labels, _ = vi.search(_vecs(1, seed=3)[0], 10)
     assert sorted(labels.tolist()) == [5, 6]
+
+
+def test_a_large_index_is_saved_without_a_second_copy(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl import vectors
+
+    monkeypatch.setattr(vectors, "ADOPT_BYTES", 0)  # every index counts as large
+    vi = VectorIndex(8, capacity=16)
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(50, 8)).astype(np.float32)
+    vi.reserve(50)
+    vi.add(np.arange(50), data)
+    vi.save(tmp_path / "v.hnsw")
+    assert vi.usable and vi.element_count == 50  # the copy read back is the index now
+    labels, _ = vi.search(data[7], 1)
+    assert labels[0] == 7
+    vi.add(np.array([50]), data[:1])  # and it still takes new vectors
+    assert vi.element_count == 51
