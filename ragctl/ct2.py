@@ -346,20 +346,16 @@ class CT2Scorer:
         close = np.flatnonzero(z >= z.max() - self.refine_margin)
         if len(close) < 2:
             return z
-        out = z.copy()
-        out[close] = self.refiner().z([pairs[int(i)] for i in close])
-        return out
-
-    def refiner(self) -> CT2Scorer:
-        """This scorer again, its weights computed in float32 (loaded on first use)."""
-        if self._refiner is None:
+        if self._refiner is None:  # this scorer again, its weights computed in float32
             refiner = copy.copy(self)
             refiner.backend = copy.copy(self.backend)
             refiner.backend.scorer = refiner
             refiner.model, refiner.compute_type = refiner._load("float32"), "float32"
             refiner.refine_margin = 0.0
             self._refiner = refiner
-        return self._refiner
+        out = z.copy()
+        out[close] = self._refiner.z([pairs[int(i)] for i in close])
+        return out
 
     def probability(self, z: np.ndarray) -> np.ndarray:
         """σ(a·z + b) with the model's calibration (a, b)."""
@@ -376,9 +372,6 @@ class CT2Scorer:
         later costs only the question's embedding. Other models: nothing."""
         if isinstance(self.backend, BiEncoderBackend) and texts:
             self.backend.embed(self.model, texts)
-            refiner = self.refiner() if self.refine_margin > 0 else None
-            if refiner is not None and isinstance(refiner.backend, BiEncoderBackend):
-                refiner.backend.embed(refiner.model, texts)  # near-ties, again in float32
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Bi-encoder models: the unit-length embedding of each text."""
