@@ -122,6 +122,28 @@ def mean_pool(states: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
                       dtype=np.float32)
 
 
+def encode(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: int = 32
+           ) -> np.ndarray:
+    """Unit-length mean-pooled embeddings from a CTranslate2 encoder, in batches of
+    texts of similar length (less padding); rows in the order of ``texts``."""
+    encs = tokenizer.encode_batch(list(texts))
+    order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
+    out: np.ndarray | None = None
+    for i in range(0, len(order), batch_size):
+        idx = order[i:i + batch_size]
+        tokens = [encs[j].tokens for j in idx]
+        res = model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
+        feats = mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
+                          [len(t) for t in tokens])
+        if out is None:
+            out = np.zeros((len(encs), feats.shape[1]), dtype=np.float32)
+        out[idx] = feats
+    if out is None:
+        return np.zeros((0, 0), dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
 # ------------------------------------------------------------------------------ backends
 
 class Backend:
@@ -176,23 +198,7 @@ class BiEncoderBackend(Backend):
         return np.stack([cache[(kind, t)] for t in texts])
 
     def _embed(self, model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        """Unit-length embeddings, batched by length."""
-        encs = self.scorer.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
-        out: np.ndarray | None = None
-        for i in range(0, len(order), batch_size):
-            idx = order[i:i + batch_size]
-            tokens = [encs[j].tokens for j in idx]
-            res = model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
-            feats = mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
-                              [len(t) for t in tokens])
-            if out is None:
-                out = np.zeros((len(encs), feats.shape[1]), dtype=np.float32)
-            out[idx] = feats
-        if out is None:
-            return np.zeros((0, 0), dtype=np.float32)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.asarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+        return encode(model, self.scorer.tokenizer, texts, batch_size)
 
     def z(self, model: Any, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
         if not pairs:

@@ -91,9 +91,9 @@ class SentenceTransformerEmbedder(Embedder):
 #
 # Embedding one query through sentence-transformers means importing PyTorch (seconds on a
 # laptop). A CTranslate2 copy of the same model, computed in float32 with the same
-# tokenizer, mean pooling and normalization, gives the same vectors (see
-# bench/models.py --embedder-equality) without PyTorch, so `search` and `ask` use it when
-# it exists. `ragctl index`, which has PyTorch loaded anyway, makes the copy once.
+# tokenizer, mean pooling and normalization, gives the same vectors (bench/latency.py,
+# part "equality") without PyTorch. `ragctl index` makes the copy once (converting needs
+# PyTorch) and then embeds through it, as `search` and `ask` do.
 
 FAST_MANIFEST = "embedder.json"
 
@@ -199,26 +199,14 @@ class CT2Embedder(Embedder):
         self.dim = int(self._embed(["dimension"]).shape[1])
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
-        """Unit-length vectors, in batches of texts of similar length (less padding)."""
-        encs = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].tokens))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i in range(0, len(order), batch_size):
-            idx = order[i:i + batch_size]
-            out[idx] = self._forward([encs[j].tokens for j in idx])
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return (out / norms).astype(np.float32)
+        from .ct2 import encode
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return encode(self.model, self.tokenizer, texts, batch_size)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return self._forward([e.tokens for e in self.tokenizer.encode_batch(texts)])
-
-    def _forward(self, tokens: list[list[str]]) -> np.ndarray:
-        from .ct2 import mean_pool
-
-        res = self.model.forward_batch(tokens, token_type_ids=[[0] * len(t) for t in tokens])
-        return mean_pool(np.asarray(res.last_hidden_state, dtype=np.float32),
-                         [len(t) for t in tokens])
+        return self.embed(texts, batch_size=len(texts))
 
 
 def fast_embedder(model_path: Path) -> CT2Embedder | None:
