@@ -424,11 +424,9 @@ class Indexer:
         """Index a large text file block by block in one transaction (all old or all new,
         as for any file), so that memory stays bounded whatever its size. The time limit
         applies to reading each block."""
-        fmt = "text"
-        n_passages = n_sentences = 0
         try:
             with self.store.writing_document(
-                    path=str(path), format=fmt, title=path.stem, size=st.st_size,
+                    path=str(path), format="text", title=path.stem, size=st.st_size,
                     mtime_ns=st.st_mtime_ns, sha256=scan.sha256) as writer:
                 for section in text_blocks(path, scan.encoding):
                     with time_limit(self.settings.max_file_seconds):
@@ -437,8 +435,6 @@ class Indexer:
                                            target_words=self.settings.chunk_words)
                     if chunks:
                         writer.add(chunks, self._vectors([c.text for c in chunks]))
-                        n_passages += len(chunks)
-                        n_sentences += sum(len(c.sentences) for c in chunks)
                         self.reporter.advance(passages=len(chunks))
                 if not writer.ids:
                     raise SkipFile("no sentences found; skipped")
@@ -455,8 +451,8 @@ class Indexer:
                 vi.add(ids, matrix)
             self.collection.applied_seq = seq
         self.summary.passages_removed += len(writer.old_ids)
-        self.summary.passages_added += n_passages
-        self.summary.sentences_added += n_sentences
+        self.summary.passages_added += len(writer.ids)
+        self.summary.sentences_added += writer.n_sentences
         if old is not None:
             self.summary.updated += 1
         else:

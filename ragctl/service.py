@@ -144,22 +144,21 @@ class Service:
 
         key = json.dumps(asdict(settings), sort_keys=True, default=str)
         entry = self.open.get(key)
-        if entry is not None and entry.stamp == self._stamp(settings, entry.collection):
+        if entry is not None and entry.stamp == self._stamp(entry.collection):
             return entry.pipeline
         if entry is not None:
             self._close(key)
         collection = Collection.open(settings)
         pipeline = Pipeline(collection)
-        self.open[key] = _Open(collection, pipeline, self._stamp(settings, collection))
+        self.open[key] = _Open(collection, pipeline, self._stamp(collection))
         return pipeline
 
     @staticmethod
-    def _stamp(settings: Settings, collection: Any) -> tuple[Any, ...]:
+    def _stamp(collection: Any) -> tuple[Any, ...]:
         """Changes when another process commits to the index or writes its HNSW file
         (this connection's own commits, such as the answer log, do not count)."""
-        hnsw = index_dir(settings.index) / "vectors.hnsw"
         try:
-            st = hnsw.stat()
+            st = collection.hnsw_path.stat()
             hnsw_stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
         except OSError:
             hnsw_stamp = None
