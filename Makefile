@@ -11,9 +11,20 @@ export RAGCTL_HOME := $(CURDIR)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test test-fast lint docs bench models clean
+.PHONY: install ocr-engine demo test test-fast lint docs bench models clean
 
-install: $(STAMP)
+install: $(STAMP) ocr-engine
+
+# Scanned PDFs and images are read by Tesseract, a system program: installed here when
+# this runs as root with apt (as CI does); otherwise one line says how.
+ocr-engine:
+	@command -v tesseract >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get install -y -qq --no-install-recommends tesseract-ocr >/dev/null 2>&1 || \
+	     (apt-get update -qq >/dev/null 2>&1 && \
+	      apt-get install -y -qq --no-install-recommends tesseract-ocr >/dev/null 2>&1)) || \
+	    echo "note: tesseract-ocr could not be installed; scanned pages will be skipped"; \
+	  else echo "note: to read scanned PDFs and images: sudo apt install tesseract-ocr"; fi; }
 
 # Reinstall only when pyproject.toml changes. The CPU build of PyTorch goes first so
 # that nothing pulls the CUDA build.

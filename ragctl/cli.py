@@ -180,14 +180,18 @@ def cli(verbose: int) -> None:
     click.option("--yes", "broad", is_flag=True,
                  help="Index even a very broad folder (/, a system folder, a whole home)."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    click.option("--verbose", is_flag=True,
+                 help="List the files skipped as before too (their reasons were shown "
+                      "when they were first met)."),
     json_option)
 @command_errors
 def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
           chunk_words: int | None, max_file_mb: float | None, reembed: bool, force: bool,
-          broad: bool, quiet: bool, as_json: bool) -> None:
+          broad: bool, quiet: bool, verbose: bool, as_json: bool) -> None:
     """Add files and folders to an index, or bring it up to date.
 
-    Reads .txt .md .rst .html .pdf .docx .eml .mbox. Unchanged files are skipped,
+    Reads .txt .md .rst .html .pdf .docx .eml .mbox, and scans (.pdf pages without
+    text, .png .jpg .tiff) through OCR when Tesseract is installed. Unchanged files are skipped,
     changed ones re-read, deleted ones removed. With no PATH, every folder indexed
     before is refreshed.
 
@@ -207,6 +211,11 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
                                        options=IndexOptions(reembed=reembed, force=force,
                                                             broad=broad))
     _emit(as_json, summary.to_dict(), "render_index_summary")
+    if not as_json:
+        from .display import render_skip_summary
+
+        render_skip_summary(summary.to_dict(), verbose=verbose,
+                            listed=summary.skipped_before_files if verbose else ())
     if failure is not None:
         raise failure
 

@@ -80,6 +80,7 @@ class Settings:
     search_limit: int = 10
     rrf_k: int = 60
     include_hidden: bool = False
+    ocr: str = "auto"  # scans and images: auto | tesseract | rapidocr | none
     # ask
     generator: str = "gemma-3-270m"
     relevance: str = "minilm-re"  # models/; "similarity" is the fallback
@@ -213,5 +214,7 @@ def validate(s: Settings) -> None:
         raise ConfigError(f"re_threshold must be between 0 and 1, not {s.re_threshold}")
     if s.device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"device must be auto, cpu or cuda, not {s.device!r}")
+    if s.ocr not in ("auto", "none", "tesseract", "rapidocr"):
+        raise ConfigError(f"ocr must be auto, tesseract, rapidocr or none, not {s.ocr!r}")
     if s.max_file_mb <= 0:
         raise ConfigError(f"max_file_mb must be positive, not {s.max_file_mb}")

@@ -101,11 +101,21 @@ class _PassageRate(ProgressColumn):
 
 
 class RichReporter:
-    """Index progress: a bar with files done, passages/s and ETA, on stderr."""
+    """Index progress: a bar with files done, passages/s and ETA, on stderr; when stderr
+    is not a terminal (a log file, cron), a plain line every :attr:`LINE_FILES` files or
+    :attr:`LINE_SECONDS` seconds instead (a short run prints none)."""
+
+    LINE_FILES = 100
+    LINE_SECONDS = 60.0
 
     def __init__(self, *, enabled: bool = True) -> None:
         self.passages = 0
+        self.files = 0
+        self.total: int | None = None
+        self.name = ""
         self.started = time.monotonic()
+        self.lines = enabled and not stderr.is_terminal
+        self._last_line = (0, time.monotonic())
         self.progress = Progress(
             SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TextColumn("files"), _PassageRate(self),
@@ -129,11 +139,24 @@ class RichReporter:
         if total is not None:
             self.started = time.monotonic()
             self.passages = 0
+            self.files = 0
+        self.name, self.total = name, total
 
     def advance(self, *, files: int = 0, passages: int = 0) -> None:
         self.passages += passages
+        self.files += files
         if self.task is not None:
             self.progress.update(self.task, advance=files)
+        if self.lines:
+            done, at = self._last_line
+            now = time.monotonic()
+            if self.files - done >= self.LINE_FILES or (
+                    now - at >= self.LINE_SECONDS and (files or passages)):
+                rate = self.passages / max(now - self.started, 1e-9)
+                of = f" of {self.total}" if self.total is not None else ""
+                stderr.print(f"{self.name}: {self.files}{of} files, {self.passages} "
+                             f"passages, {rate:.0f}/s", highlight=False)
+                self._last_line = (self.files, now)
 
     def warn(self, path: Path, reason: str) -> None:
         self.progress.console.print(  # one line per file, however long, for grep
@@ -152,7 +175,7 @@ def index_summary_table(s: dict[str, Any]) -> Table:
     rows = [
         ("files seen", s["files_seen"]), ("added", s["added"]), ("updated", s["updated"]),
         ("moved", s["moved"]), ("removed", s["removed"]), ("unchanged", s["unchanged"]),
-        ("skipped", s["skipped"]), ("passages added", s["passages_added"]),
+        ("skipped", _skipped(s)), ("passages added", s["passages_added"]),
         ("passages removed", s["passages_removed"]),
         ("vectors reused", s["passages_reused_vectors"]),
     ]
@@ -162,6 +185,30 @@ def index_summary_table(s: dict[str, Any]) -> Table:
     for k, v in rows:
         t.add_row(k, str(v))
     return t
+
+
+def _skipped(s: dict[str, Any]) -> str:
+    before = s.get("skipped_before", 0)
+    return f"{s['skipped']} ({before} as before)" if before else str(s["skipped"])
+
+
+def render_skip_summary(s: dict[str, Any], *, verbose: bool,
+                        listed: Sequence[dict[str, Any]] = ()) -> None:
+    """Skipped files counted by reason on stderr; the ones skipped as before are named
+    only with ``--verbose`` (their warnings were shown when they were first met)."""
+    reasons = s.get("skipped_reasons") or {}
+    if not reasons:
+        return
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+    stderr.print(f"skipped by reason: {counts}", soft_wrap=True, highlight=False)
+    before = s.get("skipped_before", 0)
+    if before and not verbose:
+        stderr.print(f"{before} file{'s' if before != 1 else ''} skipped as before; "
+                     "--verbose lists them", highlight=False)
+    for row in listed:
+        stderr.print(Text.assemble(("skipped: ", "yellow"),
+                                   f"{short_path(row['path'])}: {row['reason']}"),
+                     soft_wrap=True)
 
 
 def _where(path: str, place: str) -> str:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +32,7 @@ from .config import home_dir
 from .errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
 from .ingest import (
     FORMATS,
+    Ocr,
     ParsedDocument,
     SkipFile,
     TextScan,
@@ -83,6 +85,9 @@ class IndexSummary:
     moved: int = 0
     removed: int = 0
     skipped: int = 0
+    skipped_before: int = 0  # of ``skipped``: unchanged files that failed the same way before
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+    skipped_before_files: list[dict[str, str]] = field(default_factory=list)
     passages_added: int = 0
     passages_removed: int = 0
     passages_reused_vectors: int = 0
@@ -147,6 +152,9 @@ class Indexer:
         self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
         self.summary = IndexSummary(index=collection.name)
         self._last_save = time.monotonic()
+        self._stats: dict[str, os.stat_result] = {}
+        self._skips: dict[str, dict[str, Any]] = {}
+        self._readers = ""
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -167,9 +175,12 @@ class Indexer:
 
     def _chunker_settings(self) -> dict[str, int]:
         # "sentences": 2 — sentences keep their source text (an index made before is
-        # re-chunked once, reusing its vectors, so answers can point inside sentences)
+        # re-chunked once, reusing its vectors, so answers can point inside sentences);
+        # "readers": 2 — Markdown/RST markup blanked, PDF tables as rows, HTML main content
+        # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 2}
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 2,
+                "readers": 2}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name
@@ -252,7 +263,10 @@ class Indexer:
                        f"no files ragctl can read were found (it reads {kinds})")
         known = {d.path: d for d in self.store.documents()}
         rechunk = self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
+        self._skips = self.store.skips()
+        self._readers = self._reader_settings()
         seen: set[str] = set()
+        reread: set[str] = set()  # read in part before; what can be read has changed since
         candidates: list[tuple[Path, os.stat_result]] = []
         for f in files:
             key = str(f)
@@ -263,12 +277,28 @@ class Indexer:
                 self._warn(f, f"{e.strerror}; skipped")
                 self.summary.skipped += 1
                 continue
+            self._stats[key] = st
+            skip = self._skips.get(key)
+            same_skip = skip is not None and skip["size"] == st.st_size \
+                and skip["mtime_ns"] == st.st_mtime_ns and skip["readers"] == self._readers
+            if same_skip and skip is not None and not skip["partial"] \
+                    and not (self.options.force or rechunk):
+                self.summary.skipped += 1
+                self.summary.skipped_before += 1
+                self.summary.skipped_before_files.append({"path": key,
+                                                          "reason": str(skip["reason"])})
+                self._count_reason(str(skip["reason"]))
+                continue
+            if skip is not None and skip["partial"] and not same_skip:
+                reread.add(key)
             old = known.get(key)
-            if old is not None and not (self.options.force or rechunk) \
+            if old is not None and not (self.options.force or rechunk) and key not in reread \
                     and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
                 self.summary.unchanged += 1
                 continue
             candidates.append((f, st))
+        self.store.forget_skips(p for p in self._skips
+                                if p not in seen and _under_roots(p, roots))
         self.summary.files_seen = len(files)
         gone = [d for d in known.values()
                 if d.path not in seen and _under_roots(d.path, roots)
@@ -280,6 +310,10 @@ class Indexer:
         self.reporter.phase("indexing", total=len(candidates))
         if candidates:
             _ = self.splitter.nlp  # loaded once, outside each file's time limit
+            if self.settings.ocr not in ("auto", "none"):
+                from . import ocr
+
+                ocr.engine(self.settings.ocr)  # a named engine must be installed
         max_bytes = int(self.settings.max_file_mb * 1_000_000)
         batch: list[_Pending] = []
         for f, st in candidates:
@@ -297,7 +331,8 @@ class Indexer:
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
-            if old is not None and old.sha256 == sha and not (self.options.force or rechunk):
+            if old is not None and old.sha256 == sha and key not in reread \
+                    and not (self.options.force or rechunk):
                 self.store.touch_document(old.id, size=st.st_size, mtime_ns=st.st_mtime_ns)
                 self.summary.unchanged += 1
                 self.reporter.advance(files=1)
@@ -317,8 +352,10 @@ class Indexer:
                 self._index_stream(f, st, scan, old)
                 continue
             try:
-                with time_limit(self.settings.max_file_seconds):
-                    doc = parse(f, data)
+                with time_limit(self.settings.max_file_seconds) as deadline:
+                    doc = parse(f, data, ocr=Ocr(self.settings.ocr,
+                                                 on_page=partial(deadline.extend,
+                                                                 SLOW_PAGE_SECONDS)))
                     sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:
                 self._skip(f, str(e), old)
@@ -328,6 +365,8 @@ class Indexer:
             if not chunks:
                 self._skip(f, "no sentences found; skipped", old)
                 continue
+            for note in doc.notes:
+                self._warn(f, note)
             batch.append(_Pending(f, st.st_size, st.st_mtime_ns, sha, doc, chunks,
                                   existed=old is not None))
             if sum(len(p.chunks) for p in batch) >= BATCH_PASSAGES:
@@ -365,11 +404,41 @@ class Indexer:
             make_fast_copy(path, name=name)
 
     def _skip(self, path: Path, reason: str, old: DocumentRecord | None) -> None:
+        st = self._stats.get(str(path))
+        if st is not None:  # remembered, so that the next run does not read and warn again
+            self.store.record_skip(str(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
+                                   reason=reason, readers=self._readers)
+        self._count_reason(reason)
         if old is not None:
             reason += " (the previously indexed version is kept)"
         self._warn(path, reason)
         self.summary.skipped += 1
         self.reporter.advance(files=1)
+
+    def _count_reason(self, reason: str) -> None:
+        kind = reason.split(";")[0].split(" (")[0].strip()
+        self.summary.skipped_reasons[kind] = self.summary.skipped_reasons.get(kind, 0) + 1
+
+    def _reader_settings(self) -> str:
+        """What decides whether a file can be read: a file skipped under other settings
+        (no OCR engine then, a lower size limit) is tried again."""
+        from . import ocr
+
+        engine = self.settings.ocr
+        if engine == "auto":
+            engine = (ocr.available() or ["none"])[0]
+        return _json({"ocr": engine, "max_file_mb": self.settings.max_file_mb,
+                      "max_file_seconds": self.settings.max_file_seconds})
+
+    def _remember_read(self, path: Path, notes: list[str]) -> None:
+        """A file was indexed: forget an old skip, or remember a partial read (pages of
+        a scan without OCR) so that it is read again when OCR becomes possible."""
+        key, st = str(path), self._stats.get(str(path))
+        if notes and st is not None:
+            self.store.record_skip(key, size=st.st_size, mtime_ns=st.st_mtime_ns,
+                                   reason=notes[0], readers=self._readers, partial=True)
+        elif key in self._skips:
+            self.store.forget_skips([key])
 
     def _flush(self, batch: list[_Pending]) -> None:
         if not batch:
@@ -386,6 +455,7 @@ class Indexer:
                 ids, old_ids = self.store.replace_document(
                     path=str(p.path), format=p.doc.format, title=p.doc.title, size=p.size,
                     mtime_ns=p.mtime_ns, sha256=p.sha256, chunks=p.chunks, embeddings=matrix)
+                self._remember_read(p.path, p.doc.notes)
                 changes.append((ids, old_ids, matrix))
         # Committed: mirror the change in the HNSW index. Until it is saved, the store's
         # journal holds the same change, so a crash from here on loses nothing.
@@ -438,6 +508,7 @@ class Indexer:
                         self.reporter.advance(passages=len(chunks))
                 if not writer.ids:
                     raise SkipFile("no sentences found; skipped")
+                self._remember_read(path, [])
         except SkipFile as e:
             self._skip(path, str(e), old)
             return
@@ -535,12 +606,31 @@ def _remove_if_empty(settings: Any) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+class Deadline:
+    """The time left to read one file; OCR gives each page it recognises more time."""
+
+    def __init__(self, seconds: float) -> None:
+        self.active = seconds > 0 and threading.current_thread() is threading.main_thread()
+
+    def extend(self, seconds: float = 0.0) -> None:
+        if self.active:
+            left, _ = signal.getitimer(signal.ITIMER_REAL)
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, left + seconds)
+
+
+SLOW_PAGE_SECONDS = 60.0  # a page read by OCR or searched for tables adds this to
+# the file's max_file_seconds
+
+
 @contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[Deadline]:
     """Stop reading one file after ``seconds`` with :class:`SkipFile` (a pathological PDF,
-    a giant table); only in the main thread, where signals can be set."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
+    a giant table); only in the main thread, where signals can be set. The deadline it
+    yields can be extended."""
+    deadline = Deadline(seconds)
+    if not deadline.active:
+        yield deadline
         return
 
     def stop(signum: int, frame: object) -> None:
@@ -550,7 +640,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     previous = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield deadline
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

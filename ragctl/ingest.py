@@ -17,13 +17,25 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .markup import plain_markdown, plain_rst
+from .ocr import HOW_TO_ENABLE
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from .ocr import OcrEngine
 
 logger = logging.getLogger("ragctl.ingest")
 
 TEXT_FORMATS = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
                 ".rst": "rst"}
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
-           ".eml": "email", ".mbox": "mbox"}
+           ".eml": "email", ".mbox": "mbox", **dict.fromkeys(IMAGE_SUFFIXES, "image")}
+OCR_DPI = 300  # PDF pages without a text layer are rendered at this resolution for OCR
+MIN_PAGE_CHARS = 20  # a PDF page with less text than this (a page number) is read by OCR
 
 
 class SkipFile(Exception):
@@ -43,6 +55,34 @@ class ParsedDocument:
     format: str
     title: str
     sections: list[Section] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one-line warnings about this file
+
+
+@dataclass
+class Ocr:
+    """How a parser reads page images: the engine called ``name`` (``auto``: the best
+    installed one; ``none``: no OCR, so scans are skipped with a line saying how to enable
+    it), loaded when a page first needs it, and ``on_page``, called before each page is
+    recognised or searched for tables (the indexer gives each such page its own time)."""
+
+    name: str = "none"
+    on_page: Callable[[], None] = lambda: None
+    given: OcrEngine | None = None  # an engine object to use instead of the named one
+
+    @property
+    def engine(self) -> OcrEngine | None:
+        from . import ocr
+
+        return self.given if self.given is not None else ocr.engine(self.name)
+
+    @property
+    def how_to_enable(self) -> str:
+        return 'OCR is turned off (ocr = "none")' if self.name == "none" else HOW_TO_ENABLE
+
+    def read(self, image: Image) -> str:
+        assert self.engine is not None
+        self.on_page()
+        return self.engine.read(image)
 
 
 def file_format(path: Path) -> str | None:
@@ -276,15 +316,20 @@ def text_blocks(path: Path, encoding: str, *,
 
 # ---------------------------------------------------------------------------- parsing
 
-def parse(path: Path, data: bytes) -> ParsedDocument:
-    """Parse one file's bytes into sections. Raises :class:`SkipFile` with a reason."""
+def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
+    """Parse one file's bytes into sections. Raises :class:`SkipFile` with a reason.
+    ``ocr`` reads PDF pages without a text layer and image files (None: they are
+    skipped)."""
     fmt = file_format(path)
     if fmt is None:
         raise SkipFile(f"unsupported file type {path.suffix or '(none)'!r}; skipped")
-    parser = _PARSERS[fmt]
+    ocr = ocr or Ocr()
     try:
         with _quiet_parsers():
-            doc = parser(path, data)
+            if fmt in ("pdf", "image"):
+                doc = (_parse_pdf if fmt == "pdf" else _parse_image)(path, data, ocr)
+            else:
+                doc = _PARSERS[fmt](path, data)
     except SkipFile:
         raise
     except Exception as e:  # a broken file must never stop the run
@@ -292,7 +337,7 @@ def parse(path: Path, data: bytes) -> ParsedDocument:
     sections = [s for s in doc.sections if s.text.strip()]
     if not sections:
         raise SkipFile("no text found; skipped")
-    return ParsedDocument(doc.path, doc.format, doc.title, sections)
+    return ParsedDocument(doc.path, doc.format, doc.title, sections, doc.notes)
 
 
 @contextmanager
@@ -461,7 +506,9 @@ def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
                     and not prev.lstrip().startswith(("-", "*", ">", "|")):
                 level = 1 if m.group(1).startswith("=") else 2
                 headings.append((pstart, min(end + 1, len(text)), level, prev.strip()))
-    sections = _sections_from_headings(text, headings)
+    headings = [(a, b, level, " ".join(plain_markdown(t).split()))
+                for a, b, level, t in headings]
+    sections = _sections_from_headings(plain_markdown(text), headings)
     title = headings[0][3] if headings else path.stem
     return ParsedDocument(path, "markdown", title, sections)
 
@@ -491,7 +538,8 @@ def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
             levels.append(char)
         end = spans[i][1]
         headings.append((start, min(end + 1, len(text)), levels.index(char) + 1, prev.strip()))
-    sections = _sections_from_headings(text, headings)
+    headings = [(a, b, level, " ".join(plain_rst(t).split())) for a, b, level, t in headings]
+    sections = _sections_from_headings(plain_rst(text), headings)
     title = headings[0][3] if headings else path.stem
     return ParsedDocument(path, "rst", title, sections)
 
@@ -510,8 +558,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     head = rows[0]
     width = len(head)
     if header is None:
-        header = width >= 3 and all(head) and len(set(head)) == width and all(
-            len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in head)
+        header = _header_row(head)
     if header and len(rows) >= 2 and width >= 2:
         out = [" | ".join(c for c in head if c)]
         for r in rows[1:]:
@@ -569,14 +616,42 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
     return title, _sections_from_headings(clean, headings)
 
 
+MIN_MAIN_CHARS = 200  # main content shorter than this is not trusted: the whole page is read
+
+
 def _parse_html(path: Path, data: bytes) -> ParsedDocument:
+    """A web page's main content (trafilatura drops navigation, log-in boxes, cookie
+    banners, sidebars and footers; tables are kept), cut at its headings; the whole
+    visible text when no main content is found."""
     if b"\x00" in data[:8192]:
         raise SkipFile("binary data, not HTML; skipped")
     title, sections = html_to_sections(data)
+    main = main_content(data)
+    if main is not None:
+        _, kept = html_to_sections(main)
+        if sum(len(s.text.strip()) for s in kept) >= MIN_MAIN_CHARS:
+            sections = kept
     return ParsedDocument(path, "html", title or path.stem, sections)
 
 
-def _parse_pdf(path: Path, data: bytes) -> ParsedDocument:
+def main_content(markup: bytes | str) -> str | None:
+    """The main content of a web page as HTML (None when trafilatura is missing or finds
+    none)."""
+    try:
+        import trafilatura
+    except ImportError:
+        return None
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    try:
+        return trafilatura.extract(markup, output_format="html", include_tables=True,
+                                   include_links=False, include_images=False,
+                                   include_comments=False, favor_recall=True,
+                                   with_metadata=False)
+    except Exception:  # a page trafilatura cannot handle is read whole
+        return None
+
+
+def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
@@ -589,18 +664,172 @@ def _parse_pdf(path: Path, data: bytes) -> ParsedDocument:
                 opened = False
             if not opened:
                 raise SkipFile("encrypted PDF (needs a password); skipped")
-        sections = []
-        for number, page in enumerate(reader.pages, start=1):
-            sections.append(Section(page.extract_text() or "", f"p. {number}", 0))
+        texts = [page.extract_text() or "" for page in reader.pages]
         meta = reader.metadata
         title = str(meta.title) if meta is not None and meta.title else path.stem
     except FileNotDecryptedError:
         raise SkipFile("encrypted PDF (needs a password); skipped") from None
     except PdfReadError as e:
         raise SkipFile(f"corrupt PDF ({e}); skipped") from None
+    scanned = [i for i, t in enumerate(texts) if len("".join(t.split())) < MIN_PAGE_CHARS]
+    notes: list[str] = []
+    if scanned and ocr.engine is None:
+        if len(scanned) == len(texts):
+            raise SkipFile(f"PDF has no text layer (a scan?); skipped: {ocr.how_to_enable}")
+        notes.append(f"{_pages(scanned)} without a text layer not read: {ocr.how_to_enable}")
+    elif scanned:
+        for i, text in _ocr_pdf_pages(data, scanned, ocr):
+            texts[i] = text
+    tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
+    if tabular:
+        for i, text in _pdf_pages_with_tables(data, tabular, ocr.on_page):
+            texts[i] = text
+    sections = [Section(t, f"p. {n}", 0) for n, t in enumerate(texts, start=1)]
     if not any(s.text.strip() for s in sections):
-        raise SkipFile("PDF has no text layer (a scan?); skipped")
-    return ParsedDocument(path, "pdf", title, sections)
+        raise SkipFile("no text found, not even by OCR; skipped")
+    return ParsedDocument(path, "pdf", title, sections, notes)
+
+
+def _pages(indexes: list[int]) -> str:
+    numbers = [str(i + 1) for i in indexes]
+    if len(numbers) == 1:
+        return f"page {numbers[0]}"
+    shown = ", ".join(numbers[:8]) + (f" and {len(numbers) - 8} more" if len(numbers) > 8
+                                      else "")
+    return f"{len(numbers)} pages ({shown})"
+
+
+def _looks_tabular(text: str) -> bool:
+    """Whether a page's text may come from a table (worth the slower table finder):
+    three short lines holding two or more numbers each, or a column of numbers (many
+    lines of a few words with a number, as text extraction reads some tables)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows = sum(1 for line in lines if len(line.split()) <= 16
+               and len(_NUMBER.findall(line)) >= 2)
+    column = sum(1 for line in lines if len(line.split()) <= 4 and _NUMBER.search(line))
+    return rows >= 3 or (column >= 8 and column >= 0.4 * len(lines))
+
+
+_NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
+MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
+
+
+def _pdf_pages_with_tables(data: bytes, indexes: list[int],
+                           on_page: Callable[[], None]) -> Iterator[tuple[int, str]]:
+    """The text of the given pages (0-based) with each table found by pdfplumber as one
+    line per row that keeps the header with each value (:func:`table_lines`), in its
+    place on the page; a page without a data table is not yielded (its text stays). A
+    table that goes on over the next page gets the header of its first part."""
+    import pdfplumber
+
+    header: list[str] | None = None
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        for i in indexes:
+            on_page()
+            page = pdf.pages[i]
+            tables = []
+            for t in page.find_tables():
+                rows = [[" ".join((c or "").split()) for c in r] for r in t.extract()]
+                cells = [c for r in rows for c in r if c]
+                width = max((sum(1 for c in r if c) for r in rows), default=0)
+                if len(rows) < 2 or width < 2 or \
+                        sum(map(len, cells)) > MAX_CELL_CHARS * len(cells):
+                    continue
+                if _header_row(rows[0]):
+                    header = rows[0]
+                    tables.append((t.bbox, table_lines(rows, header=True)))
+                elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
+                    tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
+                else:
+                    tables.append((t.bbox, table_lines(rows, header=False)))
+            if tables:
+                yield i, _page_text_around_tables(page, tables)
+            else:
+                header = None
+            page.close()
+
+
+def _header_row(row: list[str]) -> bool:
+    """Column names: three or more short distinct labels without digits."""
+    return len(row) >= 3 and all(row) and len(set(row)) == len(row) and all(
+        len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in row)
+
+
+def _page_text_around_tables(page: Any, tables: list[tuple[Any, list[str]]]) -> str:
+    boxes = [bbox for bbox, _ in tables]
+
+    def outside(obj: dict[str, Any]) -> bool:
+        if "x0" not in obj or "top" not in obj:
+            return True
+        cx, cy = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+        return not any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)
+
+    rest = page.filter(outside)
+    width, height = float(page.width), float(page.height)
+
+    def band(top: float, bottom: float) -> str:
+        top, bottom = max(0.0, top), min(height, bottom)
+        if bottom - top < 1:
+            return ""
+        return str(rest.crop((0, top, width, bottom), strict=False).extract_text() or "")
+
+    parts, prev = [], 0.0
+    for bbox, lines in sorted(tables, key=lambda t: t[0][1]):
+        parts.append(band(prev, bbox[1]))
+        parts.append("\n\n".join(lines))
+        parts.append(band(bbox[1], bbox[3]))  # text beside the table
+        prev = max(prev, bbox[3])
+    parts.append(band(prev, height))
+    return "\n\n".join(p.strip() for p in parts if p.strip())
+
+
+def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
+    """OCR of the given pages (0-based), rendered at :data:`OCR_DPI`; blank pages are not
+    sent to the engine."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(data)
+    try:
+        for i in indexes:
+            page = pdf[i]
+            try:
+                image = page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+            finally:
+                page.close()
+            yield i, _ocr_image(image, ocr)
+    finally:
+        pdf.close()
+
+
+def _ocr_image(image: Image, ocr: Ocr) -> str:
+    extrema: Any = image.convert("L").getextrema()
+    lo, hi = extrema
+    if hi - lo < 32:  # a blank page
+        return ""
+    text = ocr.read(image)
+    # a photograph or a drawing gives a few stray marks, not words
+    words = re.findall(r"[^\W\d_]{3,}", text)
+    return text if len(words) >= 3 else ""
+
+
+def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
+    from PIL import Image, ImageSequence, UnidentifiedImageError
+
+    if ocr.engine is None:
+        raise SkipFile(f"image not read (no OCR); skipped: {ocr.how_to_enable}")
+    try:
+        img = Image.open(io.BytesIO(data))
+        frames = [f.copy() for f in ImageSequence.Iterator(img)]
+    except (UnidentifiedImageError, OSError, ValueError) as e:
+        raise SkipFile(f"not a readable image ({e}); skipped") from None
+    if max(frames[0].size) < 200:
+        raise SkipFile("an image too small to hold text (an icon?); skipped")
+    texts = [_ocr_image(f, ocr) for f in frames]
+    if not any(t.strip() for t in texts):
+        raise SkipFile("an image without text (OCR found none); skipped")
+    places = [f"p. {n}" for n in range(1, len(texts) + 1)] if len(texts) > 1 else [""]
+    return ParsedDocument(path, "image", path.stem,
+                          [Section(t, p, 0) for t, p in zip(texts, places, strict=True)])
 
 
 MAX_UNZIPPED = 200_000_000  # bytes a DOCX may expand to (its XML is read in memory)
@@ -698,17 +927,47 @@ def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
     import email
     import email.policy
 
-    sections = []
+    messages = []
     chunks = re.split(rb"(?m)^From .*\r?\n", data)
     for number, raw in enumerate((c for c in chunks if c.strip()), start=1):
         msg = email.message_from_bytes(raw, policy=email.policy.default)
         if not msg.keys():
             continue
-        sections.append(Section(_message_text(msg), f"#{number}: {_message_place(msg)}", 0))
-    return ParsedDocument(path, "mbox", path.stem, sections)
+        messages.append((_message_text(msg), f"#{number}: {_message_place(msg)}"))
+    bodies = drop_quoted_copies([text for text, _ in messages])
+    return ParsedDocument(path, "mbox", path.stem,
+                          [Section(body, place, 0)
+                           for body, (_, place) in zip(bodies, messages, strict=True)])
+
+
+_QUOTE_BLOCK = re.compile(r"(?m)(?:^[ \t]*>.*(?:\n|$))+")
+_ATTRIBUTION = re.compile(r"(?:^|\n)[^\n]*wrote:[ \t]*\n?[ \t]*$")
+MIN_QUOTE_CHARS = 40  # shorter quotes ("> yes") stay: they are part of the reply
+
+
+def drop_quoted_copies(bodies: list[str]) -> list[str]:
+    """The messages of one archive without the quoted blocks ("> ...", and the "On ...,
+    X wrote:" line above) whose text is another message of the archive, so that a mail
+    is indexed once, not again inside every reply to it."""
+    flat = [" ".join(b.split()) for b in bodies]
+    out = []
+    for i, body in enumerate(bodies):
+        pieces, pos = [], 0
+        for m in _QUOTE_BLOCK.finditer(body):
+            quoted = " ".join(re.sub(r"(?m)^[ \t]*(?:>[ \t]?)+", "", m.group()).split())
+            if len(quoted) < MIN_QUOTE_CHARS or not any(
+                    quoted in other for j, other in enumerate(flat) if j != i):
+                continue
+            before = body[pos:m.start()]
+            before = _ATTRIBUTION.sub("\n", before)
+            pieces.append(before)
+            pos = m.end()
+        pieces.append(body[pos:])
+        out.append("".join(pieces) if pos else body)
+    return out
 
 
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     "text": _parse_text, "markdown": _parse_markdown, "rst": _parse_rst, "html": _parse_html,
-    "pdf": _parse_pdf, "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox,
+    "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox,
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import missing_dependency
+from .text import normalize_space
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
@@ -104,5 +105,5 @@ class SentenceSplitter:
 
 def _span(text: str, start: int, end: int, offset: int) -> Span:
     raw = text[start:end]
-    norm = " ".join(raw.split())
+    norm = normalize_space(raw)
     return Span(offset + start, offset + end, norm, raw if raw != norm else None)

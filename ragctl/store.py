@@ -110,8 +110,17 @@ def _m003_log(db: sqlite_utils.Database) -> None:
                "result TEXT NOT NULL)")
 
 
+def _m004_skips(db: sqlite_utils.Database) -> None:
+    """Files that could not be read (or were read in part: pages of a scan without OCR),
+    so that the next run says "skipped as before" instead of reading and warning again,
+    and reads them again when what it can read changed (an OCR engine was installed)."""
+    db.execute("CREATE TABLE skips (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+               "mtime_ns INTEGER NOT NULL, reason TEXT NOT NULL, readers TEXT NOT NULL, "
+               "partial INTEGER NOT NULL DEFAULT 0)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
-    _m001_initial, _m002_sentence_raw, _m003_log]
+    _m001_initial, _m002_sentence_raw, _m003_log, _m004_skips]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -291,6 +300,27 @@ class Store:
             yield writer
             self.db.execute("UPDATE documents SET n_passages = ?, n_sentences = ? WHERE id = ?",
                             [len(writer.ids), writer.n_sentences, doc_id])
+
+    # ------------------------------------------------------------------ skipped files
+    def skips(self) -> dict[str, dict[str, Any]]:
+        """path → {size, mtime_ns, reason, readers, partial} of the files skipped (or read
+        in part) by earlier runs."""
+        return {r["path"]: r for r in self.db.table("skips").rows}
+
+    def record_skip(self, path: str, *, size: int, mtime_ns: int, reason: str,
+                    readers: str, partial: bool = False) -> None:
+        with self.db.atomic():
+            self.db.table("skips").upsert(
+                {"path": path, "size": size, "mtime_ns": mtime_ns, "reason": reason,
+                 "readers": readers, "partial": int(partial)}, pk="path")
+
+    def forget_skips(self, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        with self.db.atomic():
+            for i in range(0, len(paths), 500):
+                part = paths[i:i + 500]
+                self.db.execute(f"DELETE FROM skips WHERE path IN ({','.join('?' * len(part))})",
+                                part)
 
     # ------------------------------------------------------------------ passages
     def count(self, table: str) -> int:

@@ -91,23 +91,40 @@ def count_tokens(text: str) -> int:
 
 
 _NONSPACE = re.compile(r"\S+")
+_CLOSING = frozenset(",.;:!?)]")
+
+
+def normalize_space(raw: str) -> str:
+    """The words of ``raw`` with one space between them, and none before a word that
+    starts with closing punctuation ("FAQ ;" → "FAQ;": what is left where markup was
+    blanked, or a PDF's stray space)."""
+    out: list[str] = []
+    for word in raw.split():
+        if out and word[0] not in _CLOSING:
+            out.append(" ")
+        out.append(word)
+    return "".join(out)
 
 
 def raw_offsets(raw: str, start: int, end: int) -> tuple[int, int]:
-    """Offsets in ``raw`` of ``norm[start:end]``, where norm = " ".join(raw.split()): the
+    """Offsets in ``raw`` of ``norm[start:end]``, where norm = normalize_space(raw): the
     words are the same, only the whitespace between them differs."""
-    pos = 0  # where the current word starts in the normalized text
+    pos = -1  # where the current word starts in the normalized text
     a = b = None
     last_end = 0
+    prev_w = 0
     for m in _NONSPACE.finditer(raw):
         w = m.end() - m.start()
+        word_start = pos + prev_w + (0 if pos >= 0 and m.group()[0] in _CLOSING else 1)
+        if pos < 0:
+            word_start = 0
+        pos, prev_w = word_start, w
         if a is None and start < pos + w:
             a = m.start() + max(0, start - pos)
         if a is not None and end <= pos + w:
             b = m.start() + max(0, end - pos)
             break
         last_end = m.end()
-        pos += w + 1
     if a is None:
         a = len(raw)
     if b is None:

@@ -12,7 +12,8 @@ GOOD = {
     "notes.txt", "latin1.txt", "guide.md", "manual.rst", "page.html", "report.pdf",
     "letter.docx", "mail.eml", "archive.mbox",
 }
-BAD = {"binary.txt", "empty.md", "corrupt.pdf", "encrypted.pdf", "huge.txt", "corrupt.docx"}
+BAD = {"binary.txt", "empty.md", "corrupt.pdf", "encrypted.pdf", "huge.txt", "corrupt.docx",
+       "photo.png"}
 
 
 def make_pdf(pages: list[str]) -> bytes:

@@ -92,7 +92,7 @@ def test_every_file_failing_exits_4(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_empty_folder_says_so(runner: CliRunner, tmp_path: Path) -> None:
-    (tmp_path / "photo.png").write_bytes(b"not text")
+    (tmp_path / "song.mp3").write_bytes(b"not text")
     result = runner.invoke(cli, ["index", str(tmp_path)])
     assert result.exit_code == 0
     assert "no files ragctl can read were found" in result.stderr
@@ -176,3 +176,18 @@ def test_a_first_run_that_indexes_nothing_leaves_no_index(runner: CliRunner,
     runner.invoke(cli, ["index", str(empty)])
     out = runner.invoke(cli, ["status"])
     assert out.exit_code == 1 and "no index named 'default'" in out.output
+
+
+def test_progress_is_a_line_per_n_files_when_stderr_is_not_a_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ragctl.display import RichReporter
+
+    reporter = RichReporter(enabled=True)
+    reporter.LINE_FILES = 2
+    with reporter:
+        reporter.phase("indexing", total=5)
+        for _ in range(5):
+            reporter.advance(files=1, passages=3)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert [line.split(" passages")[0] for line in lines] == [
+        "indexing: 2 of 5 files, 6", "indexing: 4 of 5 files, 12"]

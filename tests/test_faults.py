@@ -340,10 +340,10 @@ def test_a_file_that_takes_too_long_to_read_is_skipped(
     (docs / "fine.txt").write_text("The boiler is serviced every October.")
     real = indexer.parse
 
-    def parse(path: Path, data: bytes) -> object:
+    def parse(path: Path, data: bytes, **kwargs: object) -> object:
         if path.name == "slow.txt":
             time.sleep(30)
-        return real(path, data)
+        return real(path, data, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(indexer, "parse", parse)
     monkeypatch.setenv("RAGCTL_MAX_FILE_SECONDS", "0.5")

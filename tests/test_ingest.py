@@ -41,9 +41,12 @@ def test_markdown_keeps_heading_path_and_offsets(corpus: Path) -> None:
     source = (corpus / "guide.md").read_text()
     places = [s.place for s in doc.sections]
     assert places == ["Garden guide", "Garden guide > Watering", "Garden guide > Pests"]
-    for s in doc.sections:
-        assert source[s.offset:s.offset + len(s.text)] == s.text
+    for s in doc.sections:  # the same characters, markup (the code fence) blanked
+        raw = source[s.offset:s.offset + len(s.text)]
+        assert all(c == " " or c == raw[i] for i, c in enumerate(s.text))
+        assert len(raw) == len(s.text)
     assert "# not a heading" in doc.sections[1].text  # fenced code is not a heading
+    assert "```" not in doc.sections[1].text
     assert doc.title == "Garden guide"
 
 
@@ -113,7 +116,7 @@ def test_text_that_cannot_be_decoded_with_confidence_is_skipped() -> None:
 @pytest.mark.parametrize("name, reason", [
     ("binary.txt", "binary"), ("empty.md", "empty"), ("corrupt.pdf", "corrupt PDF"),
     ("encrypted.pdf", "encrypted"), ("corrupt.docx", "corrupt DOCX"), ("huge.txt", "limit"),
-    ("photo.png", "unsupported"),
+    ("photo.png", "image"),
 ])
 def test_bad_files_raise_skip_with_a_reason(corpus: Path, name: str, reason: str) -> None:
     with pytest.raises(SkipFile, match=reason):
@@ -221,3 +224,78 @@ def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
                     "<th>Price</th></tr><tr><td>USB-C cable</td><td>2</td><td>$12.99</td>"
                     "</tr></table></body></html>")
     assert "Item: USB-C cable; Qty: 2; Price: $12.99" in _parse(html).sections[0].text
+
+
+def test_pdf_tables_become_rows_with_their_header_across_pages(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 7, "Order 1187 was shipped on 3 May. The items and prices are below.")
+    rows = [("Item", "Qty", "Price"), ("USB-C cable", "2", "$12.99"),
+            ("Power adapter 65W", "1", "$39.00"), ("Laptop sleeve", "1", "$24.50")]
+    with pdf.table() as table:
+        for r in rows:
+            table.row(r)
+    pdf.add_page()  # the table goes on without its header
+    with pdf.table(first_row_as_headings=False) as table:
+        for r in [("HDMI adapter", "1", "$9.50"), ("Screen cleaner", "3", "$4.20"),
+                  ("Total", "9", "$143.39")]:
+            table.row(r)
+    pdf.multi_cell(0, 7, "Thank you for your order.")
+    f = tmp_path / "order.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    doc = _parse(f)
+    first, second = (s.text for s in doc.sections)
+    assert first.startswith("Order 1187 was shipped on 3 May.")
+    assert "Item: USB-C cable; Qty: 2; Price: $12.99" in first
+    assert "Item: Power adapter 65W; Qty: 1; Price: $39.00" in first
+    assert "Item: HDMI adapter; Qty: 1; Price: $9.50" in second
+    assert "Item: Total; Qty: 9; Price: $143.39" in second
+    assert second.rstrip().endswith("Thank you for your order.")  # text after the table
+
+
+def test_html_keeps_the_main_content_only(tmp_path: Path) -> None:
+    article = ("The council approved the new cycle lane on Harbour Street on Tuesday. "
+               "Construction starts in March and should take eleven weeks. ") * 3
+    page = f"""<html><head><title>Cycle lane approved</title></head><body>
+      <div id="cookie-banner">We use cookies. Accept all cookies or manage preferences.</div>
+      <nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>
+      <li><a href="/login">Log in to your account</a></li></ul></nav>
+      <main><article><h1>Cycle lane approved</h1><p>{article}</p>
+      <h2>Costs</h2><p>The lane costs 1.2 million pounds, paid by the regional transport
+      fund, and replaces forty parking spaces along the harbour front.</p></article></main>
+      <aside><h3>Most read</h3><ul><li>Ten best bakeries in town</li></ul></aside>
+      <footer>Copyright 2024 Harbour Gazette. All rights reserved.</footer></body></html>"""
+    f = tmp_path / "news.html"
+    f.write_text(page)
+    doc = _parse(f)
+    text = " ".join(s.text for s in doc.sections)
+    assert "Construction starts in March" in text and "1.2 million pounds" in text
+    for noise in ("cookies", "Log in", "bakeries", "Copyright"):
+        assert noise not in text
+    assert any(s.place.endswith("Costs") for s in doc.sections)
+    assert doc.title == "Cycle lane approved"
+
+
+def test_a_mail_quoted_in_replies_is_indexed_once(tmp_path: Path) -> None:
+    original = ("The plumber comes on Thursday at 9 am to replace the boiler valve.\n"
+                "Please leave the side gate open for him.\n")
+    quoted = "".join(f"> {line}\n" for line in original.splitlines())
+    mbox = (f"From a@example.org Mon Jan  1 00:00:00 2024\nFrom: Ann <a@example.org>\n"
+            f"Subject: Plumber\n\n{original}\n"
+            f"From b@example.org Mon Jan  1 01:00:00 2024\nFrom: Bob <b@example.org>\n"
+            f"Subject: Re: Plumber\n\nThanks, I will leave it open.\n\n"
+            f"On Mon, Jan 1, 2024 at 00:00, Ann <a@example.org> wrote:\n{quoted}\n"
+            f"> yes\n"
+            f"From c@example.org Mon Jan  1 02:00:00 2024\nFrom: Cy <c@example.org>\n"
+            f"Subject: Fwd\n\nSee below.\n> A quote of a mail that is not in this archive, "
+            f"kept because nothing else holds it.\n")
+    f = tmp_path / "house.mbox"
+    f.write_text(mbox)
+    bodies = [s.text for s in _parse(f).sections]
+    assert "boiler valve" in bodies[0]
+    assert "boiler valve" not in bodies[1] and "wrote:" not in bodies[1]
+    assert "Thanks, I will leave it open." in bodies[1] and "> yes" in bodies[1]
+    assert "not in this archive" in bodies[2]

@@ -26,10 +26,10 @@ def _vecs(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
     with Store(tmp_path / "a.db") as s:
-        assert s.get_meta("schema_version") == "3"
+        assert s.get_meta("schema_version") == "4"
     with Store(tmp_path / "a.db") as s:
-        assert s.schema_version == 3
-        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 3
+        assert s.schema_version == 4
+        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 4
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 

@@ -1,0 +1,151 @@
+"""Markdown and reStructuredText markup turned into spaces, so that ``**``, link targets,
+``.. code-block::`` lines and the like never reach a sentence shown to a person, while
+every character keeps its place: the text has the same length as the file, so a
+sentence's offsets still point into the file (whitespace is normalized afterwards, as for
+any text). Code inside fences and literal blocks is kept as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return re.sub(r"[^\n]", " ", m.group())
+
+
+def _keep_group(name: str) -> Callable[[re.Match[str]], str]:
+    """Blank a match except its named group."""
+
+    def sub(m: re.Match[str]) -> str:
+        start, end = m.span(name)
+        whole = m.group()
+        a, b = start - m.start(), end - m.start()
+        return " " * a + whole[a:b] + " " * (len(whole) - b)
+
+    return sub
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+_MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
+    (re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$"), _blank),  # [ref]: http://...
+    (re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$"), _blank),  # horizontal rule
+    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"),
+     _blank),  # table alignment row
+    (re.compile(r"^[ \t]*(?:>[ \t]?)+"), _blank),  # block quote markers
+    (re.compile(r"^([ \t]*)[-*+](?=[ \t]+\S)"), lambda m: m.group(1) + " "),  # bullets
+    (re.compile(r"<!--.*?-->"), _blank),
+    (re.compile(r"!\[(?P<t>[^\]\n]*)\]\([^)\n]*\)"), _keep_group("t")),  # image: alt text
+    (re.compile(r"\[(?P<t>[^\]\n]+)\]\([^)\n]*\)"), _keep_group("t")),  # [text](url)
+    (re.compile(r"\[(?P<t>[^\]\n]+)\]\[[^\]\n]*\]"), _keep_group("t")),  # [text][ref]
+    (re.compile(r"<(?P<t>(?:https?|mailto):[^>\s]+)>"), _keep_group("t")),  # <http://..>
+    (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>"), _blank),  # inline HTML tags
+    (re.compile(r"(?<!\w)(\*\*|__)(?=\S)(?P<t>.+?)(?<=\S)\1(?!\w)"), _keep_group("t")),
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(?P<t>[^*\n]+?)(?<=[^\s*])\*(?![\w*])"),
+     _keep_group("t")),
+    (re.compile(r"(?<![\w_])_(?=[^\s_])(?P<t>[^_\n]+?)(?<=[^\s_])_(?![\w_])"),
+     _keep_group("t")),
+    (re.compile(r"~~(?=\S)(?P<t>.+?)(?<=\S)~~"), _keep_group("t")),
+    (re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)"), _keep_group("t")),  # `code`
+]
+
+
+def plain_markdown(text: str) -> str:
+    """``text`` with Markdown markup replaced by spaces (same length, same lines)."""
+    out: list[str] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            out.append(" " * len(line))
+            continue
+        if in_fence:
+            out.append(line)
+            continue
+        for pattern, repl in _MD_LINE:
+            line = pattern.sub(repl, line)
+        out.append(line)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------- reStructuredText
+
+_RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+([\w:.-]+)::(.*)$")
+_RST_COMMENT = re.compile(r"^[ \t]*\.\.(?:[ \t]+(?!\S+::)|$).*$")  # .. comment / .. _label:
+_RST_OPTION = re.compile(r"^[ \t]+:[\w-]+:.*$")
+_RST_ANONYMOUS_TARGET = re.compile(r"^[ \t]*__[ \t]+\S.*$")  # __ https://...
+# directives whose argument is not prose (a language, a file, a target)
+_RST_NOT_PROSE = {"code-block", "code", "sourcecode", "highlight", "image", "figure",
+                  "include", "literalinclude", "toctree", "contents", "raw", "index",
+                  "csv-table", "list-table", "table", "autoclass", "automodule",
+                  "autofunction", "only", "ifconfig", "role", "default-role", "sectnum",
+                  "header", "footer", "meta", "class", "container"}
+_RST_CODE = {"code-block", "code", "sourcecode", "literalinclude", "parsed-literal", "raw",
+             "doctest", "productionlist"}
+_RST_INLINE = [
+    (re.compile(r"`(?P<t>[^`<\n]+?)[ \t]*<[^>\n]+>`__?"), _keep_group("t")),  # `t <url>`_
+    (re.compile(r":[\w:+-]+:`(?P<t>[^`<\n]+?)(?:[ \t]*<[^>\n]*>)?`"),
+     _keep_group("t")),  # :role:`text` and :role:`text <target>`
+    (re.compile(r"\[[^\]\s]+\]_(?!\w)"), _blank),  # footnote and citation references
+    (re.compile(r"``(?P<t>[^`\n]+?)``"), _keep_group("t")),
+    (re.compile(r"`(?P<t>[^`\n]+)`_{1,2}(?!\w)"), _keep_group("t")),  # `text`_
+    (re.compile(r"(?<![\w`])`(?P<t>[^`\n]+)`(?!\w)"), _keep_group("t")),
+    (re.compile(r"(?<!\w)\*\*(?=\S)(?P<t>[^*\n]+?)(?<=\S)\*\*(?!\w)"), _keep_group("t")),
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(?P<t>[^*\n]+?)(?<=[^\s*])\*(?![\w*])"),
+     _keep_group("t")),
+    (re.compile(r"(?<=\w)_{1,2}(?=[\s.,;:)]|$)"), _blank),  # reference_ / anonymous__
+    (re.compile(r"^([ \t]*)[-*+•](?=[ \t]+\S)"), lambda m: m.group(1) + " "),  # bullets
+]
+
+
+def plain_rst(text: str) -> str:
+    """``text`` with reStructuredText markup replaced by spaces (same length, same lines):
+    directive and comment lines, directive options, roles, link targets, emphasis and
+    literal markers; a paragraph's closing ``::`` becomes ``:``."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_options = False
+    literal: int | None = None  # the indent a literal block must exceed, inside one
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if literal is not None:
+            if not line.strip() or indent > literal:
+                if in_options and line.strip() and _RST_OPTION.match(line):
+                    out.append(" " * len(line))  # :linenos: and other options
+                    continue
+                in_options = False
+                out.append(line)  # code and literal text stay as written
+                continue
+            literal = None
+        m = _RST_DIRECTIVE.match(line)
+        if m:
+            name = m.group(2).split(":")[-1]
+            if name in _RST_NOT_PROSE or not m.group(3).strip():
+                out.append(" " * len(line))
+            else:  # ".. note:: Keep this" keeps its text
+                out.append(" " * (len(line) - len(m.group(3))) + m.group(3))
+            in_options = True
+            if name in _RST_CODE:
+                literal = indent
+            continue
+        if in_options and _RST_OPTION.match(line):
+            out.append(" " * len(line))
+            continue
+        in_options = False
+        if line.rstrip().endswith("::"):
+            literal = indent
+        if _RST_COMMENT.match(line) or _RST_ANONYMOUS_TARGET.match(line):
+            out.append(" " * len(line))
+            continue
+        stripped = line.rstrip()
+        if stripped.endswith("::"):
+            cut = len(stripped) - 1 if stripped[:-2].strip() else len(stripped) - 2
+            line = line[:cut] + " " * (len(line) - cut)
+        for pattern, repl in _RST_INLINE:
+            line = pattern.sub(repl, line)
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,103 @@
+"""Markdown and reStructuredText markup never reaches a sentence, and offsets stay exact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragctl.ingest import parse
+from ragctl.markup import plain_markdown, plain_rst
+from ragctl.sentences import SentenceSplitter
+from ragctl.text import normalize_space
+
+MARKDOWN = """# Install `ragctl`
+
+Run **make demo** first, then read [the guide](https://example.org/guide) or
+the *FAQ*; keep snake_case_names and 2 * 3 * 4 as they are.
+
+- Bullet one has **bold** text.
+> A quoted line with `code`.
+
+```python
+x = **kwargs  # code stays as written
+```
+
+[guide]: https://example.org/guide
+"""
+
+RST = """Usage
+=====
+
+Run ``ragctl index`` as described in `the guide <https://example.org>`_ and
+:pep:`8`, see [1]_ or the reference_.  An example::
+
+    ragctl ask "what **exactly**"
+
+.. code-block:: python
+   :linenos:
+
+   print("kept")
+
+.. note:: Notes keep their text.
+
+.. _reference: https://example.org/ref
+"""
+
+
+def test_markup_is_blanked_with_the_same_length() -> None:
+    md = plain_markdown(MARKDOWN)
+    assert len(md) == len(MARKDOWN) and md.count("\n") == MARKDOWN.count("\n")
+    flat = " ".join(md.split())
+    assert "Run make demo first, then read the guide or the FAQ ;" in flat
+    assert "snake_case_names and 2 * 3 * 4" in flat
+    assert "Bullet one has bold text. A quoted line with code ." in flat
+    assert "x = **kwargs # code stays as written" in flat
+    assert "https://example.org/guide" not in flat and "```" not in flat
+    rst = plain_rst(RST)
+    assert len(rst) == len(RST)
+    flat = " ".join(rst.split())
+    assert "Run ragctl index as described in the guide and 8 , see or the reference ." \
+        in flat
+    assert "An example: ragctl ask \"what **exactly**\"" in flat  # a literal block
+    assert 'print("kept")' in flat and "linenos" not in flat and "code-block" not in flat
+    assert "Notes keep their text." in flat and "example.org/ref" not in flat
+
+
+def test_sentences_from_markup_resolve_to_the_file(tmp_path: Path) -> None:
+    for name, source in (("guide.md", MARKDOWN), ("usage.rst", RST)):
+        f = tmp_path / name
+        f.write_text(source)
+        doc = parse(f, f.read_bytes())
+        splitter = SentenceSplitter()
+        seen = []
+        for section, spans in zip(doc.sections, splitter.split_many(
+                [s.text for s in doc.sections]), strict=True):
+            for span in spans:
+                start, end = section.offset + span.start, section.offset + span.end
+                blanked = (plain_markdown if name.endswith(".md") else plain_rst)(source)
+                assert normalize_space(blanked[start:end]) == span.text
+                # blanking only turns characters into spaces: the rest is the file's own
+                assert all(c == " " or c == source[i]
+                           for i, c in enumerate(blanked[start:end], start))
+                seen.append(span.text)
+        text = " ".join(seen)
+        assert "**bold**" not in text and "](" not in text and ".. " not in text
+    md = parse(tmp_path / "guide.md", (tmp_path / "guide.md").read_bytes())
+    assert md.title == "Install ragctl"
+
+
+def test_raw_offsets_invert_normalize_space_for_every_slice() -> None:
+    import random
+
+    from ragctl.text import normalize_space, raw_offsets
+
+    rng = random.Random(1)
+    words = ["FAQ", ";", "the", "guide", ".", "x", ",", "(a)", "b", "?!", "end."]
+    for _ in range(400):
+        raw = "".join(rng.choice(words) + rng.choice([" ", "  ", "\n", " \n  "])
+                      for _ in range(rng.randint(1, 8)))
+        norm = normalize_space(raw)
+        assert ";" not in norm or " ;" not in norm
+        for a0 in range(len(norm) + 1):
+            for b0 in range(a0, len(norm) + 1):
+                a, b = raw_offsets(raw, a0, b0)
+                assert normalize_space(raw[a:b]) == normalize_space(norm[a0:b0])
