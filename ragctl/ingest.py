@@ -544,13 +544,18 @@ def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(path, "rst", title, sections)
 
 
+MAX_KEYED_COLUMNS = 5
+
+
 def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
     """A table as one line per row that keeps the header with each value, so that a
     question about a cell finds its row: "Item: USB-C cable; Qty: 2; Price: $12.99".
     ``header``: whether the first row is one (HTML ``th`` cells); None guesses, for tables
     of three or more columns, from a first row of short labels without digits. A row of a
     label and a value gives "Capital: Wellington"; other rows keep their cells, " | "
-    between them."""
+    between them, as do the rows of a table wider than :data:`MAX_KEYED_COLUMNS` (its
+    header stays its first line: repeated in every row it would bury each row's values —
+    bench/tables.py measured fewer cells answered)."""
     rows = [[" ".join(c.split()) for c in r] for r in rows]
     rows = [r for r in rows if any(r)]
     if not rows:
@@ -559,7 +564,9 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     width = len(head)
     if header is None:
         header = _header_row(head)
-    if header and len(rows) >= 2 and width >= 2:
+    elif header and not (width >= 2 and all(head)):
+        header = False  # a title spanning the table ("New Zealand"), not column names
+    if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [" | ".join(c for c in head if c)]
         for r in rows[1:]:
             pairs = [f"{h}: {v}" for h, v in zip(head, r, strict=False) if v and v != h]
@@ -630,8 +637,49 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
     if main is not None:
         _, kept = html_to_sections(main)
         if sum(len(s.text.strip()) for s in kept) >= MIN_MAIN_CHARS:
-            sections = kept
+            sections = _tables_left_out(data, kept, title) + kept
     return ParsedDocument(path, "html", title or path.stem, sections)
+
+
+_BOILERPLATE = re.compile(r"nav|menu|footer|sidebar|cookie|banner|breadcrumb|share|social|"
+                          r"related|comment|promo|advert", re.I)
+
+
+def _tables_left_out(markup: bytes, kept: list[Section], title: str) -> list[Section]:
+    """Tables of the page that the main-content extractor dropped (an infobox with
+    "Capital: Wellington" is data, not boilerplate), outside navigation, headers,
+    footers and sidebars, read as the whole page would read them; one section placed
+    under the page's title, its offsets after the main content's."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(markup, "lxml")
+    have = " ".join(" ".join(s.text.split()) for s in kept)
+    texts: list[str] = []
+    todo = [t for t in soup.find_all("table") if t.find_parent("table") is None]
+    while todo:
+        table = todo.pop(0)
+        if any(parent.name in ("nav", "header", "footer", "aside") or _BOILERPLATE.search(
+                " ".join([*(parent.get("class") or []), str(parent.get("id") or "")]))
+               for parent in [table, *table.parents] if parent.name != "[document]"):
+            continue
+        _, sections = html_to_sections(f"<html><body>{table}</body></html>")
+        lines = [" ".join(line.split()) for s in sections for line in s.text.split("\n\n")
+                 if line.strip()]
+        if sum(len(line) for line in lines if line in have) > 0.2 * len(have):
+            # a layout table around the page's content: look at the tables inside it
+            todo[:0] = [t for t in table.find_all("table")
+                        if t.find_parent("table") is table]
+            continue
+        cells = [" ".join(c.get_text(" ", strip=True).split())
+                 for c in table.find_all(["td", "th"])]
+        cells = [c for c in cells if len(c) >= 12]
+        kept_already = len(cells) >= 2 and sum(c in have for c in cells) >= 0.8 * len(cells)
+        if len(lines) >= 2 and not kept_already:
+            texts.append("\n\n".join(lines))
+    if not texts:
+        return []
+    end = max((s.offset + len(s.text) for s in kept), default=0)
+    return [Section("\n\n".join(texts), title, end + 2)]
 
 
 def main_content(markup: bytes | str) -> str | None:
@@ -680,11 +728,12 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     elif scanned:
         for i, text in _ocr_pdf_pages(data, scanned, ocr):
             texts[i] = text
-    tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
-    if tabular:
-        for i, text in _pdf_pages_with_tables(data, tabular, ocr.on_page):
-            texts[i] = text
     sections = [Section(t, f"p. {n}", 0) for n, t in enumerate(texts, start=1)]
+    tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
+    if tabular:  # the rows of its tables follow a page's text, as if printed below it
+        for i, rows in _pdf_tables(data, tabular, ocr.on_page):
+            sections.append(Section(rows, f"p. {i + 1}", len(texts[i]) + 2))
+        sections.sort(key=lambda s: (int(s.place[3:]), s.offset))
     if not any(s.text.strip() for s in sections):
         raise SkipFile("no text found, not even by OCR; skipped")
     return ParsedDocument(path, "pdf", title, sections, notes)
@@ -714,12 +763,13 @@ _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
 MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
 
 
-def _pdf_pages_with_tables(data: bytes, indexes: list[int],
-                           on_page: Callable[[], None]) -> Iterator[tuple[int, str]]:
-    """The text of the given pages (0-based) with each table found by pdfplumber as one
-    line per row that keeps the header with each value (:func:`table_lines`), in its
-    place on the page; a page without a data table is not yielded (its text stays). A
-    table that goes on over the next page gets the header of its first part."""
+def _pdf_tables(data: bytes, indexes: list[int],
+                on_page: Callable[[], None]) -> Iterator[tuple[int, str]]:
+    """The tables found by pdfplumber on the given pages (0-based), as one line per row
+    that keeps the header with each value (:func:`table_lines`); pages without a data
+    table are not yielded. A table that goes on over the next page gets the header of its
+    first part. The page's own text is kept as it is: with the rows in place of the
+    table's text, bench/tables.py answered fewer cell questions (4 of 8, from 6)."""
     import pdfplumber
 
     header: list[str] | None = None
@@ -743,7 +793,8 @@ def _pdf_pages_with_tables(data: bytes, indexes: list[int],
                 else:
                     tables.append((t.bbox, table_lines(rows, header=False)))
             if tables:
-                yield i, _page_text_around_tables(page, tables)
+                yield i, "\n\n".join("\n\n".join(lines) for _, lines in
+                                     sorted(tables, key=lambda t: t[0][1]))
             else:
                 header = None
             page.close()
@@ -753,34 +804,6 @@ def _header_row(row: list[str]) -> bool:
     """Column names: three or more short distinct labels without digits."""
     return len(row) >= 3 and all(row) and len(set(row)) == len(row) and all(
         len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in row)
-
-
-def _page_text_around_tables(page: Any, tables: list[tuple[Any, list[str]]]) -> str:
-    boxes = [bbox for bbox, _ in tables]
-
-    def outside(obj: dict[str, Any]) -> bool:
-        if "x0" not in obj or "top" not in obj:
-            return True
-        cx, cy = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
-        return not any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)
-
-    rest = page.filter(outside)
-    width, height = float(page.width), float(page.height)
-
-    def band(top: float, bottom: float) -> str:
-        top, bottom = max(0.0, top), min(height, bottom)
-        if bottom - top < 1:
-            return ""
-        return str(rest.crop((0, top, width, bottom), strict=False).extract_text() or "")
-
-    parts, prev = [], 0.0
-    for bbox, lines in sorted(tables, key=lambda t: t[0][1]):
-        parts.append(band(prev, bbox[1]))
-        parts.append("\n\n".join(lines))
-        parts.append(band(bbox[1], bbox[3]))  # text beside the table
-        prev = max(prev, bbox[3])
-    parts.append(band(prev, height))
-    return "\n\n".join(p.strip() for p in parts if p.strip())
 
 
 def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:

@@ -226,7 +226,7 @@ def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     assert "Item: USB-C cable; Qty: 2; Price: $12.99" in _parse(html).sections[0].text
 
 
-def test_pdf_tables_become_rows_with_their_header_across_pages(tmp_path: Path) -> None:
+def test_pdf_tables_add_rows_with_their_header_across_pages(tmp_path: Path) -> None:
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -247,13 +247,17 @@ def test_pdf_tables_become_rows_with_their_header_across_pages(tmp_path: Path) -
     f = tmp_path / "order.pdf"
     f.write_bytes(bytes(pdf.output()))
     doc = _parse(f)
-    first, second = (s.text for s in doc.sections)
-    assert first.startswith("Order 1187 was shipped on 3 May.")
-    assert "Item: USB-C cable; Qty: 2; Price: $12.99" in first
-    assert "Item: Power adapter 65W; Qty: 1; Price: $39.00" in first
-    assert "Item: HDMI adapter; Qty: 1; Price: $9.50" in second
-    assert "Item: Total; Qty: 9; Price: $143.39" in second
-    assert second.rstrip().endswith("Thank you for your order.")  # text after the table
+    assert [s.place for s in doc.sections] == ["p. 1", "p. 1", "p. 2", "p. 2"]
+    text, rows, text2, rows2 = doc.sections
+    assert text.text.startswith("Order 1187 was shipped on 3 May.")  # the page as it is
+    assert rows.offset == len(text.text) + 2  # the rows follow it
+    assert rows.text.split("\n\n") == ["Item | Qty | Price",
+                                        "Item: USB-C cable; Qty: 2; Price: $12.99",
+                                        "Item: Power adapter 65W; Qty: 1; Price: $39.00",
+                                        "Item: Laptop sleeve; Qty: 1; Price: $24.50"]
+    assert "Item: HDMI adapter; Qty: 1; Price: $9.50" in rows2.text
+    assert "Item: Total; Qty: 9; Price: $143.39" in rows2.text
+    assert "Thank you for your order." in text2.text
 
 
 def test_html_keeps_the_main_content_only(tmp_path: Path) -> None:
@@ -299,3 +303,29 @@ def test_a_mail_quoted_in_replies_is_indexed_once(tmp_path: Path) -> None:
     assert "boiler valve" not in bodies[1] and "wrote:" not in bodies[1]
     assert "Thanks, I will leave it open." in bodies[1] and "> yes" in bodies[1]
     assert "not in this archive" in bodies[2]
+
+
+def test_html_tables_the_extractor_drops_are_kept_but_not_navigation(tmp_path: Path) -> None:
+    article = ("Harbour Town is a small port on the east coast with a long fishing "
+               "history and a lighthouse built in 1887. ") * 4
+    page = f"""<html><head><title>Harbour Town</title></head><body>
+      <div class="navbox"><table><tr><th>Towns</th><td>North Bay · South Bay · West
+      Point · East Cape · Old Harbour</td></tr><tr><th>Rivers</th><td>Ash · Birch</td>
+      </tr></table></div>
+      <main><table class="infobox"><tr><th>Mayor</th><td>Ruth Okafor</td></tr>
+      <tr><th>Population</th><td>12,400</td></tr><tr><th>Founded</th><td>1702</td></tr>
+      </table><p>{article}</p><p>{article}</p></main></body></html>"""
+    f = tmp_path / "town.html"
+    f.write_text(page)
+    text = "\n".join(s.text for s in _parse(f).sections)
+    assert "lighthouse built in 1887" in text
+    assert "Mayor: Ruth Okafor" in text and "Population: 12,400" in text
+    assert "North Bay" not in text
+
+
+def test_a_title_row_spanning_a_table_is_not_its_header() -> None:
+    from ragctl.ingest import table_lines
+
+    rows = [["New Zealand", ""], ["Capital", "Wellington"], ["Largest city", "Auckland"]]
+    assert table_lines(rows, header=True) == ["New Zealand", "Capital: Wellington",
+                                              "Largest city: Auckland"]
