@@ -146,7 +146,8 @@ class RichReporter:
         self.passages += passages
         self.files += files
         if self.task is not None:
-            self.progress.update(self.task, advance=files)
+            if files:  # the next file: no detail of the last one
+                self.progress.update(self.task, advance=files, description=self.name)
         if self.lines:
             done, at = self._last_line
             now = time.monotonic()
@@ -157,6 +158,11 @@ class RichReporter:
                 stderr.print(f"{self.name}: {self.files}{of} files, {self.passages} "
                              f"passages, {rate:.0f}/s", highlight=False)
                 self._last_line = (self.files, now)
+
+    def detail(self, text: str) -> None:
+        """What the current file is at (a long scan: "report.pdf: OCR p. 3 of 40")."""
+        if self.task is not None:
+            self.progress.update(self.task, description=f"{self.name} · {text}")
 
     def warn(self, path: Path, reason: str) -> None:
         self.progress.console.print(  # one line per file, however long, for grep

@@ -59,6 +59,7 @@ class Reporter(Protocol):
 
     def phase(self, name: str, total: int | None = None) -> None: ...
     def advance(self, *, files: int = 0, passages: int = 0) -> None: ...
+    def detail(self, text: str) -> None: ...  # what the current file is at
     def warn(self, path: Path, reason: str) -> None: ...
 
 
@@ -67,6 +68,9 @@ class _Silent:
         pass
 
     def advance(self, *, files: int = 0, passages: int = 0) -> None:
+        pass
+
+    def detail(self, text: str) -> None:
         pass
 
     def warn(self, path: Path, reason: str) -> None:
@@ -354,8 +358,8 @@ class Indexer:
             try:
                 with time_limit(self.settings.max_file_seconds) as deadline:
                     doc = parse(f, data, ocr=Ocr(self.settings.ocr,
-                                                 on_page=partial(deadline.extend,
-                                                                 SLOW_PAGE_SECONDS)))
+                                                 on_page=partial(self._slow_page, deadline,
+                                                                 f.name)))
                     sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:
                 self._skip(f, str(e), old)
@@ -414,6 +418,12 @@ class Indexer:
         self._warn(path, reason)
         self.summary.skipped += 1
         self.reporter.advance(files=1)
+
+    def _slow_page(self, deadline: Deadline, name: str, what: str) -> None:
+        """A page is about to be read by OCR or searched for tables: more time for this
+        file, and the progress shows it."""
+        deadline.extend(SLOW_PAGE_SECONDS)
+        self.reporter.detail(f"{name}: {what}")
 
     def _count_reason(self, reason: str) -> None:
         kind = reason.split(";")[0].split(" (")[0].strip()

@@ -62,11 +62,12 @@ class ParsedDocument:
 class Ocr:
     """How a parser reads page images: the engine called ``name`` (``auto``: the best
     installed one; ``none``: no OCR, so scans are skipped with a line saying how to enable
-    it), loaded when a page first needs it, and ``on_page``, called before each page is
-    recognised or searched for tables (the indexer gives each such page its own time)."""
+    it), loaded when a page first needs it, and ``on_page``, called with what is done
+    ("OCR p. 3 of 40") before each page is recognised or searched for tables (the indexer
+    shows it and gives each such page its own time)."""
 
     name: str = "none"
-    on_page: Callable[[], None] = lambda: None
+    on_page: Callable[[str], None] = lambda what: None
     given: OcrEngine | None = None  # an engine object to use instead of the named one
 
     @property
@@ -79,9 +80,9 @@ class Ocr:
     def how_to_enable(self) -> str:
         return 'OCR is turned off (ocr = "none")' if self.name == "none" else HOW_TO_ENABLE
 
-    def read(self, image: Image) -> str:
+    def read(self, image: Image, where: str = "") -> str:
         assert self.engine is not None
-        self.on_page()
+        self.on_page(f"OCR {where}".strip())
         return self.engine.read(image)
 
 
@@ -731,7 +732,7 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     sections = [Section(t, f"p. {n}", 0) for n, t in enumerate(texts, start=1)]
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
     if tabular:  # the rows of its tables follow a page's text, as if printed below it
-        for i, rows in _pdf_tables(data, tabular, ocr.on_page):
+        for i, rows in _pdf_tables(data, tabular, ocr.on_page, len(texts)):
             sections.append(Section(rows, f"p. {i + 1}", len(texts[i]) + 2))
         sections.sort(key=lambda s: (int(s.place[3:]), s.offset))
     if not any(s.text.strip() for s in sections):
@@ -764,7 +765,7 @@ MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout
 
 
 def _pdf_tables(data: bytes, indexes: list[int],
-                on_page: Callable[[], None]) -> Iterator[tuple[int, str]]:
+                on_page: Callable[[str], None], pages: int) -> Iterator[tuple[int, str]]:
     """The tables found by pdfplumber on the given pages (0-based), as one line per row
     that keeps the header with each value (:func:`table_lines`); pages without a data
     table are not yielded. A table that goes on over the next page gets the header of its
@@ -775,7 +776,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
     header: list[str] | None = None
     with pdfplumber.open(io.BytesIO(data)) as pdf:
         for i in indexes:
-            on_page()
+            on_page(f"tables p. {i + 1} of {pages}")
             page = pdf.pages[i]
             tables = []
             for t in page.find_tables():
@@ -819,17 +820,17 @@ def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[
                 image = page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
             finally:
                 page.close()
-            yield i, _ocr_image(image, ocr)
+            yield i, _ocr_image(image, ocr, f"p. {i + 1} of {len(pdf)}")
     finally:
         pdf.close()
 
 
-def _ocr_image(image: Image, ocr: Ocr) -> str:
+def _ocr_image(image: Image, ocr: Ocr, where: str = "") -> str:
     extrema: Any = image.convert("L").getextrema()
     lo, hi = extrema
     if hi - lo < 32:  # a blank page
         return ""
-    text = ocr.read(image)
+    text = ocr.read(image, where)
     # a photograph or a drawing gives a few stray marks, not words
     words = re.findall(r"[^\W\d_]{3,}", text)
     return text if len(words) >= 3 else ""
@@ -847,7 +848,8 @@ def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
         raise SkipFile(f"not a readable image ({e}); skipped") from None
     if max(frames[0].size) < 200:
         raise SkipFile("an image too small to hold text (an icon?); skipped")
-    texts = [_ocr_image(f, ocr) for f in frames]
+    texts = [_ocr_image(f, ocr, f"p. {n} of {len(frames)}" if len(frames) > 1 else "")
+             for n, f in enumerate(frames, start=1)]
     if not any(t.strip() for t in texts):
         raise SkipFile("an image without text (OCR found none); skipped")
     places = [f"p. {n}" for n in range(1, len(texts) + 1)] if len(texts) > 1 else [""]

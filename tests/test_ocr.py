@@ -69,10 +69,10 @@ class FakeEngine:
 
 def test_a_pdf_mixing_text_and_scanned_pages_ocrs_only_the_scan(tmp_path: Path) -> None:
     engine = FakeEngine()
-    ticks: list[int] = []
+    ticks: list[str] = []
     doc = parse(tmp_path / "log.pdf", mixed_pdf(page_image(SCANNED)),
-                ocr=Ocr(given=engine, on_page=lambda: ticks.append(1)))
-    assert engine.pages == 1 and ticks == [1]  # the page with a text layer is not OCR'd
+                ocr=Ocr(given=engine, on_page=ticks.append))
+    assert engine.pages == 1 and ticks == ["OCR p. 2 of 2"]  # the text page is not OCR'd
     assert [s.place for s in doc.sections] == ["p. 1", "p. 2"]
     assert "Morrow lighthouse" in doc.sections[0].text
     assert doc.sections[1].text == SCANNED
@@ -192,3 +192,33 @@ def test_real_tesseract_reads_a_rendered_page_with_its_page_number(tmp_path: Pat
     assert doc.sections[1].place == "p. 2"
     assert " ".join(doc.sections[1].text.split()) == SCANNED
     assert "Morrow lighthouse" in doc.sections[0].text
+
+
+def test_the_progress_names_the_page_being_recognised(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl.collection import Collection
+    from ragctl.indexer import Indexer
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.details: list[str] = []
+
+        def phase(self, name: str, total: int | None = None) -> None:
+            pass
+
+        def advance(self, *, files: int = 0, passages: int = 0) -> None:
+            pass
+
+        def detail(self, text: str) -> None:
+            self.details.append(text)
+
+        def warn(self, path: Path, reason: str) -> None:
+            pass
+
+    (tmp_path / "log.pdf").write_bytes(mixed_pdf(page_image(SCANNED)))
+    monkeypatch.setattr(ocr, "engine", lambda name="auto": FakeEngine())
+    recorder = Recorder()
+    with Collection.open(load_settings(embedder="fake-hash"), create=True) as c:
+        c.lock()
+        Indexer(c, reporter=recorder).run([tmp_path / "log.pdf"])
+    assert recorder.details == ["log.pdf: OCR p. 2 of 2"]
