@@ -145,9 +145,8 @@ class RichReporter:
     def advance(self, *, files: int = 0, passages: int = 0) -> None:
         self.passages += passages
         self.files += files
-        if self.task is not None:
-            if files:  # the next file: no detail of the last one
-                self.progress.update(self.task, advance=files, description=self.name)
+        if self.task is not None and files:  # the next file: no detail of the last one
+            self.progress.update(self.task, advance=files, description=self.name)
         if self.lines:
             done, at = self._last_line
             now = time.monotonic()

@@ -40,9 +40,9 @@ from .ingest import (
     never_walked,
     parse,
     read_bytes,
-    scan_text,
+    scan_stream,
+    stream_sections,
     streamed,
-    text_blocks,
     walk,
 )
 from .sentences import SentenceSplitter
@@ -327,7 +327,7 @@ class Indexer:
             try:
                 if stream:
                     check_file(f, max_bytes=max_bytes)
-                    scan = scan_text(f)
+                    scan = scan_stream(f)
                     sha = scan.sha256
                 else:
                     data = read_bytes(f, max_bytes=max_bytes)
@@ -501,21 +501,30 @@ class Indexer:
 
     def _index_stream(self, path: Path, st: os.stat_result, scan: TextScan,
                       old: DocumentRecord | None) -> None:
-        """Index a large text file block by block in one transaction (all old or all new,
-        as for any file), so that memory stays bounded whatever its size. The time limit
-        applies to reading each block."""
+        """Index a large text file block by block, or a large mail archive message by
+        message, in one transaction (all old or all new, as for any file), so that memory
+        stays bounded whatever its size. The time limit applies to reading each part."""
+        mbox = FORMATS.get(path.suffix.lower()) == "mbox"
         try:
             with self.store.writing_document(
-                    path=str(path), format="text", title=path.stem, size=st.st_size,
-                    mtime_ns=st.st_mtime_ns, sha256=scan.sha256) as writer:
-                for section in text_blocks(path, scan.encoding):
+                    path=str(path), format="mbox" if mbox else "text", title=path.stem,
+                    size=st.st_size, mtime_ns=st.st_mtime_ns, sha256=scan.sha256) as writer:
+                pending: list[Chunk] = []
+
+                def add(chunks: list[Chunk]) -> None:
+                    writer.add(chunks, self._vectors([c.text for c in chunks]))
+                    self.reporter.advance(passages=len(chunks))
+
+                for section in stream_sections(path, scan):
                     with time_limit(self.settings.max_file_seconds):
                         sentences = self.splitter.split_many([section.text])[0]
-                    chunks = chunk_section(section, sentences,
-                                           target_words=self.settings.chunk_words)
-                    if chunks:
-                        writer.add(chunks, self._vectors([c.text for c in chunks]))
-                        self.reporter.advance(passages=len(chunks))
+                    pending += chunk_section(section, sentences,
+                                             target_words=self.settings.chunk_words)
+                    if len(pending) >= STREAM_BATCH:  # many small messages: embed together
+                        add(pending)
+                        pending = []
+                if pending:
+                    add(pending)
                 if not writer.ids:
                     raise SkipFile("no sentences found; skipped")
                 self._remember_read(path, [])
@@ -629,6 +638,7 @@ class Deadline:
                 signal.setitimer(signal.ITIMER_REAL, left + seconds)
 
 
+STREAM_BATCH = 64  # passages of a streamed file embedded and written together
 SLOW_PAGE_SECONDS = 60.0  # a page read by OCR or searched for tables adds this to
 # the file's max_file_seconds
 

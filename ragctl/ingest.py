@@ -16,6 +16,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -213,17 +214,43 @@ def check_file(path: Path, *, max_bytes: int) -> os.stat_result:
 
 
 def streamed(path: Path, size: int) -> bool:
-    """Whether a file is read in blocks (:func:`scan_text`, :func:`text_blocks`) rather
-    than whole: plain text, Markdown and reStructuredText over :data:`STREAM_BYTES`, so
-    that memory stays bounded whatever the file's size. (Such a file's sections have no
-    heading places.)"""
-    return path.suffix.lower() in TEXT_FORMATS and size > STREAM_BYTES
+    """Whether a file is read in parts rather than whole, so that memory stays bounded
+    whatever its size: plain text, Markdown and reStructuredText over
+    :data:`STREAM_BYTES` in blocks (:func:`scan_text`, :func:`text_blocks`; such a file's
+    sections have no heading places), and mail archives over it message by message
+    (:func:`mbox_messages`)."""
+    suffix = path.suffix.lower()
+    return (suffix in TEXT_FORMATS or FORMATS.get(suffix) == "mbox") and size > STREAM_BYTES
 
 
 @dataclass(frozen=True)
 class TextScan:
     sha256: str
     encoding: str
+
+
+def scan_stream(path: Path) -> TextScan:
+    """:func:`scan_text` for text; for a mail archive only its SHA-256 (each message
+    says its own encoding)."""
+    if FORMATS.get(path.suffix.lower()) != "mbox":
+        return scan_text(path)
+    import hashlib
+
+    sha = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                sha.update(block)
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+    return TextScan(sha.hexdigest(), "")
+
+
+def stream_sections(path: Path, scan: TextScan) -> Iterator[Section]:
+    """The sections of a file read in parts (:func:`streamed`)."""
+    if FORMATS.get(path.suffix.lower()) == "mbox":
+        return mbox_messages(path)
+    return text_blocks(path, scan.encoding)
 
 
 def scan_text(path: Path) -> TextScan:
@@ -949,20 +976,70 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
 
 
 def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
-    import email
-    import email.policy
-
-    messages = []
     chunks = re.split(rb"(?m)^From .*\r?\n", data)
-    for number, raw in enumerate((c for c in chunks if c.strip()), start=1):
-        msg = email.message_from_bytes(raw, policy=email.policy.default)
-        if not msg.keys():
-            continue
-        messages.append((_message_text(msg), f"#{number}: {_message_place(msg)}"))
+    messages = [m for m in (_mbox_message(raw, n) for n, raw in
+                            enumerate((c for c in chunks if c.strip()), start=1)) if m]
     bodies = drop_quoted_copies([text for text, _ in messages])
     return ParsedDocument(path, "mbox", path.stem,
                           [Section(body, place, 0)
                            for body, (_, place) in zip(bodies, messages, strict=True)])
+
+
+def _mbox_message(raw: bytes, number: int) -> tuple[str, str] | None:
+    """(text, place) of the ``number``-th message of an archive, None for a part
+    without headers."""
+    import email
+    import email.policy
+
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    if not msg.keys():
+        return None
+    return _message_text(msg), f"#{number}: {_message_place(msg)}"
+
+
+def mbox_messages(path: Path) -> Iterator[Section]:
+    """The messages of a large mail archive, one section each, read one at a time (the
+    file is never held whole). A quoted block whose text is an earlier message of the
+    archive is dropped, as :func:`drop_quoted_copies` does for a small one (replies come
+    after what they quote)."""
+    import hashlib
+
+    seen: set[str] = set()  # hashes of earlier messages' normalized paragraphs
+
+    def emit(raw: bytes, number: int) -> Section | None:
+        found = _mbox_message(raw, number)
+        if found is None:
+            return None
+        text, place = found
+        text = _drop_quotes(text, lambda quoted: bool(hashes := _paragraph_hashes(quoted))
+                            and hashes <= seen)
+        seen.update(_paragraph_hashes(text))
+        return Section(text, place, 0)
+
+    def _paragraph_hashes(text: str) -> set[str]:
+        return {hashlib.sha1(" ".join(p.split()).encode()).hexdigest()
+                for p in re.split(r"\n\s*\n", text) if len(" ".join(p.split())) >= 20}
+
+    number, lines = 0, list[bytes]()
+    try:
+        with path.open("rb") as f:
+            for line in f:
+                if line.startswith(b"From ") and lines:
+                    number += 1
+                    section = emit(b"".join(lines), number)
+                    if section is not None:
+                        yield section
+                    lines = []
+                elif line.startswith(b"From ") and not lines:
+                    continue
+                else:
+                    lines.append(line)
+            if b"".join(lines).strip():
+                section = emit(b"".join(lines), number + 1)
+                if section is not None:
+                    yield section
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
 
 
 _QUOTE_BLOCK = re.compile(r"(?m)(?:^[ \t]*>.*(?:\n|$))+")
@@ -975,21 +1052,26 @@ def drop_quoted_copies(bodies: list[str]) -> list[str]:
     X wrote:" line above) whose text is another message of the archive, so that a mail
     is indexed once, not again inside every reply to it."""
     flat = [" ".join(b.split()) for b in bodies]
-    out = []
-    for i, body in enumerate(bodies):
-        pieces, pos = [], 0
-        for m in _QUOTE_BLOCK.finditer(body):
-            quoted = " ".join(re.sub(r"(?m)^[ \t]*(?:>[ \t]?)+", "", m.group()).split())
-            if len(quoted) < MIN_QUOTE_CHARS or not any(
-                    quoted in other for j, other in enumerate(flat) if j != i):
-                continue
-            before = body[pos:m.start()]
-            before = _ATTRIBUTION.sub("\n", before)
-            pieces.append(before)
-            pos = m.end()
-        pieces.append(body[pos:])
-        out.append("".join(pieces) if pos else body)
-    return out
+
+    def in_another(i: int, quoted: str) -> bool:
+        text = " ".join(quoted.split())
+        return any(text in other for j, other in enumerate(flat) if j != i)
+
+    return [_drop_quotes(body, partial(in_another, i)) for i, body in enumerate(bodies)]
+
+
+def _drop_quotes(body: str, elsewhere: Callable[[str], bool]) -> str:
+    """``body`` without its quoted blocks of :data:`MIN_QUOTE_CHARS` or more whose
+    unquoted text ``elsewhere`` says is indexed already (and the "wrote:" line above)."""
+    pieces, pos = [], 0
+    for m in _QUOTE_BLOCK.finditer(body):
+        quoted = re.sub(r"(?m)^[ \t]*(?:>[ \t]?)+", "", m.group())
+        if len(" ".join(quoted.split())) < MIN_QUOTE_CHARS or not elsewhere(quoted):
+            continue
+        pieces.append(_ATTRIBUTION.sub("\n", body[pos:m.start()]))
+        pos = m.end()
+    pieces.append(body[pos:])
+    return "".join(pieces) if pos else body
 
 
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {

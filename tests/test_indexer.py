@@ -209,11 +209,13 @@ def test_second_writer_is_refused(docs: Path) -> None:
 
 @pytest.fixture
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files over 2 kB are read as a stream of ~500-character blocks."""
-    from ragctl import ingest
+    """Files over 2 kB are read as a stream of ~500-character blocks, each written as it
+    comes."""
+    from ragctl import indexer, ingest
 
     monkeypatch.setattr(ingest, "STREAM_BYTES", 2000)
     monkeypatch.setattr(ingest, "BLOCK_CHARS", 500)
+    monkeypatch.setattr(indexer, "STREAM_BATCH", 1)
 
 
 def test_large_text_file_is_streamed_with_exact_offsets(tmp_path: Path,
@@ -267,3 +269,42 @@ def test_interrupted_stream_keeps_the_previous_version(tmp_path: Path, small_blo
         texts = [r[0] for r in c.store.db.execute("SELECT text FROM passages")]
         assert len(texts) == first.passages_added
         assert all("Old line" in t for t in texts)
+
+
+def test_large_mail_archive_is_read_message_by_message(tmp_path: Path, small_blocks: None,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl import ingest
+
+    d = tmp_path / "mail"
+    d.mkdir()
+    parts = []
+    for k in range(40):
+        body = (f"Delivery {k} of oak planks arrives on dock {k % 7} at {k % 12 + 1} "
+                f"o'clock.\nSigned by the harbour master number {k}.\n")
+        parts.append(f"From sender{k}@example.org Mon Jan  1 00:00:00 2024\n"
+                     f"From: Sender {k} <sender{k}@example.org>\nSubject: Delivery {k}\n\n"
+                     f"{body}\n")
+        if k == 5:  # a reply quoting message 5 of the archive
+            quoted = "".join(f"> {line}\n" for line in body.splitlines())
+            parts.append("From ann@example.org Mon Jan  1 01:00:00 2024\n"
+                         "From: Ann <ann@example.org>\nSubject: Re: Delivery 5\n\n"
+                         "Thanks, the crane will be ready.\n\n"
+                         f"On Monday, Sender 5 wrote:\n{quoted}\n")
+    f = d / "archive.mbox"
+    f.write_text("".join(parts))
+    assert f.stat().st_size > ingest.STREAM_BYTES
+    held: list[bytes] = []
+    real_parse = ingest._parse_mbox
+    monkeypatch.setattr(ingest, "_parse_mbox", lambda p, data: held.append(data)
+                        or real_parse(p, data))
+    summary = run([d])
+    assert summary.added == 1 and not held  # never read whole
+    check_consistent()
+    with Collection.open(load_settings()) as c:
+        texts = [r[0] for r in c.store.db.execute("SELECT text FROM passages")]
+        places = {r[0] for r in c.store.db.execute("SELECT place FROM passages")}
+    assert sum("harbour master number 5." in t for t in texts) == 1  # the quote is gone
+    assert any("the crane will be ready" in t for t in texts)
+    assert any(p.startswith("#41: Delivery 39") for p in places)
+    assert any("harbour master number 39" in t for t in search("harbour master number 39"))
+    assert run([d]).unchanged == 1
