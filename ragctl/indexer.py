@@ -180,11 +180,12 @@ class Indexer:
     def _chunker_settings(self) -> dict[str, int]:
         # "sentences": 2 — sentences keep their source text (an index made before is
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
-        # "readers": 2 — Markdown/RST markup blanked, PDF tables as rows, HTML main content
+        # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
+        # no space after an opening bracket
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 2,
-                "readers": 2}
+                "readers": 3}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -92,17 +92,26 @@ def count_tokens(text: str) -> int:
 
 _NONSPACE = re.compile(r"\S+")
 _CLOSING = frozenset(",.;:!?)]")
+_OPENING = frozenset("([")
+
+
+def _joined(previous: str, word: str) -> bool:
+    """Whether ``word`` follows ``previous`` without a space."""
+    return word[0] in _CLOSING or previous[-1] in _OPENING
 
 
 def normalize_space(raw: str) -> str:
     """The words of ``raw`` with one space between them, and none before a word that
-    starts with closing punctuation ("FAQ ;" → "FAQ;": what is left where markup was
+    starts with closing punctuation or after one that ends with an opening bracket
+    ("FAQ ;" → "FAQ;", "( chunk_words)" → "(chunk_words)": what is left where markup was
     blanked, or a PDF's stray space)."""
     out: list[str] = []
+    previous = ""
     for word in raw.split():
-        if out and word[0] not in _CLOSING:
+        if previous and not _joined(previous, word):
             out.append(" ")
         out.append(word)
+        previous = word
     return "".join(out)
 
 
@@ -113,12 +122,11 @@ def raw_offsets(raw: str, start: int, end: int) -> tuple[int, int]:
     a = b = None
     last_end = 0
     prev_w = 0
+    previous = ""
     for m in _NONSPACE.finditer(raw):
         w = m.end() - m.start()
-        word_start = pos + prev_w + (0 if pos >= 0 and m.group()[0] in _CLOSING else 1)
-        if pos < 0:
-            word_start = 0
-        pos, prev_w = word_start, w
+        gap = 0 if pos < 0 or _joined(previous, m.group()) else 1
+        pos, prev_w, previous = max(pos, 0) + prev_w + gap, w, m.group()
         if a is None and start < pos + w:
             a = m.start() + max(0, start - pos)
         if a is not None and end <= pos + w:

@@ -91,7 +91,7 @@ def test_raw_offsets_invert_normalize_space_for_every_slice() -> None:
     from ragctl.text import normalize_space, raw_offsets
 
     rng = random.Random(1)
-    words = ["FAQ", ";", "the", "guide", ".", "x", ",", "(a)", "b", "?!", "end."]
+    words = ["FAQ", ";", "the", "guide", ".", "x", ",", "(a)", "b", "?!", "end.", "(", "[x"]
     for _ in range(400):
         raw = "".join(rng.choice(words) + rng.choice([" ", "  ", "\n", " \n  "])
                       for _ in range(rng.randint(1, 8)))
