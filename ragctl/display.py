@@ -390,6 +390,16 @@ def render_status(info: dict[str, Any]) -> None:
               else "(none yet)")
     t.add_row("on disk", human_bytes(info["total_bytes"]))
     t.add_row("folders", "\n".join(short_path(r) for r in info["roots"]) or "(none)")
+    if info.get("skipped"):
+        reasons = ", ".join(f"{n} {k}" for k, n in sorted(info["skipped_reasons"].items(),
+                                                           key=lambda kv: -kv[1]))
+        n = info["skipped"]
+        t.add_row("skipped", f"{n} file{'s' if n != 1 else ''} ({reasons}); ragctl index "
+                  "--verbose lists them")
+    if info.get("read_in_part"):
+        n = info["read_in_part"]
+        t.add_row("read in part", f"{n} file{'s' if n != 1 else ''} with pages no OCR "
+                  "read")
     if info["pending_vector_changes"]:
         t.add_row("pending", f"{info['pending_vector_changes']} vector changes "
                   "(an interrupted run; the next run or 'ragctl doctor' applies them)")

@@ -41,6 +41,7 @@ from .ingest import (
     parse,
     read_bytes,
     scan_stream,
+    skip_kind,
     stream_sections,
     streamed,
     walk,
@@ -427,7 +428,7 @@ class Indexer:
         self.reporter.detail(f"{name}: {what}")
 
     def _count_reason(self, reason: str) -> None:
-        kind = reason.split(";")[0].split(" (")[0].strip()
+        kind = skip_kind(reason)
         self.summary.skipped_reasons[kind] = self.summary.skipped_reasons.get(kind, 0) + 1
 
     def _reader_settings(self) -> str:

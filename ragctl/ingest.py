@@ -43,6 +43,12 @@ class SkipFile(Exception):
     """A file that cannot be indexed; the message is the one-line reason shown to the user."""
 
 
+def skip_kind(reason: str) -> str:
+    """What a skip reason counts as in summaries: "corrupt PDF (…); skipped" → "corrupt
+    PDF"."""
+    return reason.split(";")[0].split(" (")[0].strip()
+
+
 @dataclass(frozen=True)
 class Section:
     text: str

@@ -180,6 +180,8 @@ def test_cli_lists_files_skipped_as_before_only_when_asked(tmp_path: Path,
     assert "skipped: " in third.output and "broken.pdf: corrupt PDF" in third.output
     as_json = json.loads(runner.invoke(cli, ["index", "--json"]).stdout)
     assert as_json["skipped_before_files"][0]["path"].endswith("broken.pdf")
+    status = runner.invoke(cli, ["status"]).output
+    assert "1 file (1 corrupt PDF); ragctl index --verbose lists them" in status
 
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed "
