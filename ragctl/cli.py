@@ -150,7 +150,24 @@ def _emit(as_json: bool, data: Any, render: str, *args: Any, **kwargs: Any) -> N
         getattr(display, render)(*(args or (data,)), **kwargs)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``ragctl`` group; the training commands (:data:`TRAINING`) are loaded only when
+    one of them is run or listed, so that asking and searching do not import them."""
+
+    TRAINING = ("silver", "train", "export")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.TRAINING})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.TRAINING and name not in self.commands:
+            from .training.cli import register
+
+            register(self)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragctl")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 def cli(verbose: int) -> None:
@@ -201,8 +218,8 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
         ragctl index                    # refresh what was indexed before
         ragctl index ~/mail --index mail
     """
-    from .display import RichReporter
     from .indexer import IndexOptions, index_paths
+    from .progress import RichReporter
 
     settings = _settings(index=index_name, embedder=embedder, chunk_words=chunk_words,
                          max_file_mb=max_file_mb)
@@ -511,9 +528,9 @@ def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, se
         ragctl eval nq ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz --out results/nq
         ragctl eval scifact ../shared/data/scifact/beir_format --no-generate
     """
-    from .display import step_progress
     from .eval.datasets import load
     from .eval.evaluate import MODES, EvalOptions, evaluate, render_report, save_report
+    from .progress import step_progress
 
     chosen = tuple(m.strip() for m in modes.split(",") if m.strip())
     bad = [m for m in chosen if m not in MODES]
@@ -615,10 +632,6 @@ def doctor(index_name: str | None, dry_run: bool, as_json: bool) -> None:
     if not report.ok:
         sys.exit(1)
 
-
-from .training.cli import register  # noqa: E402 - the training commands use the helpers above
-
-register(cli)
 
 if __name__ == "__main__":  # pragma: no cover
     cli()

@@ -180,7 +180,7 @@ def test_a_first_run_that_indexes_nothing_leaves_no_index(runner: CliRunner,
 
 def test_progress_is_a_line_per_n_files_when_stderr_is_not_a_terminal(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from ragctl.display import RichReporter
+    from ragctl.progress import RichReporter
 
     reporter = RichReporter(enabled=True)
     reporter.LINE_FILES = 2

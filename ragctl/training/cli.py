@@ -62,7 +62,8 @@ def silver(paths: tuple[Path, ...], fmt: str | None, split: str, limit: int | No
         ragctl silver squad.json re.jsonl --index squad-dev --retrieve --passage-logprobs
         ragctl silver --from-index default mine.jsonl --questions 300
     """
-    from ..display import render_silver, task_progress
+    from ..display import render_silver
+    from ..progress import task_progress
     from .silver import SilverJob, label
 
     if len(paths) != (1 if from_index else 2):
@@ -126,7 +127,7 @@ _train_options = options(
 
 def _train(kind: str, data: tuple[Path, ...], name: str | None, out: Path | None,
            resume: bool, no_export: bool, quantization: str, **opts: Any) -> None:
-    from ..display import TrainingProgress
+    from ..progress import TrainingProgress
     from .trainer import TrainOptions, train_and_export
 
     with TrainingProgress(kind, opts["epochs"]) as show:
@@ -195,7 +196,8 @@ def train_re(**opts: Any) -> None:
 def export(name: str, src: Path | None, quantization: str, out: Path | None,
            data_licence: str | None, rounding: str) -> None:
     """Convert a trained model to a quantized CTranslate2 model under models/NAME."""
-    from ..display import render_export, step_progress
+    from ..display import render_export
+    from ..progress import step_progress
     from .export import export_run
 
     with step_progress("exporting") as update:
@@ -253,7 +255,7 @@ def train_reader(data: tuple[Path, ...], name: str, out: Path | None, resume: bo
         ragctl train reader --data ../shared/data/squad/dev-v1.1.json \\
             --data ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz
     """
-    from ..display import TrainingProgress
+    from ..progress import TrainingProgress
     from .reader import ReaderOptions
     from .trainer import train_and_export
 
