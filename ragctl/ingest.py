@@ -376,21 +376,28 @@ def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
 
 @contextmanager
 def _quiet_parsers() -> Iterator[None]:
-    """The parsing libraries' own warnings ("Ignoring wrong pointing object", BeautifulSoup's
-    XMLParsedAsHTMLWarning) say nothing a reader of ragctl's one-line warnings can act on:
-    they are dropped while a file is parsed (``-vv`` still shows the libraries' logs)."""
+    """The parsing libraries' own warnings ("Ignoring wrong pointing object", pdfminer's
+    "CropBox missing", BeautifulSoup's XMLParsedAsHTMLWarning) say nothing a reader of
+    ragctl's one-line warnings can act on: they are dropped while a file is parsed
+    (``-vv`` still shows the libraries' logs)."""
     import warnings
 
-    pypdf = logging.getLogger("pypdf")
-    level = pypdf.level
+    loggers = [logging.getLogger(name) for name in _PARSER_LOGGERS]
+    levels = [log.level for log in loggers]
     if not logger.isEnabledFor(logging.DEBUG):
-        pypdf.setLevel(logging.ERROR)
+        for log in loggers:
+            log.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        pypdf.setLevel(level)
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+
+
+_PARSER_LOGGERS = ("pypdf", "pdfminer", "pdfplumber", "trafilatura", "htmldate", "courlan",
+                   "PIL", "pypdfium2")
 
 
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),

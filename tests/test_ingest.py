@@ -178,20 +178,26 @@ def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.C
 
     def noisy(path: Path, data: bytes) -> ingest.ParsedDocument:
         logging.getLogger("pypdf").warning("Ignoring wrong pointing object 17 0 (offset 0)")
+        logging.getLogger("pdfminer.pdfpage").warning("CropBox missing from /Page")
+        logging.getLogger("trafilatura.core").warning("discarding data: None")
         warnings.warn("XMLParsedAsHTMLWarning: looks like XML", UserWarning, stacklevel=1)
         return ingest.ParsedDocument(path, "text", "t", [ingest.Section("Some text.")])
 
     monkeypatch.setitem(ingest._PARSERS, "text", noisy)
     f = tmp_path / "a.txt"
     f.write_text("x")
-    handler = logging.StreamHandler()
-    logging.getLogger("pypdf").addHandler(handler)
+    handler = logging.StreamHandler()  # as a program that logs to stderr would have
+    names = ("pypdf", "pdfminer", "trafilatura")
+    for name in names:
+        logging.getLogger(name).addHandler(handler)
     try:
         assert parse(f, b"x").sections[0].text == "Some text."
     finally:
-        logging.getLogger("pypdf").removeHandler(handler)
+        for name in names:
+            logging.getLogger(name).removeHandler(handler)
     err = capfd.readouterr().err
     assert "wrong pointing" not in err and "XMLParsedAsHTML" not in err
+    assert "CropBox" not in err and "discarding" not in err
 
 
 def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
