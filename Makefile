@@ -4,8 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip --disable-pip-version-check -q
-# hide this machine's notices about absent local package mirrors; keep real errors
-QUIET_PIP := 2> >(grep -v "^WARNING: Location" >&2)
+# hide this machine's notices about absent local package mirrors, and pip's note that lxml
+# has no html_clean extra (lxml_html_clean is installed by name); keep real errors
+QUIET_PIP := 2> >(grep -v -e "^WARNING: Location" -e "does not provide the extra 'html_clean'" >&2)
 # Use this checkout's models/ and index/ folders; never reach for a model hub.
 export RAGCTL_HOME := $(CURDIR)
 export HF_HUB_OFFLINE := 1
