@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sqlite_utils
@@ -35,6 +35,19 @@ def now() -> str:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+IN_BATCH = 500  # values bound in one "IN (...)": under SQLite's limit on parameters
+
+T = TypeVar("T")
+
+
+def in_parts(values: Iterable[T]) -> Iterator[tuple[list[T], str]]:
+    """``values`` in parts of :data:`IN_BATCH`, each with its "?,?,…" placeholders."""
+    values = list(values)
+    for i in range(0, len(values), IN_BATCH):
+        part = values[i:i + IN_BATCH]
+        yield part, ",".join("?" * len(part))
 
 
 # ----------------------------------------------------------------------- migrations
@@ -315,12 +328,9 @@ class Store:
                  "readers": readers, "partial": int(partial)}, pk="path")
 
     def forget_skips(self, paths: Iterable[str]) -> None:
-        paths = list(paths)
         with self.db.atomic():
-            for i in range(0, len(paths), 500):
-                part = paths[i:i + 500]
-                self.db.execute(f"DELETE FROM skips WHERE path IN ({','.join('?' * len(part))})",
-                                part)
+            for part, marks in in_parts(paths):
+                self.db.execute(f"DELETE FROM skips WHERE path IN ({marks})", part)
 
     # ------------------------------------------------------------------ passages
     def count(self, table: str) -> int:
@@ -331,11 +341,8 @@ class Store:
 
     def embeddings_by_hash(self, hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors of passages with these texts (reused instead of re-embedding)."""
-        wanted = list(set(hashes))
         found: dict[str, bytes] = {}
-        for i in range(0, len(wanted), 500):
-            part = wanted[i:i + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_parts(set(hashes)):
             for h, blob in self.db.execute(
                     f"SELECT hash, embedding FROM passages WHERE hash IN ({marks})", part):
                 found[h] = blob
@@ -355,9 +362,7 @@ class Store:
                 last = rows[-1][0]
                 yield _unpack(rows, dim)
         else:
-            for i in range(0, len(ids), 500):
-                part = list(ids[i:i + 500])
-                marks = ",".join("?" * len(part))
+            for part, marks in in_parts(ids):
                 rows = self.db.execute(
                     f"SELECT id, embedding FROM passages WHERE id IN ({marks})", part
                 ).fetchall()
@@ -366,9 +371,7 @@ class Store:
 
     def passages(self, ids: Sequence[int]) -> dict[int, Passage]:
         out: dict[int, Passage] = {}
-        for i in range(0, len(ids), 500):
-            part = [int(x) for x in ids[i:i + 500]]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_parts(int(x) for x in ids):
             for r in self.db.query(
                 f"SELECT p.id, p.document_id, d.path, d.title, p.place, p.start_char, "
                 f"p.end_char, p.text FROM passages p JOIN documents d ON d.id = p.document_id "
@@ -379,10 +382,7 @@ class Store:
     def sentences_of(self, passage_ids: Sequence[int]) -> dict[int, list[Sentence]]:
         """The sentences of these passages, in document order, keyed by passage id."""
         out: dict[int, list[Sentence]] = {int(p): [] for p in passage_ids}
-        ids = list(out)
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_parts(out):
             for r in self.db.query(
                 f"SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
                 f"s.end_char, s.text, s.raw FROM sentences s "
@@ -677,10 +677,7 @@ class VectorCache:
         found: dict[str, np.ndarray] = {}
         try:
             db = self._conn()
-            keys = list(by_hash)
-            for i in range(0, len(keys), 500):
-                part = keys[i:i + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_parts(by_hash):
                 for h, blob in db.execute(f"SELECT hash, vec FROM v WHERE hash IN ({marks})",
                                           part):
                     found[by_hash[h]] = np.frombuffer(blob, dtype=np.float32)
