@@ -424,21 +424,20 @@ def status(collection: Collection) -> dict[str, Any]:
     check = collection.file_check()
     hnsw_ok = check is None or not collection.hnsw_path.exists() or \
         check.matches(collection.hnsw_path)
-    skips = [r for r in store.skips().values() if not r["partial"]]
-    partial = [r for r in store.skips().values() if r["partial"]]
+    from collections import Counter
+
     from .ingest import skip_kind
 
-    reasons: dict[str, int] = {}
-    for r in skips:
-        kind = skip_kind(str(r["reason"]))
-        reasons[kind] = reasons.get(kind, 0) + 1
+    recorded = list(store.skips().values())
+    skips = [r for r in recorded if not r["partial"]]
+    reasons = dict(Counter(skip_kind(str(r["reason"])) for r in skips))
     return {
         "index": collection.name,
         "path": str(collection.dir),
         "documents": store.count("documents"),
         "skipped": len(skips),
         "skipped_reasons": reasons,
-        "read_in_part": len(partial),
+        "read_in_part": len(recorded) - len(skips),
         "passages": store.count("passages"),
         "sentences": store.count("sentences"),
         "formats": formats,
