@@ -631,7 +631,7 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(markup, "lxml")
-    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    title = _page_title(soup)
     for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
         tag.decompose()
     for tag in soup.find_all(re.compile(r"^h[1-6]$")):
@@ -673,27 +673,33 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
     visible text when no main content is found."""
     if b"\x00" in data[:8192]:
         raise SkipFile("binary data, not HTML; skipped")
-    title, sections = html_to_sections(data)
     main = main_content(data)
     if main is not None:
         _, kept = html_to_sections(main)
         if sum(len(s.text.strip()) for s in kept) >= MIN_MAIN_CHARS:
-            sections = _tables_left_out(data, kept, title) + kept
+            from bs4 import BeautifulSoup
+
+            soup = BeautifulSoup(data, "lxml")
+            title = _page_title(soup)
+            return ParsedDocument(path, "html", title or path.stem,
+                                  _tables_left_out(soup, kept, title) + kept)
+    title, sections = html_to_sections(data)
     return ParsedDocument(path, "html", title or path.stem, sections)
+
+
+def _page_title(soup: Any) -> str:
+    return soup.title.get_text(" ", strip=True) if soup.title else ""
 
 
 _BOILERPLATE = re.compile(r"nav|menu|footer|sidebar|cookie|banner|breadcrumb|share|social|"
                           r"related|comment|promo|advert", re.I)
 
 
-def _tables_left_out(markup: bytes, kept: list[Section], title: str) -> list[Section]:
+def _tables_left_out(soup: Any, kept: list[Section], title: str) -> list[Section]:
     """Tables of the page that the main-content extractor dropped (an infobox with
     "Capital: Wellington" is data, not boilerplate), outside navigation, headers,
     footers and sidebars, read as the whole page would read them; one section placed
     under the page's title, its offsets after the main content's."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(markup, "lxml")
     have = " ".join(" ".join(s.text.split()) for s in kept)
     texts: list[str] = []
     todo = [t for t in soup.find_all("table") if t.find_parent("table") is None]
@@ -769,12 +775,13 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     elif scanned:
         for i, text in _ocr_pdf_pages(data, scanned, ocr):
             texts[i] = text
-    sections = [Section(t, f"p. {n}", 0) for n, t in enumerate(texts, start=1)]
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
-    if tabular:  # the rows of its tables follow a page's text, as if printed below it
-        for i, rows in _pdf_tables(data, tabular, ocr.on_page, len(texts)):
-            sections.append(Section(rows, f"p. {i + 1}", len(texts[i]) + 2))
-        sections.sort(key=lambda s: (int(s.place[3:]), s.offset))
+    rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
+    sections = []
+    for i, text in enumerate(texts):
+        sections.append(Section(text, f"p. {i + 1}", 0))
+        if i in rows:  # the rows of its tables follow a page's text, as if printed below it
+            sections.append(Section(rows[i], f"p. {i + 1}", len(text) + 2))
     if not any(s.text.strip() for s in sections):
         raise SkipFile("no text found, not even by OCR; skipped")
     return ParsedDocument(path, "pdf", title, sections, notes)
