@@ -996,13 +996,27 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
 
 
 def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
-    chunks = re.split(rb"(?m)^From .*\r?\n", data)
     messages = [m for m in (_mbox_message(raw, n) for n, raw in
-                            enumerate((c for c in chunks if c.strip()), start=1)) if m]
+                            enumerate(_mbox_parts(io.BytesIO(data)), start=1)) if m]
     bodies = drop_quoted_copies([text for text, _ in messages])
     return ParsedDocument(path, "mbox", path.stem,
                           [Section(body, place, 0)
                            for body, (_, place) in zip(bodies, messages, strict=True)])
+
+
+def _mbox_parts(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The raw messages of an mbox archive, split at its "From " lines (empty parts
+    left out)."""
+    part: list[bytes] = []
+    for line in lines:
+        if line.startswith(b"From "):
+            if b"".join(part).strip():
+                yield b"".join(part)
+            part = []
+        else:
+            part.append(line)
+    if b"".join(part).strip():
+        yield b"".join(part)
 
 
 def _mbox_message(raw: bytes, number: int) -> tuple[str, str] | None:
@@ -1040,22 +1054,10 @@ def mbox_messages(path: Path) -> Iterator[Section]:
         return {hashlib.sha1(" ".join(p.split()).encode()).hexdigest()
                 for p in re.split(r"\n\s*\n", text) if len(" ".join(p.split())) >= 20}
 
-    number, lines = 0, list[bytes]()
     try:
         with path.open("rb") as f:
-            for line in f:
-                if line.startswith(b"From ") and lines:
-                    number += 1
-                    section = emit(b"".join(lines), number)
-                    if section is not None:
-                        yield section
-                    lines = []
-                elif line.startswith(b"From ") and not lines:
-                    continue
-                else:
-                    lines.append(line)
-            if b"".join(lines).strip():
-                section = emit(b"".join(lines), number + 1)
+            for number, raw in enumerate(_mbox_parts(f), start=1):
+                section = emit(raw, number)
                 if section is not None:
                     yield section
     except OSError as e:
