@@ -240,16 +240,12 @@ def scan_stream(path: Path) -> TextScan:
     says its own encoding)."""
     if FORMATS.get(path.suffix.lower()) != "mbox":
         return scan_text(path)
-    import hashlib
+    from .vectors import file_sha256
 
-    sha = hashlib.sha256()
     try:
-        with path.open("rb") as f:
-            while block := f.read(1 << 20):
-                sha.update(block)
+        return TextScan(file_sha256(path), "")
     except OSError as e:
         raise SkipFile(_os_reason(e)) from None
-    return TextScan(sha.hexdigest(), "")
 
 
 def stream_sections(path: Path, scan: TextScan) -> Iterator[Section]:
