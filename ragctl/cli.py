@@ -231,8 +231,7 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
     if not as_json:
         from .display import render_skip_summary
 
-        render_skip_summary(summary.to_dict(), verbose=verbose,
-                            listed=summary.skipped_before_files if verbose else ())
+        render_skip_summary(summary.to_dict(), verbose=verbose)
     if failure is not None:
         raise failure
 

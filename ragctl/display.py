@@ -74,20 +74,24 @@ def _skipped(s: dict[str, Any]) -> str:
     return f"{s['skipped']} ({before} as before)" if before else str(s["skipped"])
 
 
-def render_skip_summary(s: dict[str, Any], *, verbose: bool,
-                        listed: Sequence[dict[str, Any]] = ()) -> None:
+def _by_reason(reasons: dict[str, int]) -> str:
+    """"11 no text found, 1 empty file": skip counts, the most frequent first."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+
+
+def render_skip_summary(s: dict[str, Any], *, verbose: bool) -> None:
     """Skipped files counted by reason on stderr; the ones skipped as before are named
     only with ``--verbose`` (their warnings were shown when they were first met)."""
     reasons = s.get("skipped_reasons") or {}
     if not reasons:
         return
-    counts = ", ".join(f"{n} {k}" for k, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
-    stderr.print(f"skipped by reason: {counts}", soft_wrap=True, highlight=False)
+    stderr.print(f"skipped by reason: {_by_reason(reasons)}", soft_wrap=True,
+                 highlight=False)
     before = s.get("skipped_before", 0)
     if before and not verbose:
         stderr.print(f"{before} file{'s' if before != 1 else ''} skipped as before; "
                      "--verbose lists them", highlight=False)
-    for row in listed:
+    for row in s.get("skipped_before_files", []) if verbose else []:
         stderr.print(Text.assemble(("skipped: ", "yellow"),
                                    f"{short_path(row['path'])}: {row['reason']}"),
                      soft_wrap=True)
@@ -268,10 +272,9 @@ def render_status(info: dict[str, Any]) -> None:
     t.add_row("on disk", human_bytes(info["total_bytes"]))
     t.add_row("folders", "\n".join(short_path(r) for r in info["roots"]) or "(none)")
     if info.get("skipped"):
-        reasons = ", ".join(f"{n} {k}" for k, n in sorted(info["skipped_reasons"].items(),
-                                                           key=lambda kv: -kv[1]))
         n = info["skipped"]
-        t.add_row("skipped", f"{n} file{'s' if n != 1 else ''} ({reasons}); ragctl index "
+        t.add_row("skipped", f"{n} file{'s' if n != 1 else ''} "
+                  f"({_by_reason(info['skipped_reasons'])}); ragctl index "
                   "--verbose lists them")
     if info.get("read_in_part"):
         n = info["read_in_part"]
