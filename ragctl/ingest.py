@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .markup import plain_markdown, plain_rst
+from .markup import FENCE, plain_markdown, plain_rst
 from .ocr import HOW_TO_ENABLE
 
 if TYPE_CHECKING:
@@ -485,7 +485,6 @@ def _parse_text(path: Path, data: bytes) -> ParsedDocument:
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
 def _sections_from_headings(text: str, headings: list[tuple[int, int, int, str]],
@@ -525,7 +524,7 @@ def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
     in_fence = False
     for i, (start, end) in enumerate(spans):
         line = text[start:end]
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence:

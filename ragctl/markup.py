@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+FENCE = re.compile(r"^[ \t]*(```|~~~)")  # a code fence, also indented inside a list item
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -59,7 +59,7 @@ def plain_markdown(text: str) -> str:
     out: list[str] = []
     in_fence = False
     for line in text.split("\n"):
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             out.append(" " * len(line))
             continue
