@@ -16,6 +16,7 @@ import io
 import itertools
 import logging
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -129,8 +130,6 @@ def lines_to_text(boxes: list[_Box]) -> str:
 
 def dehyphenate(text: str) -> str:
     """``recog-\\nnised`` → ``recognised\\n`` (only between lower-case letters)."""
-    import re
-
     return re.sub(r"([a-z])-\n([a-z]+)([,.;:]?) ?", r"\1\2\3\n", text)
 
 
