@@ -20,9 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .markup import FENCE, plain_markdown, plain_rst
-from .ocr import HOW_TO_ENABLE
-
 if TYPE_CHECKING:
     from PIL.Image import Image
 
@@ -85,6 +82,8 @@ class Ocr:
 
     @property
     def how_to_enable(self) -> str:
+        from .ocr import HOW_TO_ENABLE
+
         return 'OCR is turned off (ocr = "none")' if self.name == "none" else HOW_TO_ENABLE
 
     def read(self, image: Image, where: str = "") -> str:
@@ -518,6 +517,8 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
+    from .markup import FENCE, plain_markdown
+
     text = decode_text(data)
     spans = _line_spans(text)
     headings: list[tuple[int, int, int, str]] = []
@@ -553,6 +554,8 @@ _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 
 
 def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
+    from .markup import plain_rst
+
     text = decode_text(data)
     spans = _line_spans(text)
     levels: list[str] = []
