@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .config import load_settings as _settings
+from .config import load_settings
 from .errors import EXIT_INTERRUPTED, EXIT_NOT_FOUND, RagctlError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,6 +56,13 @@ def _errors() -> Iterator[None]:
         if e.errno in (errno.EROFS, errno.EACCES) and e.filename:
             raise click.ClickException(f"cannot write {e.filename}: {e.strerror}") from None
         raise
+    except Exception as e:
+        if not type(e).__module__.startswith("psycopg"):
+            raise
+        from .pgstore import _first_line
+
+        raise click.ClickException(f"the PostgreSQL store failed: {_first_line(e)}; what "
+                                   "was committed before is kept") from None
     except KeyboardInterrupt:
         click.echo("\ninterrupted; what was committed is kept, run the command again "
                    "to finish", err=True)
@@ -71,10 +78,27 @@ def command_errors(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _keep_store(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.meta["ragctl.store"] = value
+
+
 def index_option(f: F) -> F:
+    f = click.option(
+        "--store", metavar="URL", default=None, expose_value=False, callback=_keep_store,
+        help="Keep the index in a PostgreSQL database with pgvector "
+             "(postgresql://user@host/db) instead of under the home (env RAGCTL_STORE).")(f)
     return click.option(
         "--index", "-i", "index_name", metavar="NAME", default=None,
         help="Which index to use (default: 'default'; env RAGCTL_INDEX).")(f)
+
+
+def _settings(**overrides: Any) -> Any:
+    """Settings from the flags given (``--store`` included), the environment and the
+    config file."""
+    ctx = click.get_current_context(silent=True)
+    store = ctx.meta.get("ragctl.store") if ctx is not None else None
+    return load_settings(store=store, **overrides)
 
 
 def json_option(f: F) -> F:
@@ -575,6 +599,44 @@ def models_use(kind: str, name: str) -> None:
     click.echo(f"default {kind}: {name} (in {use(kind, name)})")
     if kind == "embedder":
         click.echo("indexes built with another embedder need: ragctl index --reembed")
+
+
+@cli.command()
+@click.option("--to", "to_url", metavar="URL", required=True,
+              help="The PostgreSQL database (with pgvector) to copy into: "
+                   "postgresql://user@host/db.")
+@click.option("--index", "-i", "index_name", metavar="NAME", default=None,
+              help="Which local index to copy (default: 'default').")
+@click.option("--as", "new_name", metavar="NAME", default=None,
+              help="The name of the copy (default: the same name).")
+@json_option
+@command_errors
+def copy(to_url: str, index_name: str | None, new_name: str | None, as_json: bool) -> None:
+    """Copy a local index into a shared PostgreSQL store, vectors included.
+
+    Nothing is re-embedded; the copy is one transaction, so an interrupted copy leaves
+    nothing behind. Afterwards use it with --store URL (or RAGCTL_STORE).
+
+    \b
+    Example:
+        ragctl copy --to postgresql://me@db.example.org/docs --index notes
+    """
+    from .collection import Collection
+    from .pgstore import copy_index, is_url
+
+    if not is_url(to_url):
+        raise click.BadParameter("give a postgresql://user@host/db URL", param_hint="--to")
+    settings = load_settings(index=index_name, store="")  # the local index
+    with Collection.open(settings) as source:
+        def seen(table: str, n: int) -> None:
+            click.echo(f"  {table}: {n:,}", err=True)
+
+        summary = copy_index(source, to_url, name=new_name,
+                             on_table=None if as_json else seen)
+    _emit(as_json, summary.to_dict(), "render_line",
+          f"copied index {summary.index!r} to {summary.store} in {summary.seconds:.1f} s "
+          f"({summary.rows.get('documents', 0):,} documents, "
+          f"{summary.rows.get('passages', 0):,} passages); use it with --store URL")
 
 
 @cli.command()

@@ -42,6 +42,66 @@ def list_indexes() -> list[str]:
 
 
 @dataclass
+class Ranking:
+    """Passage ids best first, by vector similarity and by full text; ``fused`` holds the
+    reciprocal-rank-fusion scores when the store computed them itself."""
+
+    vector: list[int]
+    bm25: list[int]
+    fused: dict[int, float] | None = None
+
+
+def open_shared(settings: Settings, *, create: bool = False) -> Collection:
+    from .pgstore import PgCollection, is_url, redact
+
+    if not is_url(settings.store):
+        raise RagctlError(f"store must be a postgresql:// URL, not {redact(settings.store)!r}")
+    return PgCollection.open(settings, create=create)
+
+
+def exists(settings: Settings) -> bool:
+    """Whether the index of ``settings`` exists."""
+    if settings.store:
+        from .pgstore import connect, schema_name
+
+        conn = connect(settings.store)
+        try:
+            return conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                                [schema_name(settings.index)]).fetchone() is not None
+        finally:
+            conn.close()
+    return (index_dir(settings.index) / DB_FILE).exists()
+
+
+def remove_if_empty(settings: Settings) -> None:
+    """Remove the index of ``settings`` when it holds no document (a first run that
+    indexed nothing leaves no empty index behind)."""
+    import shutil
+
+    if settings.store:
+        from .pgstore import PgStore
+
+        try:
+            with PgStore(settings.store, settings.index) as store:
+                if store.count("documents") == 0:
+                    store.conn.execute(f'DROP SCHEMA "{store.schema}" CASCADE')
+        except RagctlError:
+            pass
+        return
+    path = index_dir(settings.index)
+    db = path / DB_FILE
+    if not db.exists():
+        return
+    try:
+        with Store(db) as store:
+            empty = store.count("documents") == 0
+    except RagctlError:
+        return
+    if empty:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass
 class DoctorReport:
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
@@ -69,7 +129,10 @@ class Collection:
     def open(cls, settings: Settings, *, create: bool = False) -> Collection:
         """Open (or, with ``create``, make) the index of ``settings``. An index that
         cannot be written is opened read-only: searching and asking work, writing does
-        not (:meth:`lock` says so)."""
+        not (:meth:`lock` says so). With ``settings.store`` set to a PostgreSQL URL the
+        index lives in that database (:class:`ragctl.pgstore.PgCollection`)."""
+        if settings.store:
+            return open_shared(settings, create=create)
         path = index_dir(settings.index)
         db = path / DB_FILE
         if not db.exists():
@@ -97,6 +160,11 @@ class Collection:
     @property
     def writable(self) -> bool:
         return not self.store.readonly
+
+    @property
+    def location(self) -> str:
+        """Where the index lives, for messages and ``status``."""
+        return str(self.dir)
 
     def close(self) -> None:
         self.unlock()
@@ -258,6 +326,47 @@ class Collection:
             if self.store.get_meta("vectors_rebuild") == "1":
                 self.store.set_meta(vectors_rebuild="0")
 
+    def bytes_on_disk(self) -> dict[str, int]:
+        files = [self.dir / n for n in (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm",
+                                        HNSW_FILE)]
+        return {f.name: f.stat().st_size for f in files if f.exists()}
+
+    def settle_vectors(self) -> None:
+        """Leave a verified HNSW file that holds every committed change, even when this
+        run changed nothing (an earlier run was killed while saving, or the file is
+        damaged)."""
+        if self.dim is None:
+            return
+        pending = self.store.journal_seq() > 0  # changes committed but not in the file
+        check = self.file_check()
+        sound = self.hnsw_path.exists() and check is not None and check.matches(self.hnsw_path)
+        if (pending or not sound) and self.vectors() is not None:
+            self.save_vectors()
+
+    # ------------------------------------------------------------------ searching
+    def ranked(self, qvec: Any, query: str, depth: int, mode: str) -> Ranking:
+        """The ``depth`` nearest passages to ``qvec`` (when given) and the ``depth`` best
+        full-text matches of ``query`` (in "hybrid" and "bm25" modes)."""
+        vector: list[int] = []
+        if qvec is not None:
+            vi = self.vectors()
+            if vi is not None:
+                labels, _ = vi.search(qvec, depth)
+                vector = [int(x) for x in labels]
+        bm25 = [pid for pid, _ in self.store.fts_search(query, depth)] \
+            if mode in ("hybrid", "bm25") else []
+        return Ranking(vector, bm25)
+
+    def stamp(self) -> tuple[Any, ...]:
+        """Changes when another process commits to the index or writes its HNSW file
+        (this connection's own commits, such as the answer log, do not count)."""
+        try:
+            st = self.hnsw_path.stat()
+            hnsw_stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            hnsw_stamp = None
+        return (self.store.data_version(), hnsw_stamp)
+
     # ------------------------------------------------------------------ checks
     def doctor(self, *, repair: bool = True) -> DoctorReport:
         """Check everything that can go wrong on disk and repair what can be derived: the
@@ -412,9 +521,7 @@ class Collection:
 def status(collection: Collection) -> dict[str, Any]:
     """Counts, sizes on disk, models and the last run of one index."""
     store = collection.store
-    files = [collection.dir / n for n in (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm",
-                                           HNSW_FILE)]
-    sizes = {f.name: f.stat().st_size for f in files if f.exists()}
+    sizes = collection.bytes_on_disk()
     meta = store.meta()
     formats = store.format_counts()
     last = store.last_run()
@@ -433,7 +540,7 @@ def status(collection: Collection) -> dict[str, Any]:
     reasons = dict(Counter(skip_kind(str(r["reason"])) for r in skips))
     return {
         "index": collection.name,
-        "path": str(collection.dir),
+        "path": collection.location,
         "documents": store.count("documents"),
         "skipped": len(skips),
         "skipped_reasons": reasons,

@@ -68,6 +68,7 @@ class Settings:
     """Every tunable default. Each one can be set in config.toml or as RAGCTL_<NAME>."""
 
     index: str = "default"
+    store: str = ""  # "": SQLite + HNSW under the home; or a postgresql:// URL (shared)
     embedder: str = "all-MiniLM-L6-v2"
     chunk_words: int = 100
     max_sentence_words: int = 200

@@ -47,7 +47,7 @@ from .ingest import (
     walk,
 )
 from .sentences import SentenceSplitter
-from .store import DocumentRecord, Store, text_hash
+from .store import DocumentRecord, text_hash
 
 logger = logging.getLogger("ragctl.indexer")
 
@@ -222,7 +222,7 @@ class Indexer:
             raise
         finally:
             self._save(force=True)
-            self._settle_vectors()
+            self.collection.settle_vectors()
             self.summary.seconds = round(time.perf_counter() - started, 3)
             self.store.finish_run(run_id, status, self.summary.to_dict())
         if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
@@ -259,7 +259,8 @@ class Indexer:
         files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
                           include_hidden=self.settings.include_hidden, warn=self._warn,
                           exclude=[home_dir() / "index", home_dir() / "models",
-                                   home_dir() / "training", self.collection.dir]))
+                                   home_dir() / "training",
+                                   *([self.collection.dir] if self.collection.dir else [])]))
         for r in roots:
             if not os.path.lexists(r):
                 self._warn(Path(r), "indexed folder no longer exists; its documents are removed")
@@ -572,18 +573,6 @@ class Indexer:
             self.collection.save_vectors()
             self._last_save = time.monotonic()
 
-    def _settle_vectors(self) -> None:
-        """Leave a verified HNSW file that holds every committed change, even when this run
-        changed nothing (an earlier run was killed while saving, or the file is damaged)."""
-        c = self.collection
-        if c.dim is None:
-            return
-        pending = self.store.journal_seq() > 0  # changes committed but not in the file
-        check = c.file_check()
-        sound = c.hnsw_path.exists() and check is not None and check.matches(c.hnsw_path)
-        if (pending or not sound) and c.vectors() is not None:
-            c.save_vectors()
-
     def _reembed(self) -> None:
         """Re-embed every stored passage with the new model, then swap in one transaction."""
         store = self.store
@@ -607,24 +596,6 @@ class Indexer:
         self.summary.reembedded = total
         self.collection.forget_vectors()
         self.collection.rebuild_vectors(save=True)
-
-
-def _remove_if_empty(settings: Any) -> None:
-    import shutil
-
-    from .config import index_dir
-
-    path = index_dir(settings.index)
-    db = path / "ragctl.db"
-    if not db.exists():
-        return
-    try:
-        with Store(db) as store:
-            empty = store.count("documents") == 0
-    except RagctlError:
-        return
-    if empty:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 class Deadline:
@@ -683,9 +654,9 @@ def index_paths(settings: Any, paths: Sequence[Path], *, reporter: Reporter | No
                 ) -> tuple[IndexSummary, AllFilesFailedError | None]:
     """Open (or create) the index of ``settings``, lock it and run; returns the summary and,
     when every file failed, the error to raise after showing it."""
-    from .config import index_dir
+    from .collection import exists, remove_if_empty
 
-    new = not (index_dir(settings.index) / "ragctl.db").exists()
+    new = not exists(settings)
     try:
         with Collection.open(settings, create=True) as collection:
             collection.lock()
@@ -696,4 +667,4 @@ def index_paths(settings: Any, paths: Sequence[Path], *, reporter: Reporter | No
                 return indexer.summary, e
     finally:
         if new:  # a first run that indexed nothing leaves no empty index behind
-            _remove_if_empty(settings)
+            remove_if_empty(settings)

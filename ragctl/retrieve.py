@@ -58,21 +58,16 @@ class Retriever:
         k_rrf = self.collection.settings.rrf_k
 
         qvec: np.ndarray | None = None
-        vector_ranked: list[int] = []
         if mode in ("hybrid", "vector"):
             qvec = self.embedder.embed([query])[0]
-            vi = self.collection.vectors()
-            if vi is not None:
-                labels, _ = vi.search(qvec, depth)
-                vector_ranked = [int(x) for x in labels]
-        bm25_ranked: list[int] = []
-        if mode in ("hybrid", "bm25"):
-            bm25_ranked = [pid for pid, _ in store.fts_search(query, depth)]
-
-        fused: dict[int, float] = {}
-        for ranked in (vector_ranked, bm25_ranked):
-            for rank, pid in enumerate(ranked, start=1):
-                fused[pid] = fused.get(pid, 0.0) + 1.0 / (k_rrf + rank)
+        ranking = self.collection.ranked(qvec, query, depth, mode)
+        vector_ranked, bm25_ranked = ranking.vector, ranking.bm25
+        fused = ranking.fused
+        if fused is None:
+            fused = {}
+            for ranked in (vector_ranked, bm25_ranked):
+                for rank, pid in enumerate(ranked, start=1):
+                    fused[pid] = fused.get(pid, 0.0) + 1.0 / (k_rrf + rank)
         order = sorted(fused, key=lambda p: -fused[p])
         records = store.passages(order[: limit * 2])
         order = [p for p in order if p in records][:limit]  # ids the store no longer has

@@ -155,14 +155,7 @@ class Service:
 
     @staticmethod
     def _stamp(collection: Any) -> tuple[Any, ...]:
-        """Changes when another process commits to the index or writes its HNSW file
-        (this connection's own commits, such as the answer log, do not count)."""
-        try:
-            st = collection.hnsw_path.stat()
-            hnsw_stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            hnsw_stamp = None
-        return (collection.store.data_version(), hnsw_stamp)
+        return tuple(collection.stamp())
 
     def _close(self, key: str) -> None:
         entry = self.open.pop(key)

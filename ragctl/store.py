@@ -413,6 +413,23 @@ class Store:
             "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def dump(self, table: str, columns: Sequence[str], *, batch: int = 2000
+             ) -> Iterator[list[tuple[Any, ...]]]:
+        """Every row of ``table`` (``columns`` only), in parts of ``batch``, by rowid
+        (``ragctl copy``)."""
+        known = {r[1] for r in self.db.execute(f"PRAGMA table_info([{table}])")}
+        if not known or not set(columns) <= known:
+            raise ValueError(f"unknown table or columns: {table} {columns}")
+        cols = ", ".join(f"[{c}]" for c in columns)
+        last = -1
+        while True:
+            rows = self.db.execute(f"SELECT rowid, {cols} FROM [{table}] WHERE rowid > ? "
+                                   "ORDER BY rowid LIMIT ?", [last, batch]).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [tuple(r[1:]) for r in rows]
+
     # ------------------------------------------------------------------ re-embedding
     def passage_titles(self, after: int, limit: int) -> list[tuple[int, str, str]]:
         """(id, document title, text) of up to ``limit`` passages with ids above
