@@ -114,7 +114,7 @@ def test_hybrid_sql_matches_python_fusion(tmp_path: Path, pg_url: str,
                 fused[pid] = fused.get(pid, 0.0) + 1 / (60 + rank)
         assert {pid: round(s, 9) for pid, s, _, _ in rows} == \
             {pid: round(s, 9) for pid, s in fused.items()}
-        assert [r[0] for r in rows][0] == max(fused, key=lambda p: fused[p])
+        assert rows[0][0] == max(fused, key=lambda p: fused[p])
 
 
 def test_incremental_edit_move_delete(tmp_path: Path, pg_url: str, fake_embedder: str) -> None:
@@ -156,8 +156,8 @@ def test_copy_local_index_keeps_vectors_and_answers(tmp_path: Path, pg_url: str,
     with Collection.open(local) as a, Collection.open(shared) as b:
         dim = a.dim
         assert dim is not None and b.dim == dim
-        va = {int(i): v for ids, vs in a.store.vectors(dim=dim) for i, v in zip(ids, vs)}
-        vb = {int(i): v for ids, vs in b.store.vectors(dim=dim) for i, v in zip(ids, vs)}
+        va = {int(i): v for ids, vs in a.store.vectors(dim=dim) for i, v in zip(ids, vs, strict=True)}
+        vb = {int(i): v for ids, vs in b.store.vectors(dim=dim) for i, v in zip(ids, vs, strict=True)}
         assert va.keys() == vb.keys()
         assert max(float(np.abs(va[i] - vb[i]).max()) for i in va) == 0.0
         q = "deposit of the lease"
