@@ -156,8 +156,10 @@ def test_copy_local_index_keeps_vectors_and_answers(tmp_path: Path, pg_url: str,
     with Collection.open(local) as a, Collection.open(shared) as b:
         dim = a.dim
         assert dim is not None and b.dim == dim
-        va = {int(i): v for ids, vs in a.store.vectors(dim=dim) for i, v in zip(ids, vs, strict=True)}
-        vb = {int(i): v for ids, vs in b.store.vectors(dim=dim) for i, v in zip(ids, vs, strict=True)}
+        va = {int(i): v for ids, vs in a.store.vectors(dim=dim)
+              for i, v in zip(ids, vs, strict=True)}
+        vb = {int(i): v for ids, vs in b.store.vectors(dim=dim)
+              for i, v in zip(ids, vs, strict=True)}
         assert va.keys() == vb.keys()
         assert max(float(np.abs(va[i] - vb[i]).max()) for i in va) == 0.0
         q = "deposit of the lease"
