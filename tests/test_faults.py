@@ -239,7 +239,7 @@ def test_a_run_killed_while_saving_is_settled_by_the_next_run(indexed: Path) -> 
         from ragctl.indexer import Indexer
 
         ix = Indexer(c)
-        ix._settle_vectors = lambda: None  # type: ignore[method-assign]
+        c.settle_vectors = lambda: None  # type: ignore[method-assign]
         ix._save = lambda force=False: None  # type: ignore[method-assign]
         ix.run([indexed])  # committed, never saved: as if killed before the save
         c.store.start_run()  # and a run row left "running"
