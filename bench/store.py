@@ -196,7 +196,7 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
         return out
 
     res: dict[str, Any] = {"n": n, "dim": dim, "queries": n_queries, "sigma": sigma,
-                           "bases": int(len(bases)), "m": HNSW_M,
+                           "bases": len(bases), "m": HNSW_M,
                            "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF}
     # ---------------------------------------------------------------- SQLite + hnswlib
     from ragctl.store import Store
