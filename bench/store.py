@@ -94,7 +94,7 @@ def corpus_part(work: Path, url: str) -> tuple[dict[str, Any], np.ndarray]:
     articles = squad_articles("report")
     corpus = work / "corpus"
     n_files = write_paragraphs(articles, corpus)
-    questions = [(qa["question"], f"{a['title'][:60]}_{k:03d}.txt".replace("/", "_"))
+    questions = [(qa["question"].strip(), f"{a['title'][:60]}_{k:03d}.txt".replace("/", "_"))
                  for a in articles for k, p in enumerate(a["paragraphs"]) for qa in p["qas"]]
     from ragctl.collection import Collection
     from ragctl.config import load_settings

@@ -484,15 +484,55 @@ class PgStore:
         terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 1 or t.isdigit()]
         return " | ".join(dict.fromkeys(terms)) or None
 
+    # BM25 (k1 = 1.2, b = 0.75, as SQLite's FTS5) over the best ``ts_rank`` candidates:
+    # ts_rank alone has no inverse document frequency and lost 1.5 points of recall@5
+    # against BM25 on SQuAD (ts_rank_cd lost 17); document frequencies come from the GIN
+    # index and are kept for STATS_SECONDS.
+    BM25_CANDIDATES = 100
+    STATS_SECONDS = 300.0
+    _BM25 = f"""
+        WITH tq AS (SELECT to_tsquery('{FTS_CONFIG}', %(t)s) AS q),
+        terms AS (SELECT * FROM unnest(%(lex)s::text[], %(idf)s::float8[]) AS t(lexeme, idf)),
+        cand AS (
+            SELECT id, tsv, n_words FROM passages, tq WHERE %(t)s <> '' AND tsv @@ tq.q
+            ORDER BY ts_rank(tsv, tq.q, 1) DESC, id LIMIT %(cand)s)
+        SELECT c.id, sum(t.idf * cardinality(u.positions) * 2.2 / (cardinality(u.positions)
+               + 1.2 * (0.25 + 0.75 * c.n_words / %(avgdl)s))) AS score
+        FROM cand c CROSS JOIN LATERAL unnest(c.tsv) u JOIN terms t ON t.lexeme = u.lexeme
+        GROUP BY c.id"""
+
+    def _bm25_args(self, query: str, limit: int) -> dict[str, Any]:
+        """The parameters of :data:`_BM25` for ``query``: its lexemes with their inverse
+        document frequencies, the corpus's mean passage length."""
+        import time
+
+        tsq = self.tsquery(query) or ""
+        stats = getattr(self, "_stats", None)
+        if stats is None or time.monotonic() - stats[0] > self.STATS_SECONDS:
+            n, avgdl = self.conn.execute(
+                "SELECT count(*), coalesce(avg(n_words), 1) FROM passages").fetchone()
+            stats = self._stats = (time.monotonic(), int(n), max(float(avgdl), 1.0), {})
+        _, n, avgdl, df = stats
+        lexemes = [str(x) for x in self.conn.execute(
+            f"SELECT coalesce(array_agg(lexeme), '{{}}') FROM "
+            f"unnest(to_tsvector('{FTS_CONFIG}', %s))", [query]).fetchone()[0]] if tsq else []
+        missing = [x for x in lexemes if x not in df]
+        if missing:
+            for lexeme, count in self.conn.execute(
+                    "SELECT l, (SELECT count(*) FROM passages WHERE tsv @@ l::tsquery) "
+                    "FROM unnest(%s::text[]) l", [missing]).fetchall():
+                df[lexeme] = int(count)
+        idf = [float(np.log(1 + (n - df[x] + 0.5) / (df[x] + 0.5))) for x in lexemes]
+        return {"t": tsq, "lex": lexemes, "idf": idf, "avgdl": avgdl,
+                "cand": max(self.BM25_CANDIDATES, 2 * limit), "k": limit}
+
     def fts_search(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """Full-text search ranked by ``ts_rank_cd`` (cover density, not BM25)."""
-        tsq = self.tsquery(query)
-        if tsq is None:
+        """Full-text search ranked by BM25: (passage id, score), best first."""
+        args = self._bm25_args(query, limit)
+        if not args["t"]:
             return []
         return [(int(a), float(b)) for a, b in self._rows(
-            "SELECT id, ts_rank_cd(tsv, q) AS score FROM passages, "
-            f"to_tsquery('{FTS_CONFIG}', %s) q WHERE tsv @@ q ORDER BY score DESC, id LIMIT %s",
-            [tsq, limit])]
+            self._BM25 + " ORDER BY score DESC, c.id LIMIT %(k)s", args)]
 
     def _set_ef(self, ef: int) -> None:
         if ef != self._ef_search:
@@ -512,24 +552,22 @@ class PgStore:
         nearest passages and the ``depth`` best full-text matches fused by reciprocal
         rank fusion, in one statement."""
         self._set_ef(max(ef, depth))
-        tsq = self.tsquery(query) or ""
+        args = self._bm25_args(query, depth)
         rows = self._rows(f"""
             WITH v AS (
-                SELECT id, row_number() OVER () AS r FROM (
-                    SELECT id FROM passages ORDER BY embedding <=> %(q)s LIMIT %(k)s) x),
+                SELECT id, row_number() OVER (ORDER BY d, id) AS r FROM (
+                    SELECT id, embedding <=> %(q)s AS d FROM passages
+                    ORDER BY embedding <=> %(q)s LIMIT %(k)s) x),
+            bm AS ({self._BM25}),
             b AS (
                 SELECT id, row_number() OVER (ORDER BY score DESC, id) AS r FROM (
-                    SELECT id, ts_rank_cd(tsv, tq) AS score
-                    FROM passages, to_tsquery('{FTS_CONFIG}', %(t)s) tq
-                    WHERE %(t)s <> '' AND tsv @@ tq
-                    ORDER BY score DESC, id LIMIT %(k)s) y)
+                    SELECT id, score FROM bm ORDER BY score DESC, id LIMIT %(k)s) y)
             SELECT coalesce(v.id, b.id),
                    coalesce(1.0 / (%(rrf)s + v.r), 0) + coalesce(1.0 / (%(rrf)s + b.r), 0) AS s,
                    v.r, b.r
             FROM v FULL OUTER JOIN b ON v.id = b.id
             ORDER BY s DESC, 1""",
-                          {"q": np.asarray(qvec, dtype=np.float32), "k": depth, "t": tsq,
-                           "rrf": rrf_k})
+                          {**args, "q": np.asarray(qvec, dtype=np.float32), "rrf": rrf_k})
         return [(int(a), float(s), None if v is None else int(v), None if b is None else int(b))
                 for a, s, v, b in rows]
 
@@ -548,7 +586,7 @@ class PgStore:
 
     def stage_embeddings(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         with self.conn.transaction(), self.conn.cursor() as cur, \
-                cur.copy("COPY reembed_staging (passage_id, embedding) FROM STDIN") as copy:
+                _copy(cur, "reembed_staging", ("passage_id", "embedding")) as copy:
             for i, v in zip(ids, vectors, strict=True):
                 copy.write_row([int(i), np.asarray(v, dtype=np.float32)])
 
@@ -669,6 +707,36 @@ class PgStore:
                 for r in rows]
 
 
+_COPIED: dict[str, tuple[str, ...]] = {
+    "roots": ("path", "added"),
+    "documents": ("id", "path", "format", "title", "size", "mtime_ns", "sha256",
+                  "n_passages", "n_sentences", "indexed_at"),
+    "passages": ("id", "document_id", "seq", "place", "start_char", "end_char", "text",
+                 "n_words", "hash", "embedding"),
+    "sentences": ("id", "passage_id", "document_id", "seq", "start_char", "end_char", "text",
+                  "raw"),
+    "skips": ("path", "size", "mtime_ns", "reason", "readers", "partial"),
+    "log": ("id", "asked", "question", "answer", "abstained", "result"),
+}
+# column types for binary COPY (text COPY formats each vector as decimal text: 35x slower)
+_TYPES = {"id": "int8", "document_id": "int8", "passage_id": "int8", "seq": "int4",
+          "place": "text", "start_char": "int4", "end_char": "int4", "text": "text",
+          "n_words": "int4", "hash": "text", "embedding": "vector", "raw": "text",
+          "path": "text", "added": "text", "format": "text", "title": "text", "size": "int8",
+          "mtime_ns": "int8", "sha256": "text", "n_passages": "int4", "n_sentences": "int4",
+          "indexed_at": "text", "reason": "text", "readers": "text", "partial": "int4",
+          "asked": "text", "question": "text", "answer": "text", "abstained": "bool",
+          "result": "text"}
+
+
+@contextmanager
+def _copy(cur: Any, table: str, columns: Sequence[str]) -> Iterator[Any]:
+    """A binary ``COPY table (columns) FROM STDIN``."""
+    with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([_TYPES[c] for c in columns])
+        yield copy
+
+
 def _text(value: str | None) -> str | None:
     """PostgreSQL text cannot hold NUL; a space keeps every offset where it was."""
     return value.replace("\x00", " ") if value else value
@@ -712,14 +780,12 @@ class PgDocumentWriter:
             "SELECT nextval(pg_get_serial_sequence('sentences', 'id')) "
             "FROM generate_series(1, %s)", [n_sentences]).fetchall()] if n_sentences else []
         with conn.cursor() as cur:
-            with cur.copy("COPY passages (id, document_id, seq, place, start_char, end_char, "
-                          "text, n_words, hash, embedding) FROM STDIN") as copy:
+            with _copy(cur, "passages", _COPIED["passages"]) as copy:
                 for k, (pid, c) in enumerate(zip(ids, chunks, strict=True)):
                     copy.write_row([pid, self.doc_id, first + k, _text(c.place), c.start,
                                     c.end, _text(c.text), c.n_words, text_hash(c.text),
                                     vecs[k]])
-            with cur.copy("COPY sentences (id, passage_id, document_id, seq, start_char, "
-                          "end_char, text, raw) FROM STDIN") as copy:
+            with _copy(cur, "sentences", _COPIED["sentences"]) as copy:
                 it = iter(sids)
                 for pid, c in zip(ids, chunks, strict=True):
                     for k, s in enumerate(c.sentences):
@@ -857,17 +923,6 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
 
 # --------------------------------------------------------------------------- copying
 
-_COPIED: dict[str, tuple[str, ...]] = {
-    "roots": ("path", "added"),
-    "documents": ("id", "path", "format", "title", "size", "mtime_ns", "sha256",
-                  "n_passages", "n_sentences", "indexed_at"),
-    "passages": ("id", "document_id", "seq", "place", "start_char", "end_char", "text",
-                 "n_words", "hash", "embedding"),
-    "sentences": ("id", "passage_id", "document_id", "seq", "start_char", "end_char", "text",
-                  "raw"),
-    "skips": ("path", "size", "mtime_ns", "reason", "readers", "partial"),
-    "log": ("id", "asked", "question", "answer", "abstained", "result"),
-}
 _LOCAL_META = {SCHEMA_VERSION_KEY, "hnsw_file", "vectors_rebuild", "index_name"}
 
 
@@ -919,8 +974,7 @@ def copy_index(source: Any, url: str, *, name: str | None = None,
                 conn.execute(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({dim})")
             for table, columns in _COPIED.items():
                 n = 0
-                with conn.cursor() as cur, cur.copy(
-                        f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                with conn.cursor() as cur, _copy(cur, table, columns) as copy:
                     for rows in src.dump(table, columns):
                         for row in rows:
                             copy.write_row(_copy_row(table, columns, row))
