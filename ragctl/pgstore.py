@@ -222,6 +222,8 @@ class PgStore:
             raise
         self.conn.execute(f'SET search_path TO "{self.schema}", public')
         self._ef_search = 0
+        # (when, passages, mean words per passage, document frequency per lexeme)
+        self._stats: tuple[float, int, float, dict[str, int]] | None = None
 
     @property
     def path(self) -> str:
@@ -507,11 +509,12 @@ class PgStore:
         import time
 
         tsq = self.tsquery(query) or ""
-        stats = getattr(self, "_stats", None)
+        stats = self._stats
         if stats is None or time.monotonic() - stats[0] > self.STATS_SECONDS:
             n, avgdl = self.conn.execute(
                 "SELECT count(*), coalesce(avg(n_words), 1) FROM passages").fetchone()
-            stats = self._stats = (time.monotonic(), int(n), max(float(avgdl), 1.0), {})
+            stats = (time.monotonic(), int(n), max(float(avgdl), 1.0), {})
+            self._stats = stats
         _, n, avgdl, df = stats
         lexemes = [str(x) for x in self.conn.execute(
             f"SELECT coalesce(array_agg(lexeme), '{{}}') FROM "
