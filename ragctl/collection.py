@@ -101,6 +101,20 @@ def remove_if_empty(settings: Settings) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+class Claims:
+    """Which files one writer is working on, so that concurrent writers of one index share
+    the work instead of each reading every file. With the writer's lock (SQLite) there is
+    no one to share with: every claim succeeds."""
+
+    shared = False  # whether other writers may be writing the same index now
+
+    def take(self, path: str, *, wait: bool = False) -> bool:
+        return True
+
+    def release_all(self) -> None:
+        return None
+
+
 @dataclass
 class DoctorReport:
     problems: list[str] = field(default_factory=list)
@@ -330,6 +344,10 @@ class Collection:
         files = [self.dir / n for n in (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm",
                                         HNSW_FILE)]
         return {f.name: f.stat().st_size for f in files if f.exists()}
+
+    def claims(self) -> Claims:
+        """Files this writer is reading (one writer at a time here: the lock)."""
+        return Claims()
 
     def settle_vectors(self) -> None:
         """Leave a verified HNSW file that holds every committed change, even when this

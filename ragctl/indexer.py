@@ -323,8 +323,21 @@ class Indexer:
                 ocr.engine(self.settings.ocr)  # a named engine must be installed
         max_bytes = int(self.settings.max_file_mb * 1_000_000)
         batch: list[_Pending] = []
-        for f, st in candidates:
+        claims = self.collection.claims()
+        deferred: list[tuple[Path, os.stat_result]] = []
+        for f, st, again in _and_then(candidates, deferred):
             key = str(f)
+            if again:  # hold nothing while waiting for another writer's claim
+                self._flush(batch)
+                batch = []
+                claims.release_all()
+            if not claims.take(key, wait=again):
+                deferred.append((f, st))  # another writer is on it: look again at the end
+                continue
+            if again or claims.shared:  # written by another writer meanwhile? then it
+                now_stored = self.store.document(key)  # is unchanged below
+                if now_stored is not None:
+                    known[key] = now_stored
             old = known.get(key)
             stream = streamed(f, st.st_size)
             try:
@@ -379,7 +392,9 @@ class Indexer:
             if sum(len(p.chunks) for p in batch) >= BATCH_PASSAGES:
                 self._flush(batch)
                 batch = []
+                claims.release_all()
         self._flush(batch)
+        claims.release_all()
         for d in gone:
             ids = self.store.delete_document(d.id)
             self._apply([([], ids, None)])
@@ -637,6 +652,16 @@ def time_limit(seconds: float) -> Iterator[Deadline]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _and_then(first: Sequence[tuple[Path, os.stat_result]],
+              later: list[tuple[Path, os.stat_result]]
+              ) -> Iterator[tuple[Path, os.stat_result, bool]]:
+    """Each of ``first``, then each of ``later`` (which may grow meanwhile), marked."""
+    for f, st in first:
+        yield f, st, False
+    for f, st in later:
+        yield f, st, True
 
 
 def _under_roots(path: str, roots: Sequence[str]) -> bool:

@@ -884,6 +884,9 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
     def writer_active(self) -> bool:
         return self.store.active_runs() > 0
 
+    def claims(self) -> PgClaims:
+        return PgClaims(self.store)
+
     def doctor(self, *, repair: bool = True) -> Any:
         from .collection import DoctorReport
 
@@ -922,6 +925,41 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
 
     def bytes_on_disk(self) -> dict[str, int]:
         return dict(self.store.bytes_on_disk())
+
+
+class PgClaims:
+    """Session-level advisory locks on the paths a writer is reading: another writer
+    skips a claimed file and comes back to it at the end of its run (by then it is
+    usually committed, and unchanged). Released after each commit, and by the server
+    when the connection goes (a killed writer holds nothing)."""
+
+    shared = True
+
+    def __init__(self, store: PgStore) -> None:
+        self.store = store
+        self.held: list[str] = []
+
+    def _key(self, path: str) -> str:
+        return f"{self.store.schema}/{path}"
+
+    def take(self, path: str, *, wait: bool = False) -> bool:
+        if wait:
+            self.store.conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 2))",
+                                    [self._key(path)])
+            got = True
+        else:
+            got = bool(self.store.conn.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 2))",
+                [self._key(path)]).fetchone()[0])
+        if got:
+            self.held.append(path)
+        return got
+
+    def release_all(self) -> None:
+        for path in self.held:
+            self.store.conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 2))",
+                                    [self._key(path)])
+        self.held = []
 
 
 # --------------------------------------------------------------------------- copying

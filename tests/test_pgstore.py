@@ -320,13 +320,17 @@ def test_two_writers_at_once(tmp_path: Path, pg_url: str, ragctl_home: Path) -> 
     for home in homes:
         home.mkdir()
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "ragctl", "index", str(shared), "-q"],
-            env=_env(home, pg_url), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [sys.executable, "-m", "ragctl", "index", str(shared), "--json"],
+            env=_env(home, pg_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True))
+    summaries = []
     for p in procs:
-        _, err = p.communicate(timeout=600)
+        out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err
+        summaries.append(json.loads(out))
     assert _consistent(pg_url) == 30
+    # the work was shared: each file read and written by one writer only
+    assert sum(s["added"] + s["updated"] for s in summaries) == 30
     with PgStore(pg_url, "default") as store:
         runs = store.conn.execute("SELECT status FROM runs").fetchall()
         assert [r[0] for r in runs] == ["ok", "ok"]
