@@ -140,6 +140,17 @@ def test_incremental_edit_move_delete(tmp_path: Path, pg_url: str, fake_embedder
         assert c.store.count("passages") == total
         assert c.store.count("sentences") == sum(d.n_sentences for d in c.store.documents())
         assert c.doctor().problems == []
+    # doctor: a run whose connection is gone, and a missing HNSW index, are repaired
+    with PgStore(pg_url, "default") as other:
+        other.start_run()  # then its process "dies": the connection closes
+    with Collection.open(settings) as c:
+        c.store.conn.execute("DROP INDEX passages_embedding")
+        report = c.doctor(repair=False)
+        assert any("left 'running'" in p for p in report.problems)
+        assert any("HNSW index" in p for p in report.problems)
+        report = c.doctor()
+        assert len(report.repaired) == 2 and c.store.has_vector_index()
+        assert c.store.stale_runs() == 0 and c.doctor().problems == []
 
 
 def test_copy_local_index_keeps_vectors_and_answers(tmp_path: Path, pg_url: str,
@@ -334,3 +345,32 @@ def test_two_writers_at_once(tmp_path: Path, pg_url: str, ragctl_home: Path) -> 
     with PgStore(pg_url, "default") as store:
         runs = store.conn.execute("SELECT status FROM runs").fetchall()
         assert [r[0] for r in runs] == ["ok", "ok"]
+
+
+@pytest.mark.real
+def test_search_while_indexing_reads_whole_files(tmp_path: Path, pg_url: str,
+                                                 ragctl_home: Path) -> None:
+    """`search` during an index run: every hit is a whole passage of a whole file."""
+    corpus = tmp_path / "corpus"
+    _make_files(corpus, 150)
+    env = _env(ragctl_home, pg_url)
+    first = tmp_path / "first"
+    _make_files(first, 5, tag="a")
+    r = subprocess.run([sys.executable, "-m", "ragctl", "index", str(first), "-q"], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "ragctl", "index", str(corpus), "-q"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    settings = load_settings(store=pg_url)
+    searched = 0
+    with Collection.open(settings) as c:
+        retriever = Retriever(c)
+        while proc.poll() is None:
+            for hit in retriever.search("the secret code of file 12", limit=5):
+                doc = c.store.document(hit.path)
+                assert doc is not None and doc.n_passages >= 1
+                assert hit.text.strip()
+            searched += 1
+    assert proc.returncode == 0
+    assert searched > 3
+    assert _consistent(pg_url) == 155
