@@ -107,22 +107,6 @@ def connect(url: str) -> Any:
     return conn
 
 
-def list_indexes(url: str) -> list[str]:
-    """The names of the indexes held by the database at ``url``."""
-    conn = connect(url)
-    try:
-        names = []
-        for (schema,) in conn.execute(
-                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ragctl\\_%' "
-                "ORDER BY nspname").fetchall():
-            row = conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s',
-                               ["index_name"]).fetchone()
-            names.append(row[0] if row else schema.removeprefix("ragctl_"))
-        return names
-    finally:
-        conn.close()
-
-
 # ----------------------------------------------------------------------- migrations
 
 def _m001_initial(conn: Any) -> None:
@@ -208,10 +192,17 @@ class PgStore:
             exists = self.conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
                                        [self.schema]).fetchone() is not None
             if not exists and not create:
+                known = [self.conn.execute(
+                    f'SELECT coalesce((SELECT value FROM "{n}".meta WHERE key = '
+                    "'index_name'), %s)", [n.removeprefix("ragctl_")]).fetchone()[0]
+                    for (n,) in self.conn.execute(
+                        "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ragctl\\_%' "
+                        "ORDER BY nspname").fetchall()]
+                hint = f"; indexes there: {', '.join(known)}" if known else ""
                 raise IndexNotFoundError(
                     f"no index named {index!r} in {redact(url)} (create it with: ragctl "
                     f"index PATH --index {index} --store URL, or copy a local one with: "
-                    "ragctl copy --to URL)")
+                    f"ragctl copy --to URL){hint}")
             self.schema_version = self._migrate()
         except psycopg.Error as e:
             self.conn.close()
