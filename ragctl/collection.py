@@ -62,12 +62,11 @@ def open_shared(settings: Settings, *, create: bool = False) -> Collection:
 def exists(settings: Settings) -> bool:
     """Whether the index of ``settings`` exists."""
     if settings.store:
-        from .pgstore import connect, schema_name
+        from .pgstore import connect, schema_exists
 
         conn = connect(settings.store)
         try:
-            return conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                                [schema_name(settings.index)]).fetchone() is not None
+            return schema_exists(conn, settings.index)
         finally:
             conn.close()
     return (index_dir(settings.index) / DB_FILE).exists()

@@ -60,6 +60,12 @@ def schema_name(index: str) -> str:
     return "ragctl_" + re.sub(r"[^a-z0-9_]", "_", index.lower())
 
 
+def schema_exists(conn: Any, index: str) -> bool:
+    """Whether the database of ``conn`` holds the index ``index``."""
+    return conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                        [schema_name(index)]).fetchone() is not None
+
+
 def _psycopg() -> Any:
     try:
         import psycopg
@@ -189,8 +195,8 @@ class PgStore:
         self.conn = connect(url)
         psycopg = _psycopg()
         try:
-            exists = self.conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                                       [self.schema]).fetchone() is not None
+            exists = schema_exists(self.conn, index)
+            self.created = not exists  # by this open (``create``)
             if not exists and not create:
                 known = [self.conn.execute(
                     f'SELECT coalesce((SELECT value FROM "{n}".meta WHERE key = '
@@ -803,21 +809,10 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
     with pgvector's HNSW index instead of a vector file and no writer's lock (writers
     serialize per file)."""
 
-    def __init__(self, name: str, store: PgStore, settings: Any, *, created: bool) -> None:
-        super().__init__(name, None, store, settings)
-        self.created = created
-
     @classmethod
     def open(cls, settings: Any, *, create: bool = False) -> PgCollection:
-        url = settings.store
-        probe = connect(url)
-        try:
-            existed = probe.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                                    [schema_name(settings.index)]).fetchone() is not None
-        finally:
-            probe.close()
-        store = PgStore(url, settings.index, create=create)
-        return cls(settings.index, store, settings, created=not existed)
+        store = PgStore(settings.store, settings.index, create=create)
+        return cls(settings.index, None, store, settings)
 
     @property
     def location(self) -> str:
@@ -984,13 +979,8 @@ def copy_index(source: Any, url: str, *, name: str | None = None,
     index_dir(name)  # a valid index name
     src = source.store
     dim = source.dim
-    probe = connect(url)
-    try:
-        existed = probe.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
-                                [schema_name(name)]).fetchone() is not None
-    finally:
-        probe.close()
     dst = PgStore(url, name, create=True)
+    existed = not dst.created
     summary = CopySummary(index=name, store=redact(url))
     try:
         if dst.count("documents") or dst.count("passages"):
