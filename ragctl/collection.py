@@ -425,17 +425,9 @@ class Collection:
                 self._tighten_permissions()
                 report.repaired.append("made the index readable by its owner only "
                                        "(folders 0700, files 0600)")
-        n_passages = store.count("passages")
-        dim = self.dim
-        report.info.update(documents=store.count("documents"), passages=n_passages,
-                           embedder=self.embedder_name, dim=dim)
-        if n_passages and (dim is None or not self.embedder_name):
-            report.problems.append("passages exist but the embedding model is not recorded")
+        if not self._check_stored(report):
             return report
-        if dim is not None:
-            bad = store.bad_vector_count(dim)
-            if bad:
-                report.problems.append(f"{bad} stored vectors are not of dimension {dim}")
+        n_passages, dim = report.info["passages"], self.dim
         pending = len(store.journal()[1])
         report.info["pending_vector_changes"] = pending
         if dim is None:
@@ -454,6 +446,23 @@ class Collection:
         if tmp.exists() and repair:
             os.unlink(tmp)
         return report
+
+    def _check_stored(self, report: DoctorReport, **info: Any) -> bool:
+        """Counts (and ``info``) into the report; a problem for passages without a
+        recorded model (then False: nothing more can be checked) and for stored vectors of
+        another dimension."""
+        store = self.store
+        n_passages, dim = store.count("passages"), self.dim
+        report.info.update(documents=store.count("documents"), passages=n_passages,
+                           embedder=self.embedder_name, dim=dim, **info)
+        if n_passages and (dim is None or not self.embedder_name):
+            report.problems.append("passages exist but the embedding model is not recorded")
+            return False
+        if dim is not None:
+            bad = store.bad_vector_count(dim)
+            if bad:
+                report.problems.append(f"{bad} stored vectors are not of dimension {dim}")
+        return True
 
     def _check_hnsw(self, dim: int, n_passages: int, report: DoctorReport) -> str | None:
         if not self.hnsw_path.exists():

@@ -890,23 +890,15 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
             if repair:
                 store.close_stale_runs()
                 report.repaired.append(f"marked {stale} runs as interrupted")
-        dim = self.dim
-        n = store.count("passages")
-        report.info.update(documents=store.count("documents"), passages=n,
-                           embedder=self.embedder_name, dim=dim, store=self.location)
-        if n and dim is None:
-            report.problems.append("passages exist but the embedding model is not recorded")
+        if not self._check_stored(report, store=self.location):
             return report
-        if dim is not None:
-            bad = store.bad_vector_count(dim)
-            if bad:
-                report.problems.append(f"{bad} stored vectors are not of dimension {dim}")
-            if not store.has_vector_index():
-                report.problems.append("the HNSW index on the vectors is missing")
-                if repair:
-                    with store.transaction():
-                        store._fix_dimension(dim)
-                    report.repaired.append("made the HNSW index on the vectors again")
+        dim = self.dim
+        if dim is not None and not store.has_vector_index():
+            report.problems.append("the HNSW index on the vectors is missing")
+            if repair:
+                with store.transaction():
+                    store._fix_dimension(dim)
+                report.repaired.append("made the HNSW index on the vectors again")
         return report
 
     def bytes_on_disk(self) -> dict[str, int]:
