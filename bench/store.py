@@ -195,6 +195,34 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
                              sentences=(Span(0, len(text), text),)))
         return out
 
+    def fill(store: Any) -> tuple[np.ndarray, float]:
+        """Every passage written through the store's own writer, 1,000 per document:
+        (their ids, seconds)."""
+        t0 = time.perf_counter()
+        ids: list[int] = []
+        for lo in range(0, n, per_doc):
+            hi = min(n, lo + per_doc)
+            with store.writing_document(path=f"/bench/doc{lo}", format="text", title="",
+                                        size=0, mtime_ns=0, sha256=str(lo)) as w:
+                ids += w.add(chunks(lo, hi), vectors[lo:hi])
+        return np.asarray(ids, dtype=np.int64), time.perf_counter() - t0
+
+    def figures(search: Any, id_of: np.ndarray, **measured: Any) -> dict[str, Any]:
+        """Query timings and recall@10 of ``search(query) -> labels``, with the rest."""
+        times, hit = [], 0
+        for qi, q in enumerate(queries):
+            t0 = time.perf_counter()
+            labels = search(q)
+            times.append(time.perf_counter() - t0)
+            hit += len(set(labels) & set(id_of[truth[qi]].tolist()))
+        insert_s = measured.pop("insert_s")
+        return {"insert_seconds": round(insert_s, 1), "insert_rate": round(n / insert_s),
+                "hnsw_build_seconds": round(measured.pop("build_s"), 1),
+                "open_seconds": round(measured.pop("open_s"), 3),
+                "query_ms_p50": round(1000 * median(times), 3),
+                "query_ms_p95": round(1000 * percentile(times, 95), 3),
+                "recall_at_10": round(hit / (10 * n_queries), 4), **measured}
+
     res: dict[str, Any] = {"n": n, "dim": dim, "queries": n_queries, "sigma": sigma,
                            "bases": len(bases), "m": HNSW_M,
                            "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF}
@@ -207,14 +235,7 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
     db = work / f"scale-{n}" / "ragctl.db"
     store = Store(db)
     store.set_meta(embedder="bench", dim=dim)
-    t0 = time.perf_counter()
-    ids: list[int] = []
-    for lo in range(0, n, per_doc):
-        hi = min(n, lo + per_doc)
-        with store.writing_document(path=f"/bench/doc{lo}", format="text", title="",
-                                    size=0, mtime_ns=0, sha256=str(lo)) as w:
-            ids += w.add(chunks(lo, hi), vectors[lo:hi])
-    insert_s = time.perf_counter() - t0
+    id_of, insert_s = fill(store)
     store.clear_journal(store.journal_seq())
     t0 = time.perf_counter()
     vi = VectorIndex(dim, HnswParams(m=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
@@ -230,22 +251,11 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
     vi = VectorIndex.load(hnsw, dim, HnswParams(m=HNSW_M, ef=HNSW_EF))
     vi.search(queries[0], 10)
     open_s = time.perf_counter() - t0
-    id_of = np.asarray(ids, dtype=np.int64)
-    times, hit = [], 0
-    for qi, q in enumerate(queries):
-        t0 = time.perf_counter()
-        labels, _ = vi.search(q, 10)
-        times.append(time.perf_counter() - t0)
-        hit += len(set(labels.tolist()) & set(id_of[truth[qi]].tolist()))
-    mem = rss_mb()
+    res["sqlite"] = figures(lambda q, index=vi: index.search(q, 10)[0].tolist(), id_of,
+                            insert_s=insert_s, build_s=build_s, open_s=open_s)
     disk = sum(f.stat().st_size for f in db.parent.iterdir())
-    res["sqlite"] = {
-        "insert_seconds": round(insert_s, 1), "insert_rate": round(n / insert_s),
-        "hnsw_build_seconds": round(build_s, 1), "open_seconds": round(open_s, 3),
-        "query_ms_p50": round(1000 * median(times), 3),
-        "query_ms_p95": round(1000 * percentile(times, 95), 3),
-        "recall_at_10": round(hit / (10 * n_queries), 4),
-        "disk_mb": round(disk / 2**20, 1), "process_rss_mb": round(mem - rss0, 1)}
+    res["sqlite"].update(disk_mb=round(disk / 2**20, 1),
+                         process_rss_mb=round(rss_mb() - rss0, 1))
     print(f"  sqlite: {res['sqlite']}", file=sys.stderr)
     del vi
     store.close()
@@ -258,14 +268,7 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
     pg = PgStore(url, f"scale{n}", create=True)
     pg.set_meta(embedder="bench", hnsw_m=HNSW_M, hnsw_ef_construction=HNSW_EF_CONSTRUCTION)
     pg.conn.execute(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({dim})")
-    t0 = time.perf_counter()
-    ids = []
-    for lo in range(0, n, per_doc):
-        hi = min(n, lo + per_doc)
-        with pg.writing_document(path=f"/bench/doc{lo}", format="text", title="", size=0,
-                                 mtime_ns=0, sha256=str(lo)) as w:
-            ids += w.add(chunks(lo, hi), vectors[lo:hi])
-    insert_s = time.perf_counter() - t0
+    id_of, insert_s = fill(pg)
     pg.conn.execute("SET maintenance_work_mem = '3GB'")
     pg.conn.execute("SET max_parallel_maintenance_workers = 1")
     t0 = time.perf_counter()
@@ -274,7 +277,6 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
         pg._fix_dimension(dim)
     build_s = time.perf_counter() - t0
     pg.conn.execute("VACUUM ANALYZE passages")
-    id_of = np.asarray(ids, dtype=np.int64)
     t0 = time.perf_counter()  # a new command: connect, then its first query
     fresh = PgStore(url, f"scale{n}")
     fresh.vector_search(queries[0], 10, ef=HNSW_EF)
@@ -282,22 +284,12 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
     fresh.close()
     for q in queries[:20]:  # warm the buffer cache as a long-running server's would be
         pg.vector_search(q, 10, ef=HNSW_EF)
-    times, hit = [], 0
-    for qi, q in enumerate(queries):
-        t0 = time.perf_counter()
-        labels = pg.vector_search(q, 10, ef=HNSW_EF)
-        times.append(time.perf_counter() - t0)
-        hit += len(set(labels) & set(id_of[truth[qi]].tolist()))
     sizes = pg.bytes_on_disk()
-    res["postgresql"] = {
-        "insert_seconds": round(insert_s, 1), "insert_rate": round(n / insert_s),
-        "hnsw_build_seconds": round(build_s, 1), "open_seconds": round(open_s, 3),
-        "query_ms_p50": round(1000 * median(times), 3),
-        "query_ms_p95": round(1000 * percentile(times, 95), 3),
-        "recall_at_10": round(hit / (10 * n_queries), 4),
-        "disk_mb": round(sum(sizes.values()) / 2**20, 1),
-        "process_rss_mb": round(rss_mb() - rss0, 1),
-        "server_rss_mb": round(server_rss_mb(server_pid), 1) if server_pid else None}
+    res["postgresql"] = figures(
+        lambda q: pg.vector_search(q, 10, ef=HNSW_EF), id_of, insert_s=insert_s,
+        build_s=build_s, open_s=open_s, disk_mb=round(sum(sizes.values()) / 2**20, 1),
+        process_rss_mb=round(rss_mb() - rss0, 1),
+        server_rss_mb=round(server_rss_mb(server_pid), 1) if server_pid else None)
     print(f"  postgresql: {res['postgresql']}", file=sys.stderr)
     pg.conn.execute(f'DROP SCHEMA "{pg.schema}" CASCADE')
     pg.close()
