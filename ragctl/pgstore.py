@@ -96,7 +96,11 @@ def connect(url: str) -> Any:
     try:
         has = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if has is None:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            # Two first writers into a fresh database would both try to create it (and
+            # one would fail on pg_extension's unique name): one at a time.
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext('ragctl:create-vector'))")
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.Error as e:
         conn.close()
         why = _first_line(e)
@@ -293,7 +297,10 @@ class PgStore:
 
     def _fix_dimension(self, dim: int) -> None:
         """Give the vector column its dimension and an HNSW index (cosine), once the
-        embedding model is known; a no-op when it already has them."""
+        embedding model is known; a no-op when it already has them. Called inside a
+        transaction; one writer at a time (CREATE INDEX IF NOT EXISTS is not race-safe)."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))",
+                          [self.schema])
         typ = self.conn.execute(
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
             "'passages'::regclass AND attname = 'embedding'").fetchone()[0]

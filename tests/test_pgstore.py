@@ -242,6 +242,29 @@ def _reload(server: Any) -> None:
     time.sleep(0.3)
 
 
+def test_first_connections_to_a_fresh_database_race_safely(pg_server: Any) -> None:
+    """Several writers opening a database without pgvector at once: each gets a connection
+    (creating the extension is serialized; unserialized, one fails on its unique name)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(3):
+        db = f"t{next(_numbers)}_{os.getpid()}"
+        admin = connect(_url(pg_server, "postgres"))
+        admin.execute(f"CREATE DATABASE {db}")
+        admin.close()
+        url = _url(pg_server, db)
+
+        def open_one(_: int, url: str = url) -> bool:
+            conn = connect(url)
+            ok = conn.execute(
+                "SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None
+            conn.close()
+            return ok
+
+        with ThreadPoolExecutor(8) as pool:
+            assert all(pool.map(open_one, range(8)))
+
+
 def test_redact() -> None:
     assert redact("postgresql://u:pw@h:5432/db?sslmode=require") == \
         "postgresql://u:***@h:5432/db?sslmode=require"
