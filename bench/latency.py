@@ -31,7 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import ROOT, median, percentile, print_table, save
 from bench.squad_index import BENCH_HOME, squad_index, squad_questions
 
-RAGCTL = [sys.executable, "-m", "ragctl"]
+# the installed command, as a person types it (its script imports ragctl.quick directly)
+_SCRIPT = Path(sys.executable).with_name("ragctl")
+RAGCTL = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "ragctl"]
 
 
 def env() -> dict[str, str]:

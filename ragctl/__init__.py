@@ -15,7 +15,10 @@ stays instant::
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: `ragctl search` starts faster
+    from typing import Any
 
 __version__ = "0.1.0"
 

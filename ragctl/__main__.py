@@ -1,3 +1,3 @@
-from .cli import cli
+from .quick import main
 
-cli(prog_name="ragctl")
+main()

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,11 @@ def write_setting(name: str, value: Any) -> Path:
     return path
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Resolve settings: flags (``overrides``; None means unset) > env > config file > defaults."""
+def load_settings(*, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Resolve settings: flags (``overrides``; None means unset) > env > config file > defaults.
+    ``environ`` is the environment to read (``os.environ`` unless given: the service
+    resolves a client's settings with the client's variables)."""
+    environ = os.environ if environ is None else environ
     known = {f.name: f.type for f in fields(Settings)}
     values: dict[str, Any] = {}
     path = home_dir() / CONFIG_FILE
@@ -187,7 +191,7 @@ def load_settings(**overrides: Any) -> Settings:
             )
         values[name] = _coerce(name, known[name], value, str(path))
     for name, kind in known.items():
-        env = os.environ.get(f"RAGCTL_{name.upper()}")
+        env = environ.get(f"RAGCTL_{name.upper()}")
         if env is not None and env != "":
             values[name] = _coerce(name, kind, env, f"RAGCTL_{name.upper()}")
     for name, value in overrides.items():

@@ -5,8 +5,9 @@ One renderer per command result; the CLI calls exactly one of them.
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,15 +25,45 @@ if TYPE_CHECKING:
 
 stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False)
+_client: tuple[str, str] | None = None  # (cwd, home) of the client rendered for
+
+
+class _Terminal(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+@contextmanager
+def rendering_for(*, tty: bool, width: int, environ: Mapping[str, str], cwd: str,
+                  home: str) -> Iterator[io.StringIO]:
+    """Results rendered into a string as they would look on another process's stdout
+    (a client of ``ragctl serve``): its terminal or pipe, width, colour variables
+    (``NO_COLOR``, ``FORCE_COLOR``, ``TERM``...) and the folder paths are relative to.
+    Not thread-safe: the service renders on its one worker thread."""
+    global stdout, _client
+    buf = _Terminal(tty)
+    saved = stdout, _client
+    stdout = Console(file=buf, highlight=False, soft_wrap=True, width=width,
+                     _environ=dict(environ))
+    _client = (cwd, home)
+    try:
+        yield buf
+    finally:
+        stdout, _client = saved
 
 
 def short_path(path: str | Path) -> str:
     """A path as a person would type it: relative to here, or with ~ for home."""
     p = str(path)
-    cwd = os.getcwd().rstrip("/") + "/"
+    here, home_dir = _client or (os.getcwd(), os.path.expanduser("~"))
+    cwd = here.rstrip("/") + "/"
     if p.startswith(cwd):
         return p[len(cwd):]
-    home = os.path.expanduser("~").rstrip("/") + "/"
+    home = home_dir.rstrip("/") + "/"
     if home != "/" and p.startswith(home):
         return "~/" + p[len(home):]
     return p

@@ -198,8 +198,16 @@ class Service:
         pipeline = self.pipeline(settings)
         hits = pipeline.retriever.search(str(payload.get("query", "")),
                                          limit=settings.search_limit, mode=mode)
-        return {"query": payload.get("query"), "index": settings.index, "mode": mode,
-                "hits": [h.to_dict() for h in hits]}
+        result = {"query": payload.get("query"), "index": settings.index, "mode": mode,
+                  "hits": [h.to_dict() for h in hits]}
+        client = payload.get("client")
+        if isinstance(client, dict) and client.get("render"):
+            from .display import render_search, rendering_for
+
+            with rendering_for(**_terminal(client)) as out:
+                render_search(hits)
+            result["text"] = out.getvalue()
+        return result
 
     def status(self) -> dict:
         from . import models
@@ -219,10 +227,20 @@ class Service:
 
 
 def _settings(payload: dict[str, Any]) -> Settings:
-    """The client's settings as it resolved them (its flags, environment and config)."""
+    """The client's settings: as it resolved them (its flags, environment and config), or,
+    from the quick client (:mod:`ragctl.quick`), resolved here from its flags and its
+    ``RAGCTL_*`` variables."""
     from .config import load_settings, validate
 
     given = payload.get("settings")
+    client = payload.get("client")
+    if given is None and isinstance(client, dict):
+        flags = client.get("flags") or {}
+        environ = client.get("environ") or {}
+        if not isinstance(flags, dict) or set(flags) - {"index", "search_limit", "store"} \
+                or not isinstance(environ, dict):
+            raise RagctlError("bad client flags or environment")
+        return load_settings(environ={str(k): str(v) for k, v in environ.items()}, **flags)
     if given is None:
         return load_settings()
     if not isinstance(given, dict):
@@ -234,6 +252,16 @@ def _settings(payload: dict[str, Any]) -> Settings:
         raise RagctlError(f"bad settings: {e}") from None
     validate(settings)
     return settings
+
+
+def _terminal(client: dict[str, Any]) -> dict[str, Any]:
+    """How the quick client's stdout looks (see :func:`ragctl.display.rendering_for`)."""
+    try:
+        return {"tty": bool(client.get("tty")), "width": max(20, int(client.get("width", 80))),
+                "environ": {str(k): str(v) for k, v in (client.get("environ") or {}).items()},
+                "cwd": str(client.get("cwd") or "/"), "home": str(client.get("home") or "/")}
+    except (TypeError, ValueError, AttributeError):
+        raise RagctlError("bad client terminal description") from None
 
 
 class Backend:

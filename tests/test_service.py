@@ -172,3 +172,73 @@ def test_http_needs_the_token(indexed: Path, ragctl_home: Path) -> None:
         assert get({"Authorization": f"Bearer {token}"}) == 200
     finally:
         stop(proc)
+
+
+# ----------------------------------------------------------------- the quick client
+
+def test_quick_search_is_the_command_lines_output(service: subprocess.Popen[str],
+                                                  ragctl_home: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`ragctl search` answered by the service without click or rich in the client: the
+    same bytes as the command line working in-process, and it did go through the service."""
+    from ragctl import quick
+
+    before = request("GET", "/status", home=ragctl_home)["requests"]  # type: ignore[index]
+    cases = [["train to Porto"], ["train to Porto", "--json"], ["cats", "-n", "1", "--mode",
+             "bm25"], ["--index=default", "--limit=1", "cats"], ["--", "-cats"]]
+    for args in cases:
+        assert quick.search(args) == 0
+        out = capsys.readouterr().out
+        r = CliRunner().invoke(cli, ["search", "--no-service", *args])
+        assert r.exit_code == 0 and out == r.stdout, args
+    assert "Porto" in CliRunner().invoke(cli, ["search", "train to Porto"]).stdout
+    after = request("GET", "/status", home=ragctl_home)["requests"]  # type: ignore[index]
+    assert after - before >= len(cases) + 1
+    # an error reads as the command line's, with its exit status
+    assert quick.search(["cats", "--index", "nope"]) == 1
+    err = capsys.readouterr().err
+    r = CliRunner().invoke(cli, ["search", "cats", "--index", "nope", "--no-service"])
+    assert r.exit_code == 1 and err == r.stderr
+    # what it does not handle goes to the command line
+    for args in (["cats", "--help"], ["cats", "--no-service"], ["cats", "-n", "0"],
+                 ["cats", "--mode", "fuzzy"], ["a", "b"], [], ["cats", "-n5"], ["cats", "-n"]):
+        assert quick.search(args) is None, args
+
+
+def test_quick_search_in_a_coloured_terminal(service: subprocess.Popen[str], indexed: Path,
+                                             tmp_path: Path) -> None:
+    """Through the real entry point, with FORCE_COLOR and another working folder: the
+    same escape codes and relative paths as the command line in-process."""
+    env = {**os.environ, "FORCE_COLOR": "1"}
+    quick = subprocess.run([sys.executable, "-m", "ragctl", "search", "night train"],
+                           cwd=indexed, env=env, capture_output=True, text=True, timeout=60)
+    slow = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), "search",
+                           "night train", "--no-service"], cwd=indexed, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert quick.returncode == 0 == slow.returncode, (quick.stderr, slow.stderr)
+    assert "\x1b[" in quick.stdout and " 1. \x1b[0m\x1b[36mtrains.txt" in quick.stdout
+    assert quick.stdout == slow.stdout
+
+
+def test_quick_search_without_a_service(indexed: Path, ragctl_home: Path) -> None:
+    from ragctl import quick
+
+    assert quick.search(["cats"]) is None  # no socket
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(ragctl_home / "serve.sock"))  # a socket file nobody listens on
+    s.close()
+    assert quick.search(["cats"]) is None
+
+
+@pytest.mark.parametrize("env", [{"RAGCTL_HOME": "~/x/../rh"}, {"XDG_CONFIG_HOME": "/tmp/xdg"},
+                                 {}])
+def test_quick_home_is_the_config_home(env: dict[str, str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl import quick
+    from ragctl.config import home_dir
+
+    for key in ("RAGCTL_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert quick.home() == str(home_dir())
