@@ -352,16 +352,21 @@ class CT2Scorer:
         close = np.flatnonzero(z >= z.max() - self.refine_margin)
         if len(close) < 2:
             return z
-        if self._refiner is None:  # this scorer again, its weights computed in float32
+        out = z.copy()
+        out[close] = self.refiner().z([pairs[int(i)] for i in close])
+        return out
+
+    def refiner(self) -> CT2Scorer:
+        """This scorer again, its weights computed in float32 (loaded on first use)."""
+        if self._refiner is None:
             refiner = copy.copy(self)
             refiner.backend = copy.copy(self.backend)
             refiner.backend.scorer = refiner
+            refiner.backend.__dict__.pop("_cache", None)  # its own vectors, not int8's
             refiner.model, refiner.compute_type = refiner._load("float32"), "float32"
             refiner.refine_margin = 0.0
             self._refiner = refiner
-        out = z.copy()
-        out[close] = self._refiner.z([pairs[int(i)] for i in close])
-        return out
+        return self._refiner
 
     def probability(self, z: np.ndarray) -> np.ndarray:
         """σ(a·z + b) with the model's calibration (a, b)."""
@@ -375,9 +380,13 @@ class CT2Scorer:
 
     def warm(self, texts: Sequence[str]) -> None:
         """Bi-encoder models: embed ``texts`` into the caches now, so that scoring them
-        later costs only the question's embedding. Other models: nothing."""
+        later costs only the question's embedding — the float32 refiner's too, since
+        near-ties are scored again by it. Other models: nothing."""
         if isinstance(self.backend, BiEncoderBackend) and texts:
             self.backend.embed(self.model, texts)
+            if self.refine_margin > 0:
+                refiner = self.refiner()
+                refiner.backend.embed(refiner.model, texts)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Bi-encoder models: the unit-length embedding of each text."""

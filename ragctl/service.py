@@ -117,7 +117,7 @@ class Service:
 
     def warm_step(self, batch: int = 32) -> bool:
         """Embed the next ``batch`` passages of an open index; False when all are done."""
-        from .filter import CT2Filter
+        from .filter import CT2Filter, split_long
         from .relevance import CT2Relevance
         from .text import passage_text
 
@@ -131,7 +131,9 @@ class Service:
                 relevance.scorer.warm([passage_text(t, x) for _, t, x in rows])
             if isinstance(context_filter, CT2Filter):
                 sentences = entry.collection.store.sentences_of([i for i, _, _ in rows])
-                context_filter.scorer.warm([s.text for ss in sentences.values() for s in ss])
+                # as the filter will see them: long sentences in windows
+                context_filter.scorer.warm([s.text for ss in sentences.values()
+                                            for s in split_long(ss)])
             entry.warmed_to = rows[-1][0]
             entry.warmed += len(rows)
             return True

@@ -223,6 +223,11 @@ def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, 
 
     monkeypatch.setenv("RAGCTL_CACHE", str(tmp_path / "cache"))  # empty
     monkeypatch.setenv("RAGCTL_RELEVANCE", str(models["encoder"]))
+    monkeypatch.setenv("RAGCTL_FILTER", str(models["encoder"]))
+    # a sentence longer than the filter reads at once: it is scored in windows
+    (notes / "receipt.txt").write_text(
+        "Receipt " + " ".join(f"item {i} costs {i + 2} euros" for i in range(14)) + ".")
+    assert CliRunner().invoke(cli, ["index", str(notes), "-q"]).exit_code == 0
     service = Service()
     try:
         def work() -> tuple[int, int]:
@@ -230,12 +235,19 @@ def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, 
             steps = 0
             while service.warm_step(batch=2):
                 steps += 1
-            return steps, next(iter(service.open.values())).collection.store.count("passages")
+            store = next(iter(service.open.values())).collection.store
+            return steps, [passage_text(t, x) for _, t, x in store.passage_titles(0, 1000)]
 
-        steps, n = service.worker.submit(work).result()
+        steps, texts = service.worker.submit(work).result()
+        n = len(texts)
         entry = next(iter(service.open.values()))
         cache: VectorCache = entry.pipeline.relevance.scorer.vector_cache
-        assert steps >= 2 and cache.count() == n  # every passage, before any question
+        assert steps >= 2 and n >= 5
+        # every passage, before any question, in the int8 model's vectors and in those of
+        # its float32 refiner
+        scorer = entry.pipeline.relevance.scorer
+        for kind in (scorer.compute_type, "float32"):
+            assert len(cache.get([f"{kind}\x00{t}" for t in texts])) == n, kind
         assert (cache.path.stat().st_mode & 0o777) == 0o600
     finally:
         service.worker.submit(service.close).result()
@@ -252,7 +264,10 @@ def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, 
     out = CliRunner().invoke(cli, ["ask", q, "--json", "--no-abstain", "--no-log",
                                    "--no-service"])
     a = json.loads(out.stdout)
-    assert embedded[0] == 1
+    # every model embedded only the question: passages, sentences, the windows of long
+    # ones and the float32 refiner's vectors of them all came from the cache
+    assert embedded and set(embedded) == {1}, embedded
+    assert any(len(s["text"].split()) <= 30 and "item" in s["text"] for s in a["filtered"])
     # and the scores are those of the model without a cache
     plain = CT2Scorer(models["encoder"], device="cpu")
     plain.vector_cache = None
