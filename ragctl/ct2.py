@@ -385,8 +385,7 @@ class CT2Scorer:
         if isinstance(self.backend, BiEncoderBackend) and texts:
             self.backend.embed(self.model, texts)
             if self.refine_margin > 0:
-                refiner = self.refiner()
-                refiner.backend.embed(refiner.model, texts)
+                self.refiner().warm(texts)
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Bi-encoder models: the unit-length embedding of each text."""
