@@ -99,6 +99,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--questions", type=int, default=100)
     ap.add_argument("--budgets", type=int, nargs="*", default=[100, 400])
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the one-prompt baseline (its numbers do not change with ragctl)")
     args = ap.parse_args()
 
     use_bench_home()
@@ -138,12 +140,13 @@ def main() -> None:
                 fallbacks += la.fallbacks
                 for k, v in la.timings.items():
                     stages.setdefault(k, []).append(v)
-                text, srcs, secs = baseline(pipe, row["question"], words)
-                r, s = score(text, srcs, golds, pipe.checker)
-                rec_b.append(r)
-                sup_b.append(s)
-                w_b.append(len(re.sub(r"\[\d+\]", "", text).split()))
-                stages.setdefault("baseline_total", []).append(secs)
+                if not args.no_baseline:
+                    text, srcs, secs = baseline(pipe, row["question"], words)
+                    r, s = score(text, srcs, golds, pipe.checker)
+                    rec_b.append(r)
+                    sup_b.append(s)
+                    w_b.append(len(re.sub(r"\[\d+\]", "", text).split()))
+                    stages.setdefault("baseline_total", []).append(secs)
                 if (i + 1) % 20 == 0:
                     print(f"{words} words: {i + 1}/{len(rows)}, "
                           f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -155,13 +158,17 @@ def main() -> None:
                 "long": {"supporting_fact_recall": mean(rec_l), "citation_support": mean(sup_l),
                          "words": mean(w_l), "fallback_facets": fallbacks,
                          "facets_median": median(facets), "nuggets_median": median(nuggets)},
-                "baseline_top5": {"supporting_fact_recall": mean(rec_b),
-                                  "citation_support": mean(sup_b), "words": mean(w_b)},
                 "latency_p50_ms": {k: median(v) * 1e3 for k, v in stages.items()},
             }
+            if not args.no_baseline:
+                result["budgets"][str(words)]["baseline_top5"] = {
+                    "supporting_fact_recall": mean(rec_b), "citation_support": mean(sup_b),
+                    "words": mean(w_b)}
     rows_out = []
     for words, b in result["budgets"].items():
         for name in ("long", "baseline_top5"):
+            if name not in b:
+                continue
             v = b[name]
             facets = (f"  facets {v['facets_median']:.0f} (median), nuggets "
                       f"{v['nuggets_median']:.0f}") if "facets_median" in v else ""

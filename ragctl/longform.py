@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from .pipeline import Pipeline
 
 SUMMARY_WORDS = 35
+MIN_SENTENCE_WORDS = 8  # less budget left than this: no further facet is summarized
+FACET_WORDS = 15  # the budget allows up to words / FACET_WORDS facets (a facet's sentence
+#                   is 15-35 words: a quoted nugget or a summary)
 _DEFAULTS = Settings()
 
 SUMMARY_SHOT = (
@@ -262,11 +265,12 @@ def clip_words(text: str, n: int) -> str:
 def summarize_facets(generator: Generator, checker: SupportChecker, question: str,
                      facets: Sequence[Facet], numbers: dict[int, int], *, words: int,
                      support_threshold: float = 0.5) -> list[FacetSummary]:
-    """One verified sentence per facet, in rank order, until the word budget is spent."""
+    """One verified sentence per facet, in rank order, until the word budget is spent
+    (less than :data:`MIN_SENTENCE_WORDS` left) or the facets are."""
     out: list[FacetSummary] = []
     used = 0
     for rank, facet in enumerate(facets, start=1):
-        if used >= words:
+        if out and words - used < MIN_SENTENCE_WORDS:
             break
         raw = generator.complete(summary_prompt(question, facet), max_tokens=60).text
         text, _ = strip_citations(raw.strip())
@@ -384,7 +388,7 @@ def answer_long(pipe: Pipeline, question: str, opts: LongOptions) -> LongAnswer:
     ranked = [Facet(facets[i].nuggets, float(fscores[i])) for i in order]
     ans.timings["rank"] = time.perf_counter() - t
 
-    n_facets = max(opts.facets, opts.words // SUMMARY_WORDS)
+    n_facets = max(opts.facets, opts.words // FACET_WORDS)
     t = time.perf_counter()
     summaries = summarize_facets(
         pipe.generator, pipe.checker, question, ranked[:n_facets],

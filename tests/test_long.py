@@ -76,7 +76,11 @@ def test_word_budget_stops_facets() -> None:
     out = summarize_facets(gen, LexicalEmbeddingSupport(), "q", facets,
                            {i: i + 1 for i in range(5)}, words=20)
     assert sum(len(s.text.split()) for s in out) <= 20
-    assert len(out) == 3  # 8 + 8 + the last 4 words
+    assert len(out) == 2  # 8 + 8; 4 words left are no sentence: not a cut-off third
+    gen = scripted(*[f"Fact number {i} is about topic {i} here." for i in range(5)])
+    out = summarize_facets(gen, LexicalEmbeddingSupport(), "q", facets,
+                           {i: i + 1 for i in range(5)}, words=40)
+    assert len(out) == 5 and not any(s.text.endswith("…") for s in out)  # budget filled
 
 
 def test_fluency_keeps_citations_or_is_rejected() -> None:
