@@ -132,10 +132,11 @@ NUGGET_FLOOR = 0.4  # a nugget scores at least this share of the best sentence's
 def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, float],
                         *, limit: int = 40, words: int | None = None,
                         floor: float = NUGGET_FLOOR) -> list[Nugget]:
-    """The best sentences, best first: those the filter kept, then others scoring at least
-    ``floor`` of the best, until ``limit`` nuggets or about three times the ``words``
-    budget (so several facets can fill it). Metadata blocks are never nuggets; repeats
-    from other documents stay: clustering puts them into one facet citing every source."""
+    """The best sentences, best first: those the filter kept, then the next best until they
+    hold the ``words`` budget, then others scoring at least ``floor`` of the best, until
+    ``limit`` nuggets or about three times the budget (so several facets can fill it).
+    Metadata blocks are never nuggets; repeats from other documents stay: clustering puts
+    them into one facet citing every source."""
     from .answer import is_metadata
 
     ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
@@ -146,7 +147,8 @@ def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, f
     for s in ranked:
         if len(out) >= limit or (words is not None and total >= 3 * words):
             break
-        if not s.kept and (top <= 0 or s.score < floor * top):
+        short = words is not None and total < words  # not yet enough to fill the budget
+        if not s.kept and not short and (top <= 0 or s.score < floor * top):
             continue
         out.append(Nugget(len(out), s.sentence.text, s.sentence, s.score,
                           relevance.get(s.sentence.passage_id, 0.0)))

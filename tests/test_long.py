@@ -14,12 +14,13 @@ from ragctl.longform import (
     bm25_scores,
     cluster,
     fluency_pass,
+    nuggets_from_filter,
     render,
     summarize_facets,
     verify_span,
 )
 from ragctl.pipeline import Pipeline
-from ragctl.records import Sentence
+from ragctl.records import ScoredSentence, Sentence
 from ragctl.verify import LexicalEmbeddingSupport
 from tests.fakes import FakeGenerator
 
@@ -68,6 +69,21 @@ def test_verify_fallback_replaces_unsupported_summary() -> None:
     assert out[0].fallback and out[0].text == "The rent is 750 euros per month."
     assert out[0].citations == [1]
     assert render(out) == "The rent is 750 euros per month [1]."
+
+
+def test_nuggets_hold_the_budget_then_only_strong_sentences() -> None:
+    def sent(i: int, score: float, kept: bool = False) -> ScoredSentence:
+        text = f"Sentence {i} says something about the question in ten words."
+        return ScoredSentence(Sentence(id=i, passage_id=i, path="/d.txt", text=text), score,
+                              kept)
+
+    scored = [sent(0, 0.9, True)] + [sent(i, 0.2 - i / 100) for i in range(1, 8)]
+    # 10 words a sentence: four of them hold a 40-word budget, weak or not; no more
+    assert [n.sentence.id for n in nuggets_from_filter(scored, {}, words=40)] == [0, 1, 2, 3]
+    # past the budget only sentences within the floor of the best join
+    scored[6] = sent(6, 0.5)
+    assert [n.sentence.id for n in nuggets_from_filter(scored, {}, words=40)] == [0, 6, 1, 2]
+    assert [n.sentence.id for n in nuggets_from_filter(scored, {}, words=10)] == [0, 6]
 
 
 def test_word_budget_stops_facets() -> None:
