@@ -115,9 +115,12 @@ def main() -> None:
                          "cold means cold: no passage embedded before)")
     args = ap.parse_args()
     if not args.keep_cache:
+        import atexit
+        import shutil
         import tempfile
 
-        os.environ["RAGCTL_CACHE"] = tempfile.mkdtemp(prefix="ragctl-bench-cache-")
+        os.environ["RAGCTL_CACHE"] = cache = tempfile.mkdtemp(prefix="ragctl-bench-cache-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)
     index, articles = squad_index("report")
     questions = [q["question"] for q in squad_questions(articles, args.n, seed=1)]
     result: dict[str, Any] = {"n": len(questions)}

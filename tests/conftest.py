@@ -12,10 +12,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # made-again files (the embedder's CTranslate2 copy, vector caches) in one folder per test
 # session, never in the user's ~/.cache
+_MADE_CACHE: str | None = None
 if "RAGCTL_CACHE" not in os.environ:
     import tempfile
 
-    os.environ["RAGCTL_CACHE"] = tempfile.mkdtemp(prefix="ragctl-test-cache-")
+    _MADE_CACHE = os.environ["RAGCTL_CACHE"] = tempfile.mkdtemp(prefix="ragctl-test-cache-")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The session's cache folder goes with it (about 90 MB a run)."""
+    if _MADE_CACHE is not None:
+        import shutil
+
+        shutil.rmtree(_MADE_CACHE, ignore_errors=True)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
