@@ -44,8 +44,9 @@ def request(method: str, path: str, payload: dict[str, Any] | None = None, *,
     """Send one request to the service of ``home``; its JSON reply, or None when no
     service is running. With ``on_token`` the answer is streamed (NDJSON)."""
     from .config import home_dir
+    from .quick import SOCKET
 
-    sock_path = (home or home_dir()) / "serve.sock"
+    sock_path = (home or home_dir()) / SOCKET
     if not sock_path.exists():
         return None
     conn = _UnixConnection(str(sock_path), timeout)

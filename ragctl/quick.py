@@ -17,7 +17,8 @@ import os
 import socket
 import sys
 
-MODES = ("hybrid", "vector", "bm25")
+SOCKET = "serve.sock"  # in the home: where `ragctl serve` listens (service, client)
+MODES = ("hybrid", "vector", "bm25")  # ragctl.retrieve.MODES, without importing it
 _VALUED = {"--index": "index", "-i": "index", "--limit": "search_limit", "-n": "search_limit",
            "--mode": "mode", "--store": "store"}
 # what the service needs of this process's environment: settings and terminal
@@ -151,7 +152,7 @@ def search(args: list[str]) -> int | None:
     where = home()
     if parsed is None or where is None:
         return None
-    sock_path = os.path.join(where, "serve.sock")
+    sock_path = os.path.join(where, SOCKET)
     if not os.path.exists(sock_path):
         return None
     environ = {k: v for k, v in os.environ.items()

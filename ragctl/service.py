@@ -42,10 +42,10 @@ from typing import Any
 
 from .config import Settings, home_dir, index_dir
 from .errors import RagctlError
+from .quick import SOCKET
 
 logger = logging.getLogger("ragctl.service")
 
-SOCKET = "serve.sock"
 PIDFILE = "serve.pid"
 TOKEN = "serve.token"
 LOGFILE = "serve.log"

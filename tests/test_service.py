@@ -230,6 +230,13 @@ def test_quick_search_without_a_service(indexed: Path, ragctl_home: Path) -> Non
     assert quick.search(["cats"]) is None
 
 
+def test_quick_knows_the_search_modes() -> None:
+    from ragctl import quick
+    from ragctl.retrieve import MODES
+
+    assert quick.MODES == MODES
+
+
 @pytest.mark.parametrize("env", [{"RAGCTL_HOME": "~/x/../rh"}, {"XDG_CONFIG_HOME": "/tmp/xdg"},
                                  {}])
 def test_quick_home_is_the_config_home(env: dict[str, str],
