@@ -10,11 +10,19 @@ cover (first 2,000 lines for dev, the last 655 for report).
 ``holes_index(split)`` builds and indexes that corpus as ``squad-<split>-holes``;
 ``question_sets(split)`` gives the three sets. Used by bench/calibrate.py --reader (dev)
 and bench/ask.py (report).
+
+The span reader trains on the dev split's questions, holes included (the answer's
+paragraph with its answer sentences deleted, as a no-answer example), so on the dev sets
+above its scores are those of questions it has learnt. ``held_out(...)`` gives the dev
+questions its training held out (``val_fraction`` of them, by question); with ``only=``
+the sets and the index are built from those alone (``squad-dev-heldout-holes``), which is
+what bench/reader.py fits answerability on.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from bench.common import squad_articles
@@ -23,23 +31,57 @@ from bench.squad_index import BENCH_HOME, nq_questions, use_bench_home
 UNANSWERABLE = 300  # questions whose answer sentences are deleted, per split
 
 
-def _plan(split: str, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                              list[dict[str, Any]]]:
-    """(articles with the answer sentences deleted, answerable questions, unanswerable)."""
+@dataclass(frozen=True)
+class HeldOut:
+    """The questions a model's training did not see: SQuAD question ids, NQ question texts."""
+
+    squad: frozenset[str]
+    nq: frozenset[str]
+
+
+def held_out(data: list[str], *, seed: int = 0, val_fraction: float = 0.05) -> HeldOut:
+    """The dev questions that ``ragctl train reader`` held out for validation, rebuilt the
+    way the trainer builds them (same data, seed and fraction)."""
+    from pathlib import Path
+
+    from ragctl.eval.datasets import load
+    from ragctl.training.reader import span_examples, split_by_group
+
+    paths = [Path(p) for p in data]
+    _, val = split_by_group(span_examples(paths, split="dev", seed=seed), val_fraction, seed)
+    ids = {ex.id.split("-neg")[0] for ex in val}
+    squad: set[str] = set()
+    nq: set[str] = set()
+    for path in paths:
+        ds = load(path, split="dev")
+        for ex in ds.examples:
+            if ex.id in ids:
+                (squad.add(ex.id) if ds.name == "squad" else nq.add(ex.question))
+    return HeldOut(frozenset(squad), frozenset(nq))
+
+
+def _plan(split: str, seed: int = 0, only: HeldOut | None = None
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(articles with the answer sentences deleted, answerable questions, unanswerable);
+    with ``only``, from those questions alone (half their paragraphs get holes)."""
     from ragctl.sentences import SentenceSplitter
     from ragctl.text import contains_answer
 
     articles = squad_articles(split)
     rng = random.Random(seed)
     paragraphs = [(ai, pi) for ai, a in enumerate(articles) for pi in range(len(a["paragraphs"]))]
-    holes = rng.sample(paragraphs, min(UNANSWERABLE, len(paragraphs)))
+    if only is not None:
+        paragraphs = [(ai, pi) for ai, pi in paragraphs
+                      if any(q["id"] in only.squad for q in articles[ai]["paragraphs"][pi]["qas"])]
+    holes = rng.sample(paragraphs, min(UNANSWERABLE if only is None else len(paragraphs) // 2,
+                                       len(paragraphs)))
     splitter = SentenceSplitter()
     texts = {(ai, pi): p["context"] for ai, a in enumerate(articles)
              for pi, p in enumerate(a["paragraphs"])}
     chosen: list[tuple[tuple[int, int], dict[str, Any]]] = []
     for key in holes:
         qas = articles[key[0]]["paragraphs"][key[1]]["qas"]
-        qa = rng.choice(qas)
+        qa = rng.choice([q for q in qas if only is None or q["id"] in only.squad])
         answers = [a["text"] for a in qa["answers"]]
         kept = [s.text for s in splitter.split(texts[key]) if not contains_answer(s.text, answers)]
         texts[key] = " ".join(kept)
@@ -52,7 +94,8 @@ def _plan(split: str, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[st
     answerable = [{"question": q["question"], "answers": [a["text"] for a in q["answers"]],
                    "title": articles[ai]["title"]}
                   for (ai, pi) in paragraphs if (ai, pi) not in whole
-                  for q in articles[ai]["paragraphs"][pi]["qas"]]
+                  for q in articles[ai]["paragraphs"][pi]["qas"]
+                  if only is None or q["id"] in only.squad]
     edited = []
     for ai, a in enumerate(articles):
         paras = [{"context": texts[(ai, pi)]} for pi in range(len(a["paragraphs"]))
@@ -61,7 +104,7 @@ def _plan(split: str, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[st
     return edited, answerable, unanswerable
 
 
-def holes_index(split: str) -> str:
+def holes_index(split: str, only: HeldOut | None = None) -> str:
     """Index the split with the answer sentences of its unanswerable questions deleted."""
     use_bench_home()
     from bench.common import write_paragraphs
@@ -69,10 +112,10 @@ def holes_index(split: str) -> str:
     from ragctl.config import load_settings
     from ragctl.indexer import Indexer
 
-    name = f"squad-{split}-holes"
+    name = f"squad-{split}-holes" if only is None else f"squad-{split}-heldout-holes"
     corpus = BENCH_HOME / "corpora" / name
     if not corpus.exists():
-        edited, _, _ = _plan(split)
+        edited, _, _ = _plan(split, only=only)
         write_paragraphs(edited, corpus)
     with Collection.open(load_settings(index=name), create=True) as c:
         c.lock()
@@ -80,11 +123,14 @@ def holes_index(split: str) -> str:
     return name
 
 
-def question_sets(split: str, n: int = 300, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
+def question_sets(split: str, n: int = 300, seed: int = 0, only: HeldOut | None = None
+                  ) -> dict[str, list[dict[str, Any]]]:
     """{"answerable": …, "on-topic": …, "off-topic": …}, ``n`` of each at most."""
-    _, answerable, unanswerable = _plan(split)
+    _, answerable, unanswerable = _plan(split, only=only)
     rng = random.Random(seed)
-    nq = nq_questions("train" if split == "dev" else "report", n, seed=seed)
+    nq = nq_questions("train" if split == "dev" else "report", 10_000 if only else n, seed=seed)
+    if only is not None:
+        nq = [r for r in nq if r["question"] in only.nq][:n]
     return {"answerable": rng.sample(answerable, min(n, len(answerable))),
             "on-topic": unanswerable[:n],
             "off-topic": [{"question": r["question"], "answers": r["answers"], "title": ""}

@@ -1,20 +1,22 @@
 """Fit the span reader's answerability on the DEVELOPMENT split (never the report split).
 
-Over an index of the SQuAD dev split whose answer sentences were deleted for some
-questions (bench/answerable.py), every question of three sets — answerable, on-topic
-unanswerable, off-topic (NQ dev questions) — goes through `ask` with no thresholds, and
-each answer span it considered is kept with its features (the reader's span score over
-its null score, the relevance of its passage, the filter's score of its sentence, whether
-it is of the type the question asks for) and whether it is right (F1 ≥ 0.5 with a gold
-answer; never for the unanswerable sets). A logistic model fitted on those spans both
+Over an index of the SQuAD dev split whose answer sentences were deleted for some questions
+(bench/answerable.py), built from the dev questions the reader's training held out (it
+trained on the others, and on their holed paragraphs as no-answer examples, so its scores on
+them flatter it; --all-dev takes them all anyway), every question of three sets —
+answerable, on-topic unanswerable, off-topic (NQ dev questions) — goes through `ask` with no
+thresholds, and each answer span it considered is kept with its features (the reader's span
+score over its null score, the relevance of its passage, the filter's score of its sentence,
+whether it is of the type the question asks for) and whether it is right (F1 ≥ 0.5 with a
+gold answer; never for the unanswerable sets). A logistic model fitted on those spans both
 ranks the spans (is this span right?); a second one, on each question's best span and the
-relevance of the best passage, says whether the documents answer at all; its threshold
-is the largest that abstains on at most 5% of the answerable questions whose answer is in
-a kept passage (the others the retriever did not find: turning them away is right). With --write,
-both models and the threshold go into the reader's manifest (``answering``).
+relevance of the best passage, says whether the documents answer at all; its threshold is
+the largest that abstains on at most 5% of the answerable questions whose answer is in a
+kept passage (the others the retriever did not find: turning them away is right). With
+--write, both models and the threshold go into the reader's manifest (``answering``).
 
 Prints the tables and writes bench/results/reader-dev.json. Usage:
-python bench/reader.py --reader minilm-reader [--write] [--passages 1 2 3 5]
+python bench/reader.py --reader minilm-reader [--write] [--passages 1 2 3 5] [--all-dev]
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.answerable import holes_index, question_sets
+from bench.answerable import HeldOut, held_out, holes_index, question_sets
 from bench.common import print_table, save
 from ragctl.answer import vetoed
 
@@ -68,6 +70,19 @@ def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages
                              and max_f1(a.answer_text, q["answers"]) >= 0.5,
                              "candidates": cands, "seconds": a.timings.get("total", 0.0)})
     return rows
+
+
+def reader_held_out(reader: str) -> HeldOut:
+    """The dev questions the reader's training held out, from its manifest's record."""
+    from ragctl import models
+
+    manifest = json.loads((models.model_dir(reader) / "manifest.json").read_text())
+    training = manifest.get("training") or {}
+    if not training.get("data"):
+        sys.exit(f"bench: {reader} records no training data; use --all-dev")
+    root = Path(__file__).resolve().parents[1]
+    data = [str(p if Path(p).is_absolute() else root / p) for p in training["data"]]
+    return held_out(data, seed=int(training.get("seed", 0)))
 
 
 def re_threshold() -> float:
@@ -183,15 +198,21 @@ def main() -> None:
                     help="how many of the most relevant passages the reader reads (tried)")
     ap.add_argument("--rows", type=Path, metavar="JSON",
                     help="refit from the rows of an earlier run's results instead of asking")
+    ap.add_argument("--all-dev", action="store_true",
+                    help="every dev question, not only those the reader's training held out "
+                    "(it learnt the others, holes included: its scores flatter them)")
     ap.add_argument("--write", action="store_true",
                     help="store the fitted model and threshold in the reader's manifest")
     args = ap.parse_args()
-    index = holes_index("dev")
-    sets = question_sets("dev", args.questions)
     from ragctl import models
+
+    only = None if args.all_dev else reader_held_out(args.reader)
+    index = holes_index("dev", only)
+    sets = question_sets("dev", args.questions, only=only)
 
     re_t = re_threshold()
     results: dict[str, Any] = {"split": "dev", "index": index, "reader": args.reader,
+                               "questions": "all" if only is None else "held out by the reader",
                                "sets": {k: len(v) for k, v in sets.items()},
                                "re_threshold": re_t, "runs": {}}
     picked = None
@@ -233,9 +254,10 @@ def main() -> None:
         path = models.model_dir(args.reader)
         update_manifest(path, answering={
             **picked[2], "fitted_on": (
-                f"SQuAD dev (even articles): {sum(len(v) for v in sets.values())} questions "
-                "— answerable, on-topic with the answer sentences deleted, off-topic (NQ "
-                f"dev) — reading {picked[0]} passages (bench/reader.py)")},
+                f"SQuAD dev (even articles): {sum(len(v) for v in sets.values())} questions"
+                f"{'' if only is None else ' its training held out'} — answerable, on-topic "
+                "with the answer sentences deleted, off-topic (NQ dev) — reading "
+                f"{picked[0]} passages (bench/reader.py)")},
             reader_passages=picked[0])
         print(f"wrote the answerability model into {path / 'manifest.json'}")
     print(f"\nwrote {save('reader-dev', results)}")
