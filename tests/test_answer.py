@@ -90,6 +90,33 @@ def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
     assert not vetoed(features_of(**{**sure, "margin": -8.0}))
 
 
+def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> None:
+    from ragctl.answer import Context, choose, missing_names, question_names, question_type
+
+    aws = "Amazon Web Services invoice. Total for this invoice: $4.11."
+    azure = "Global Wholesaler Azure Interior, Fremont. Total $ 279.84."
+    question = "What is the total of the Azure Interior invoice?"
+    assert question_names(question) == ["azure", "interior"]
+    assert question_names("What was ABC's logo?") == ["abc"]
+    assert missing_names(question, aws) == 1.0
+    assert missing_names(question, azure) == 0.0
+    # one name is not enough (paraphrases: "the UK" over "the United Kingdom")
+    assert missing_names("Who is the author of PEP 723?", aws) == 0.0
+    assert missing_names("Where do the Huguenots of France live?", "Huguenot refugees") == 0.0
+
+    s_aws, s_azure = (Sentence(id=i, passage_id=i, path="p", text=t)
+                      for i, t in ((1, aws), (2, azure)))
+    # the reader is surer of the other invoice's total; it still is not the answer, and
+    # reading both sentences together (the bridge context) does not lend it the names
+    reader = FakeReader("$4.11", "279.84")
+    contexts = [Context.of("", [s_aws], 0.5), Context.of("", [s_azure], 0.5),
+                Context.of("", [s_aws, s_azure], 0.5)]
+    choices = choose(reader, question, question_type(question), contexts, {1: 0.9, 2: 0.5},
+                     re_best=0.5)
+    assert choices[0].text == "279.84"
+    assert [c.probability for c in choices if c.text == "$4.11"] == [0.0]
+
+
 def test_metadata_blocks_are_recognized() -> None:
     assert is_metadata("PEP: 20 Title: The Zen of Python Author: Tim Peters "
                        "<tim.peters@gmail.com> Status: Active Type: Informational")
