@@ -1,7 +1,11 @@
 """Stage 6: hybrid retrieval — HNSW nearest neighbours and FTS5 BM25, fused by RRF.
 
 Reciprocal rank fusion: score(p) = Σ_r 1 / (k + rank_r(p)) over the retrievers that
-returned p (k = 60 by default). Each retriever can also be used alone. Every hit carries
+returned p (k = 60 by default). With ``keep_top``, the first few of each retriever are
+always among the hits (in place of the last fused ones): a passage that alone holds a rare
+word of the question ("PEP 723") is BM25's first but can fuse below twenty passages of a
+longer document that both retrievers like, and the relevance estimator that reranks the
+hits never sees it. Each retriever can also be used alone. Every hit carries
 the cosine similarity of its passage to the question (from the stored vector), which
 later stages use as a calibrated-enough relevance signal.
 """
@@ -42,8 +46,9 @@ class Retriever:
         return self._embedder
 
     def search(self, query: str, *, limit: int = 10, mode: Mode = "hybrid",
-               depth: int | None = None) -> list[Hit]:
-        """The ``limit`` best passages for ``query``."""
+               depth: int | None = None, keep_top: int = 0) -> list[Hit]:
+        """The ``limit`` best passages for ``query`` (with the first ``keep_top`` of each
+        retriever among them)."""
         query = query.strip()
         if not query:
             raise RagctlError("the query is empty")
@@ -71,6 +76,14 @@ class Retriever:
         order = sorted(fused, key=lambda p: -fused[p])
         records = store.passages(order[: limit * 2])
         order = [p for p in order if p in records][:limit]  # ids the store no longer has
+        if keep_top and mode == "hybrid":
+            must = [p for p in dict.fromkeys(p for ranked in (bm25_ranked, vector_ranked)
+                                             for p in ranked[:keep_top]) if p not in order]
+            records.update(store.passages(must))
+            must = [p for p in must if p in records]
+            if must:
+                order = sorted(order[:max(0, limit - len(must))] + must,
+                               key=lambda p: -fused.get(p, 0.0))
         sims: dict[int, float] = {}
         if qvec is not None and order:
             dim = int(qvec.shape[0])
@@ -83,7 +96,7 @@ class Retriever:
         for pid in order:
             r = records[pid]
             hits.append(Hit(
-                passage_id=pid, score=round(fused[pid], 6), similarity=sims.get(pid),
+                passage_id=pid, score=round(fused.get(pid, 0.0), 6), similarity=sims.get(pid),
                 vector_rank=vrank.get(pid), bm25_rank=brank.get(pid), **r.span()))
         return hits
 

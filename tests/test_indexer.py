@@ -308,3 +308,26 @@ def test_large_mail_archive_is_read_message_by_message(tmp_path: Path, small_blo
     assert any(p.startswith("#41: Delivery 39") for p in places)
     assert any("harbour master number 39" in t for t in search("harbour master number 39"))
     assert run([d]).unchanged == 1
+
+
+def test_the_first_of_each_retriever_can_be_kept_whatever_its_fused_rank(tmp_path: Path
+                                                                          ) -> None:
+    d = tmp_path / "notes"
+    d.mkdir()
+    for i in range(30):
+        write(d / f"n{i:02d}.txt", f"Who wrote note {i}? Anna wrote it, who else wrote it.")
+    write(d / "rare.txt", "Zyzzyva is a weevil; the bulletin on beetles, moths, mites, "
+          "ants, bees, wasps and flies was compiled by the museum in the spring.")
+    run([d])
+    question = "Who wrote about the zyzzyva?"
+    with Collection.open(load_settings()) as c:
+        r = Retriever(c)
+        assert r.search(question, limit=1, mode="bm25")[0].path.endswith("rare.txt")
+        fused = r.search(question, limit=5)
+        assert not any(h.path.endswith("rare.txt") for h in fused)
+        first = {r.search(question, limit=1, mode=m)[0].passage_id for m in ("bm25", "vector")}
+        kept = r.search(question, limit=5, keep_top=1)
+    ids = [h.passage_id for h in kept]
+    assert len(kept) == 5 and first <= set(ids) and kept[-1].path.endswith("rare.txt")
+    others = [p for p in ids if p not in first]  # the best fused ones fill the other places
+    assert others == [h.passage_id for h in fused if h.passage_id not in first][:len(others)]
