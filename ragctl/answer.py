@@ -391,6 +391,26 @@ def missing_names(question: str, context: str) -> float:
     return float(all(n not in words and n[:5] not in stems for n in names))
 
 
+_IDENTIFIER = re.compile(r"\b([A-Z][A-Za-z-]*)\s*(?:[#:]|No\.)?\s*(\d[\d.]*[A-Za-z]?)\b")
+
+
+def identifiers(question: str) -> list[tuple[str, str]]:
+    """The numbered names a question asks about: "PEP 723", "Form 1040", "Apollo 11"
+    (name, number); not dates ("January 30th", "the Broncos 2015 season"), scores ("0-4")
+    nor the question's first word ("What 1971 film")."""
+    rest = question.split(maxsplit=1)[-1] if " " in question.strip() else ""
+    return [(m.group(1), m.group(2)) for m in _IDENTIFIER.finditer(rest)
+            if m.group(1) not in _NOT_NAMES and not _MONTH.match(m.group(1))
+            and not _YEAR.fullmatch(m.group(2)) and not rest[m.end():].startswith("-")]
+
+
+def mentions(text: str, ident: tuple[str, str]) -> bool:
+    """Whether ``text`` names ``ident`` ("PEP 723" in "PEP: 723 Title: …")."""
+    name, number = ident
+    return re.search(rf"\b{re.escape(name)}\W{{0,3}}{re.escape(number)}\b", text,
+                     re.IGNORECASE) is not None
+
+
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
                 re_best: float, overlap: float = 0.0, missing: float = 0.0,
                 dates: float = 0.0, names: float = 0.0) -> dict[str, float]:

@@ -258,3 +258,33 @@ def test_the_cli_prints_one_answer_and_exits_3_for_an_empty_one(
     finally:
         models.unregister("reader", "fake-reader")
         models.unregister("generator", "empty-gen")
+
+
+def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
+    from ragctl.answer import identifiers, mentions
+    from ragctl.records import Hit
+
+    assert identifiers("Who is the author of PEP 723?") == [("PEP", "723")]
+    assert identifiers("What is on line 7 of Form 1040?") == [("Form", "1040")]
+    # not dates, seasons, scores or the question's first word
+    assert identifiers("Who played for the Broncos 2015 season?") == []
+    assert identifiers("What happened on January 30th?") == []
+    assert identifiers("What color jersey has Denver 0-4?") == []
+    assert identifiers("What 1971 film was shot in Newcastle?") == []
+    assert mentions("PEP: 723 Title: Inline script metadata", ("PEP", "723"))
+    assert not mentions("PEP: 1 Title: PEP Purpose; see PEP 7230", ("PEP", "723"))
+
+    texts = ["PEP: 1 Title: PEP Purpose and Guidelines Author: Barry Warsaw",
+             "The Author header lists the names of all the authors of the PEP.",
+             "Each PEP must have a champion.",
+             "A PEP is a design document.",
+             "PEP: 723 Title: Inline script metadata Author: Ofek Lev"]
+    hits = [Hit(path=f"pep{i}.rst", passage_id=i, text=t) for i, t in enumerate(texts)]
+    order = [0, 1, 2, 3, 4]  # by relevance: the relevance estimator reads PEP 1 and 723 alike
+    dups = {3: 2}
+    kept = Pipeline._with_identifier("Who is the author of PEP 723?", hits, order, [0, 1, 2],
+                                     dups)
+    assert kept == [0, 1, 4] and dups == {}  # the last kept passage gives way, its repeats too
+    # nothing changes when a kept passage names it, or the question names nothing numbered
+    assert Pipeline._with_identifier("Who wrote PEP 1?", hits, order, [0, 1, 2], {}) == [0, 1, 2]
+    assert Pipeline._with_identifier("Who is the author?", hits, order, [0, 1], {}) == [0, 1]
