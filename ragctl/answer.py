@@ -361,7 +361,7 @@ def missing_dates(question: str, context: str) -> float:
     return float(any(d not in context for d in asked))
 
 
-_NAME = re.compile(r"\b[A-Z][\w'’&.-]*[\w]|\b[A-Z]\b")
+_QUESTION_NAME = re.compile(r"\b[A-Z][\w'’&.-]*[\w]|\b[A-Z]\b")
 _NOT_NAMES = frozenset({"I", "A", "An", "The", "My", "Our", "Your", "His", "Her", "Their", "Its",
                         "In", "On", "At", "Of", "For", "By", "To", "From", "And", "Or"})
 
@@ -371,7 +371,7 @@ def question_names(question: str) -> list[str]:
     Interior invoice" → Azure, Interior), lower-cased."""
     words = question.split()
     rest = " ".join(words[1:])
-    return [re.sub(r"['’]s?$", "", m.lower().rstrip(".")) for m in _NAME.findall(rest)
+    return [re.sub(r"['’]s?$", "", m.lower().rstrip(".")) for m in _QUESTION_NAME.findall(rest)
             if m not in _NOT_NAMES]
 
 

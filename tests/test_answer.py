@@ -59,6 +59,7 @@ def test_answer_types_and_agreement() -> None:
     assert type_agreement("date", "Dr. Alves") == 0.0
     assert type_agreement("number", "forty desks") == 1.0
     assert type_agreement("person", "Tim Peters") == 1.0
+    assert type_agreement("person", "Édouard") == 1.0  # an accented capital is a name too
     assert type_agreement("person", "1998") == 0.0
     assert type_agreement("any", "anything") == 0.5
 
