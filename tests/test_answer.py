@@ -289,3 +289,22 @@ def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
     # nothing changes when a kept passage names it, or the question names nothing numbered
     assert Pipeline._with_identifier("Who wrote PEP 1?", hits, order, [0, 1, 2], {}) == [0, 1, 2]
     assert Pipeline._with_identifier("Who is the author?", hits, order, [0, 1], {}) == [0, 1]
+
+
+def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
+    from ragctl.answer import Choice, with_unit
+
+    text = "The Sports Zone opened a 10,000 square foot facility in Upland; 40% of it is turf."
+    s = Sentence(id=1, passage_id=1, path="p", text=text)
+
+    def bare(number: str) -> Choice:
+        i = text.index(number)
+        return Choice(number, s, i, i + len(number))
+
+    big = with_unit("How large is The Sports Zone facility?", bare("10,000"))
+    assert big.text == "10,000 square foot" and text[big.start:big.end] == big.text
+    assert with_unit("What is the size of the facility?", bare("10,000")).text == \
+        "10,000 square foot"
+    assert with_unit("How large is the turf share?", bare("40")).text == "40%"
+    # "how many" counts things: the number alone is the answer
+    assert with_unit("How many square feet is the facility?", bare("10,000")).text == "10,000"
