@@ -437,6 +437,24 @@ def with_unit(question: str, choice: Choice) -> Choice:
     return replace(choice, text=choice.sentence.text[choice.start:end], end=end)
 
 
+_SEVERAL = re.compile(r"^(which|what|name|list|who (are|were)( the)?) (two|three|four|five)\b",
+                      re.I)
+_LIST = re.compile(r",\s|\s(and|or|&)\s")
+
+
+def completed(question: str, choices: Sequence[Choice]) -> Choice:
+    """The first choice, completed: a question that asks for two or three things gets the
+    span that lists them, when the reader found it and rates it nearly as well ("Arduino
+    LLC" → "Arduino LLC and Arduino SRL"; every such question of SQuAD's dev split has a
+    list for its answer), and a bare number for a measure its unit (``with_unit``)."""
+    first = choices[0]
+    if _SEVERAL.match(question.strip()) and not _LIST.search(first.text):
+        key = first.text.lower()
+        first = next((c for c in choices[1:5] if _LIST.search(c.text) and key in c.text.lower()
+                      and c.probability >= first.probability - 0.05), first)
+    return with_unit(question, first)
+
+
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
                 re_best: float, overlap: float = 0.0, missing: float = 0.0,
                 dates: float = 0.0, names: float = 0.0) -> dict[str, float]:

@@ -22,11 +22,11 @@ from .answer import (
     Reader,
     bridge_context,
     choose,
+    completed,
     identifiers,
     is_metadata,
     mentions,
     question_type,
-    with_unit,
 )
 from .backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
 from .collection import Collection
@@ -346,7 +346,7 @@ class Pipeline:
                            "rank": round(c.rank, 4),
                            **{k: round(v, 4) for k, v in c.features.items()}}
                           for c in choices[:5]]
-        choice = with_unit(question, choices[0]) if choices else None
+        choice = completed(question, choices) if choices else None
         threshold = self.answer_threshold(opts.answer_threshold)
         if choice is None or (opts.abstain and choice.probability < threshold):
             found = f"; the best span found, {choice.text!r}, has confidence " \

@@ -308,3 +308,23 @@ def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
     assert with_unit("How large is the turf share?", bare("40")).text == "40%"
     # "how many" counts things: the number alone is the answer
     assert with_unit("How many square feet is the facility?", bare("10,000")).text == "10,000"
+
+
+def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
+    from ragctl.answer import Choice, completed
+
+    text = "The fight is between two companies: Arduino LLC and Arduino SRL."
+    s = Sentence(id=1, passage_id=1, path="p", text=text)
+
+    def span(t: str, p: float) -> Choice:
+        i = text.index(t)
+        return Choice(t, s, i, i + len(t), probability=p)
+
+    choices = [span("Arduino LLC", 0.99), span("LLC", 0.98),
+               span("Arduino LLC and Arduino SRL", 0.97)]
+    assert completed("Which two companies are fighting?", choices).text == \
+        "Arduino LLC and Arduino SRL"
+    # not for a question about one thing, nor for a list the reader rates much lower
+    assert completed("Which company is fighting?", choices).text == "Arduino LLC"
+    low = [choices[0], span("Arduino LLC and Arduino SRL", 0.5)]
+    assert completed("Which two companies are fighting?", low).text == "Arduino LLC"
