@@ -63,7 +63,9 @@ def held_out(data: list[str], *, seed: int = 0, val_fraction: float = 0.05) -> H
 def _plan(split: str, seed: int = 0, only: HeldOut | None = None
           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(articles with the answer sentences deleted, answerable questions, unanswerable);
-    with ``only``, from those questions alone (half their paragraphs get holes)."""
+    with ``only``, from those questions alone: every paragraph holding one gets a hole for
+    one of them, and all of them are the answerable questions, asked of the split's
+    whole index (``ANSWERABLE_INDEX``): the more of each, the steadier the threshold."""
     from ragctl.sentences import SentenceSplitter
     from ragctl.text import contains_answer
 
@@ -73,8 +75,8 @@ def _plan(split: str, seed: int = 0, only: HeldOut | None = None
     if only is not None:
         paragraphs = [(ai, pi) for ai, pi in paragraphs
                       if any(q["id"] in only.squad for q in articles[ai]["paragraphs"][pi]["qas"])]
-    holes = rng.sample(paragraphs, min(UNANSWERABLE if only is None else len(paragraphs) // 2,
-                                       len(paragraphs)))
+    holes = rng.sample(paragraphs, min(UNANSWERABLE, len(paragraphs))) if only is None \
+        else paragraphs
     splitter = SentenceSplitter()
     texts = {(ai, pi): p["context"] for ai, a in enumerate(articles)
              for pi, p in enumerate(a["paragraphs"])}
@@ -90,7 +92,7 @@ def _plan(split: str, seed: int = 0, only: HeldOut | None = None
     corpus_text = list(texts.values())
     unanswerable = [q for _, q in chosen
                     if not any(contains_answer(t, q["answers"]) for t in corpus_text)]
-    whole = {k for k, _ in chosen}
+    whole = {k for k, _ in chosen} if only is None else set()
     answerable = [{"question": q["question"], "answers": [a["text"] for a in q["answers"]],
                    "title": articles[ai]["title"]}
                   for (ai, pi) in paragraphs if (ai, pi) not in whole
@@ -112,7 +114,7 @@ def holes_index(split: str, only: HeldOut | None = None) -> str:
     from ragctl.config import load_settings
     from ragctl.indexer import Indexer
 
-    name = f"squad-{split}-holes" if only is None else f"squad-{split}-heldout-holes"
+    name = f"squad-{split}-holes" if only is None else f"squad-{split}-heldout-all-holes"
     corpus = BENCH_HOME / "corpora" / name
     if not corpus.exists():
         edited, _, _ = _plan(split, only=only)
@@ -121,6 +123,16 @@ def holes_index(split: str, only: HeldOut | None = None) -> str:
         c.lock()
         Indexer(c).run([corpus])
     return name
+
+
+def answerable_index(split: str, only: HeldOut | None = None) -> str:
+    """The index the answerable questions are asked of: the holes index, or with ``only``
+    (whose holes are in every paragraph of those questions) the split's whole index."""
+    if only is None:
+        return holes_index(split)
+    from bench.squad_index import squad_index
+
+    return squad_index(split)[0]
 
 
 def question_sets(split: str, n: int = 300, seed: int = 0, only: HeldOut | None = None

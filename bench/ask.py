@@ -115,7 +115,7 @@ def answerability(settings: Any, n: int) -> dict[str, Any]:
     reader = models.load("reader", settings.reader, settings)
     fitted = dict(reader.fitted)
     threshold = float(fitted["answerability"]["threshold"])
-    rows = run(index, settings.reader, sets, settings.reader_passages)
+    rows = run({k: index for k in sets}, settings.reader, sets, settings.reader_passages)
     re_t = re_threshold()
     table = curve(rows, fitted, re_t)
     at = point(scored_rows(rows, fitted, re_t), threshold)

@@ -32,15 +32,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.answerable import HeldOut, held_out, holes_index, question_sets
+from bench.answerable import HeldOut, answerable_index, held_out, holes_index, question_sets
 from bench.common import print_table, save
 from ragctl.answer import vetoed
 
 FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
 
 
-def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages: int
-        ) -> list[dict[str, Any]]:
+def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any]]],
+        passages: int) -> list[dict[str, Any]]:
     """One row per question: its set, gold answers, the relevance gate's best score and the
     candidates' features."""
     from ragctl.collection import Collection
@@ -48,12 +48,12 @@ def run(index: str, reader: str, sets: dict[str, list[dict[str, Any]]], passages
     from ragctl.pipeline import AskOptions, Pipeline
     from ragctl.text import contains_answer, max_f1
 
-    settings = load_settings(index=index, reader=reader)
     rows = []
-    with Collection.open(settings) as c, Pipeline(c) as pipe:
-        opts = AskOptions.from_settings(settings, re_threshold=0.0, answer_threshold=0.0,
-                                        reader_passages=passages)
-        for kind, questions in sets.items():
+    for kind, questions in sets.items():
+        settings = load_settings(index=indexes[kind], reader=reader)
+        with Collection.open(settings) as c, Pipeline(c) as pipe:
+            opts = AskOptions.from_settings(settings, re_threshold=0.0, answer_threshold=0.0,
+                                            reader_passages=passages)
             for q in questions:
                 a = pipe.ask(q["question"], opts)
                 kept = [p.relevance for p in a.passages if p.kept]
@@ -208,10 +208,12 @@ def main() -> None:
 
     only = None if args.all_dev else reader_held_out(args.reader)
     index = holes_index("dev", only)
+    indexes = {"answerable": answerable_index("dev", only), "on-topic": index,
+               "off-topic": index}
     sets = question_sets("dev", args.questions, only=only)
 
     re_t = re_threshold()
-    results: dict[str, Any] = {"split": "dev", "index": index, "reader": args.reader,
+    results: dict[str, Any] = {"split": "dev", "index": indexes, "reader": args.reader,
                                "questions": "all" if only is None else "held out by the reader",
                                "sets": {k: len(v) for k, v in sets.items()},
                                "re_threshold": re_t, "runs": {}}
@@ -219,7 +221,7 @@ def main() -> None:
     for n in args.passages:
         t0 = time.perf_counter()
         rows = (json.loads(args.rows.read_text())["runs"][str(n)]["rows"] if args.rows
-                else run(index, args.reader, sets, n))
+                else run(indexes, args.reader, sets, n))
         model = fit(rows)
         table = curve(rows, model, re_t)
         ok = [r for r in table if r["abstain_found"] <= FALSE_ABSTAIN]
