@@ -80,7 +80,8 @@ def main() -> None:
                     help="filter training sample (of both datasets)")
     ap.add_argument("--epochs", type=int, default=2, help="filter epochs")
     ap.add_argument("--re-epochs", type=int, default=4, help="relevance epochs")
-    ap.add_argument("--reader-epochs", type=int, default=1, help="span reader epochs")
+    ap.add_argument("--reader-epochs", type=int, default=2,
+                    help="span reader epochs (the shipped reader trained two)")
     ap.add_argument("--only", nargs="*", help="train and export only these models")
     ap.add_argument("--until", choices=["silver", "train", "export"], default="export")
     ap.add_argument("--models", type=Path, default=ROOT / "models")
