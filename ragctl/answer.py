@@ -7,13 +7,16 @@
 - **A span of the evidence** (:class:`CT2Reader`): the exported span reader reads the
   question with each of the best passages and proposes answer spans with a start + end
   score, and a null score ("this passage does not hold the answer"). The answer is a
-  verbatim span of one stored sentence, cited to it with the span's own source offsets.
+  verbatim span of one stored sentence, cited to it with the span's own source offsets;
+  a bare number for "how large …" keeps its unit, and a question for two or three things
+  gets the span that lists them (:func:`completed`).
 - **Answerability**: whether to answer at all is decided from the evidence itself — the
   reader's span score over its null score, the relevance of the passage it came from and
   of the best passage, the context filter's score of its sentence, and whether the span
   is of the type the question asks for — combined by a logistic model fitted on
-  development questions (answerable, on-topic unanswerable, off-topic;
-  ``bench/reader.py``) and stored in the reader's manifest with its threshold.
+  development questions the reader's training held out (answerable, on-topic
+  unanswerable, off-topic; ``bench/reader.py``) and stored in the reader's manifest with
+  its threshold. Some spans are no answer whatever the model says (:func:`vetoed`).
 - **Metadata** (:func:`is_metadata`): header blocks ("PEP: 20 Title: … Author: …", mail
   headers, front matter) are never quoted as an answer or a nugget.
 """
@@ -333,7 +336,7 @@ def vetoed(features: dict[str, float]) -> bool:
     span of the wrong type that the reader rates well below no answer, a passage that
     lacks the year or month the question names ("revenue for 2015" over the 2011 report;
     in SQuAD's dev questions such a year is missing from the answer's own paragraph 0.4%
-    of the time), or one that mentions none of the things the question names
+    of the time), or one that mentions none of the two or more things the question names
     (``missing_names``)."""
     return (features["type"] < 0 and features["margin"] < TYPE_VETO_MARGIN) \
         or features.get("missing_dates", 0.0) > 0 or features.get("missing_names", 0.0) > 0
