@@ -579,8 +579,27 @@ def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
         headings.append((start, min(end + 1, len(text)), levels.index(char) + 1, prev.strip()))
     headings = [(a, b, level, " ".join(plain_rst(t).split())) for a, b, level, t in headings]
     sections = _sections_from_headings(plain_rst(text), headings)
-    title = headings[0][3] if headings else path.stem
+    title = _rst_header_title(text) or (headings[0][3] if headings else path.stem)
     return ParsedDocument(path, "rst", title, sections)
+
+
+_HEADER_FIELD = re.compile(r"[A-Za-z][\w-]*:[ \t]+\S")
+
+
+def _rst_header_title(text: str) -> str | None:
+    """The "Title:" of a header block of "Field: value" lines that opens the file (a PEP's
+    preamble, an RFC 2822 style header): the document's title, where its first heading is
+    only "Abstract"."""
+    for line in text.lstrip("\ufeff\n").splitlines():
+        if not line.strip():
+            return None  # the header block ended without a title
+        if line[:1] in " \t":
+            continue  # a continued value
+        if not _HEADER_FIELD.match(line):
+            return None
+        if line.lower().startswith("title:"):
+            return " ".join(line.split(":", 1)[1].split()) or None
+    return None
 
 
 MAX_KEYED_COLUMNS = 5

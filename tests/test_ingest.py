@@ -335,3 +335,14 @@ def test_a_title_row_spanning_a_table_is_not_its_header() -> None:
     rows = [["New Zealand", ""], ["Capital", "Wellington"], ["Largest city", "Auckland"]]
     assert table_lines(rows, header=True) == ["New Zealand", "Capital: Wellington",
                                               "Largest city: Auckland"]
+
+
+def test_an_rst_header_block_gives_the_title(tmp_path: Path) -> None:
+    pep = tmp_path / "pep-0020.rst"
+    pep.write_text("PEP: 20\nTitle: The Zen of Python\nAuthor: Tim Peters\n\n\n"
+                   "Abstract\n========\n\nLong time Pythoneer Tim Peters...\n")
+    assert _parse(pep).title == "The Zen of Python"
+    # "Title:" later in the text, or no header block: the first heading
+    plain = tmp_path / "notes.rst"
+    plain.write_text("Abstract\n========\n\nTitle: not a header\n")
+    assert _parse(plain).title == "Abstract"
