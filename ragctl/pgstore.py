@@ -183,7 +183,17 @@ def _m001_initial(conn: Any) -> None:
     """)
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial]
+def _m002_tsv_place(conn: Any) -> None:
+    """Full-text search over a passage's place (its section's headings, a mail's subject)
+    as well as its text, as in the SQLite store."""
+    conn.execute("DROP INDEX IF EXISTS passages_tsv")
+    conn.execute("ALTER TABLE passages DROP COLUMN IF EXISTS tsv")
+    conn.execute(f"ALTER TABLE passages ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                 f"(to_tsvector('{FTS_CONFIG}', place || ' ' || text)) STORED")
+    conn.execute("CREATE INDEX passages_tsv ON passages USING gin(tsv)")
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial, _m002_tsv_place]
 
 
 class PgStore:

@@ -119,6 +119,28 @@ def test_hybrid_sql_matches_python_fusion(tmp_path: Path, pg_url: str,
         assert rows[0][0] == max(fused, key=lambda p: fused[p])
 
 
+def test_full_text_search_reads_the_section_heading_too(tmp_path: Path, pg_url: str,
+                                                        fake_embedder: str) -> None:
+    docs = tmp_path / "docs"
+    _write_corpus(docs)
+    (docs / "zen.md").write_text("# The Zen of Python\n\nErrors should never pass silently.\n")
+    settings = load_settings(store=pg_url)
+    index_paths(settings, [docs])
+    with Collection.open(settings) as c:
+        store = c.store
+        ids = [pid for pid, _ in store.fts_search("zen", 5)]
+        assert len(ids) == 1 and ids == [pid for pid, _ in store.fts_search("errors", 5)]
+        # an index made before, whose full text held the text alone, is upgraded on open
+        store.conn.execute("DELETE FROM _ragctl_migrations WHERE number = 2")
+        store.conn.execute("ALTER TABLE passages DROP COLUMN tsv")
+        store.conn.execute("ALTER TABLE passages ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                           "(to_tsvector('english', text)) STORED")
+        store._stats = None
+        assert store.fts_search("zen", 5) == []
+    with Collection.open(settings) as c:
+        assert [pid for pid, _ in c.store.fts_search("zen", 5)] == ids
+
+
 def test_incremental_edit_move_delete(tmp_path: Path, pg_url: str, fake_embedder: str) -> None:
     docs = tmp_path / "docs"
     _write_corpus(docs)

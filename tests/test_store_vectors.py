@@ -26,10 +26,10 @@ def _vecs(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
     with Store(tmp_path / "a.db") as s:
-        assert s.get_meta("schema_version") == "4"
+        assert s.get_meta("schema_version") == "5"
     with Store(tmp_path / "a.db") as s:
-        assert s.schema_version == 4
-        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 4
+        assert s.schema_version == 5
+        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 5
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -57,6 +57,36 @@ def test_replace_document_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert old == ids and new[0] > ids[1]  # ids are never reused
     assert s.fts_search("beta", 5) == []
     assert s.journal()[1] == {ids[0]: "delete", ids[1]: "delete", new[0]: "add"}
+
+
+def test_full_text_search_reads_the_section_heading_too(tmp_path: Path) -> None:
+    from ragctl import store as store_module
+
+    path = tmp_path / "a.db"
+    kw = dict(format="rst", title="PEP 20", size=1, mtime_ns=1, sha256="h")
+    poem = "Errors should never pass silently. Unless explicitly silenced."
+    with Store(path) as s:
+        ids, _ = s.replace_document(path="/x/zen.rst", embeddings=_vecs(1), **kw,
+                                    chunks=[Chunk("The Zen of Python", 0, len(poem),
+                                                  (Span(0, len(poem), poem),))])
+        assert [pid for pid, _ in s.fts_search("zen", 5)] == ids
+        assert [pid for pid, _ in s.fts_search("errors", 5)] == ids
+        # an index made before (full text of the passages' text alone) is upgraded on open,
+        # and the upgrade can run again (an interrupted one is simply redone)
+        s.db.execute("DELETE FROM _ragctl_migrations WHERE number = 5")
+        s.db.table("passages").disable_fts()
+        s.db.table("passages").enable_fts(["text"], create_triggers=True)
+        s.db.conn.commit()
+        assert s.fts_search("zen", 5) == []
+    with Store(path) as s:
+        assert [pid for pid, _ in s.fts_search("zen", 5)] == ids
+        store_module._m005_fts_place(s.db)
+        assert [pid for pid, _ in s.fts_search("zen", 5)] == ids
+        assert s.fts_problem() is None
+        # the triggers follow the place as well as the text
+        s.replace_document(path="/x/zen.rst", embeddings=_vecs(1), **kw,
+                           chunks=[Chunk("Flat", 0, len(poem), (Span(0, len(poem), poem),))])
+        assert s.fts_search("zen", 5) == [] and len(s.fts_search("errors", 5)) == 1
 
 
 def test_vectors_roundtrip_and_embedding_reuse(tmp_path: Path) -> None:
