@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -388,10 +388,16 @@ def missing_names(question: str, context: str) -> float:
     names = set(question_names(question))
     if len(names) < 2:
         return 0.0
+    return float(not any(names_found(names, context)))
+
+
+def names_found(names: Iterable[str], text: str) -> list[bool]:
+    """For each name (lower case), whether ``text`` mentions it: a word of the text that
+    is the name or starts with its first five letters (Huguenot, Huguenots)."""
     words = {re.sub(r"['’]s?$", "", w.lower().rstrip(".")) for w in
-             re.findall(r"[\w'’&.-]+", context)}
+             re.findall(r"[\w'’&.-]+", text)}
     stems = {w[:5] for w in words}
-    return float(all(n not in words and n[:5] not in stems for n in names))
+    return [n in words or n[:5] in stems for n in names]
 
 
 _IDENTIFIER = re.compile(r"\b([A-Z][A-Za-z-]*)\s*(?:[#:]|No\.)?\s*(\d[\d.]*[A-Za-z]?)\b")

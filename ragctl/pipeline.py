@@ -26,6 +26,8 @@ from .answer import (
     identifiers,
     is_metadata,
     mentions,
+    names_found,
+    question_names,
     question_type,
 )
 from .backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
@@ -264,7 +266,7 @@ class Pipeline:
 
         t = time.perf_counter()
         if reader is not None and qtype.kind == "quote":
-            self._quote(ans, scored, relevance, opts, also)
+            self._quote(ans, question, scored, kept, opts, also)
         elif reader is not None and qtype.kind == "yes-no":
             self._yes_no(ans, question, scored, opts, also)
         elif reader is not None and qtype.kind == "factoid":
@@ -363,13 +365,20 @@ class Pipeline:
         ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
         ans.confidence = round(choice.probability, 4)
 
-    def _quote(self, ans: Answer, scored: Sequence[ScoredSentence],
-               relevance: dict[int, float], opts: AskOptions,
-               also: dict[int, list[str]]) -> None:
-        """The best supporting sentences, quoted (never a metadata block)."""
+    def _quote(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
+               kept: Sequence[Hit], opts: AskOptions, also: dict[int, list[str]]) -> None:
+        """The best supporting sentences, quoted (never a metadata block). "What does X say
+        about Y" names its source: a sentence of a passage that mentions every name of the
+        question (in its title, section or text) comes first, when the filter rates it at
+        least a quarter as well as the best sentence."""
         ans.kind = "quote"
-        ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
-                        key=lambda s: -s.score)
+        names = question_names(question)
+        named = {h.passage_id for h in kept
+                 if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
+        plain = [s for s in scored if not is_metadata(s.sentence.text)]
+        top = max((s.score for s in plain), default=0.0)
+        ranked = sorted(plain, key=lambda s: (
+            not (s.sentence.passage_id in named and s.score >= top / 4), -s.score))
         chosen: list[Sentence] = []
         for s in ranked:
             if len(chosen) >= opts.quote_sentences:

@@ -328,3 +328,17 @@ def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
     assert completed("Which company is fighting?", choices).text == "Arduino LLC"
     low = [choices[0], span("Arduino LLC and Arduino SRL", 0.5)]
     assert completed("Which two companies are fighting?", low).text == "Arduino LLC"
+
+
+def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
+    (notes / "style.md").write_text(
+        "# Style guide\n\nWhat does the guide say about errors? Say what the errors are: "
+        "errors say what went wrong.\n")
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([notes])
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
+        a = p.ask("What does the Zen of Python say about errors?",
+                  AskOptions(re_threshold=0.0))
+    assert a.kind == "quote" and not a.abstained
+    assert "never pass silently" in a.answer and "went wrong" not in a.answer
