@@ -185,11 +185,13 @@ def _m001_initial(conn: Any) -> None:
 
 def _m002_tsv_place(conn: Any) -> None:
     """Full-text search over a passage's place (its section's headings, a mail's subject)
-    as well as its text, as in the SQLite store."""
+    as well as its text, as in the SQLite store; a place's numbers (pages, section
+    numbers) are left out, as the SQLite store looks for numbers in the text alone."""
     conn.execute("DROP INDEX IF EXISTS passages_tsv")
     conn.execute("ALTER TABLE passages DROP COLUMN IF EXISTS tsv")
     conn.execute(f"ALTER TABLE passages ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                 f"(to_tsvector('{FTS_CONFIG}', place || ' ' || text)) STORED")
+                 f"(to_tsvector('{FTS_CONFIG}', regexp_replace(place, '[0-9]+', ' ', 'g') "
+                 f"|| ' ' || text)) STORED")
     conn.execute("CREATE INDEX passages_tsv ON passages USING gin(tsv)")
 
 

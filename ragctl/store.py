@@ -434,7 +434,10 @@ class Store:
         terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 1 or t.isdigit()]
         if not terms:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
+        # a number is looked for in the text alone: a place's numbers are page and section
+        # numbers ("p. 12"), not what a question's "12" is about
+        match = " OR ".join(("text : " if t.isdigit() else "") + '"' + t.replace('"', '""') + '"'
+                            for t in dict.fromkeys(terms))
         rows = self.db.execute(
             "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
             "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()

@@ -124,12 +124,17 @@ def test_full_text_search_reads_the_section_heading_too(tmp_path: Path, pg_url: 
     docs = tmp_path / "docs"
     _write_corpus(docs)
     (docs / "zen.md").write_text("# The Zen of Python\n\nErrors should never pass silently.\n")
+    (docs / "report.md").write_text("# Chapter 12\n\nNet sales grew.\n")
     settings = load_settings(store=pg_url)
     index_paths(settings, [docs])
     with Collection.open(settings) as c:
         store = c.store
         ids = [pid for pid, _ in store.fts_search("zen", 5)]
         assert len(ids) == 1 and ids == [pid for pid, _ in store.fts_search("errors", 5)]
+        # a section's number is not what a question's number is about
+        row = store.conn.execute("SELECT place, text, tsv::text FROM passages "
+                                 "WHERE place LIKE 'Chapter 12%%'").fetchone()
+        assert "12" not in row[1] and "'chapter'" in row[2] and "'12'" not in row[2], row
         # an index made before, whose full text held the text alone, is upgraded on open
         store.conn.execute("DELETE FROM _ragctl_migrations WHERE number = 2")
         store.conn.execute("ALTER TABLE passages DROP COLUMN tsv")

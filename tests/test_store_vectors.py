@@ -71,6 +71,11 @@ def test_full_text_search_reads_the_section_heading_too(tmp_path: Path) -> None:
                                                   (Span(0, len(poem), poem),))])
         assert [pid for pid, _ in s.fts_search("zen", 5)] == ids
         assert [pid for pid, _ in s.fts_search("errors", 5)] == ids
+        # a page number in the place is not what a question's number is about
+        page, _ = s.replace_document(path="/x/report.pdf", embeddings=_vecs(1), **kw,
+                                     chunks=[Chunk("p. 12", 0, 9, (Span(0, 9, "Net sales"),))])
+        assert s.fts_search("12", 5) == []
+        assert [pid for pid, _ in s.fts_search("sales 12", 5)] == page
         # an index made before (full text of the passages' text alone) is upgraded on open,
         # and the upgrade can run again (an interrupted one is simply redone)
         s.db.execute("DELETE FROM _ragctl_migrations WHERE number = 5")
