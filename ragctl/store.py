@@ -136,27 +136,8 @@ def _m005_fts_place(db: sqlite_utils.Database) -> None:
     """Full-text search over a passage's place (its section's headings, a mail's subject)
     as well as its text: the aphorisms under "The Zen of Python" never say "Zen". Safe to
     run again if interrupted (the search index is rebuilt from the passages)."""
-    db.execute("SAVEPOINT m005")
-    for name in ("passages_ai", "passages_ad", "passages_au"):
-        db.execute(f"DROP TRIGGER IF EXISTS [{name}]")
-    db.execute("DROP TABLE IF EXISTS passages_fts")
-    db.execute("""CREATE VIRTUAL TABLE "passages_fts" USING FTS5 ("place", "text", """
-               """tokenize='porter unicode61 remove_diacritics 2', content="passages")""")
-    db.execute('INSERT INTO "passages_fts" (rowid, "place", "text") '
-               'SELECT rowid, "place", "text" FROM "passages"')
-    # the triggers as sqlite-utils writes them (its disable_fts finds them)
-    db.execute('CREATE TRIGGER "passages_ai" AFTER INSERT ON "passages" BEGIN '
-               'INSERT INTO "passages_fts" (rowid, "place", "text") '
-               'VALUES (new.rowid, new."place", new."text"); END')
-    db.execute('CREATE TRIGGER "passages_ad" AFTER DELETE ON "passages" BEGIN '
-               'INSERT INTO "passages_fts" ("passages_fts", rowid, "place", "text") '
-               'VALUES (\'delete\', old.rowid, old."place", old."text"); END')
-    db.execute('CREATE TRIGGER "passages_au" AFTER UPDATE ON "passages" BEGIN '
-               'INSERT INTO "passages_fts" ("passages_fts", rowid, "place", "text") '
-               'VALUES (\'delete\', old.rowid, old."place", old."text"); '
-               'INSERT INTO "passages_fts" (rowid, "place", "text") '
-               'VALUES (new.rowid, new."place", new."text"); END')
-    db.execute("RELEASE m005")
+    db.table("passages").enable_fts(["place", "text"], create_triggers=True, replace=True,
+                                    tokenize="porter unicode61 remove_diacritics 2")
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
