@@ -369,12 +369,21 @@ _NOT_NAMES = frozenset({"I", "A", "An", "The", "My", "Our", "Your", "His", "Her"
                         "In", "On", "At", "Of", "For", "By", "To", "From", "And", "Or"})
 
 
+def _bare(word: str) -> str:
+    """A word lower-cased, without a final full stop or possessive ("ABC's" → "abc")."""
+    return re.sub(r"['’]s?$", "", word.lower().rstrip("."))
+
+
+def _after_first_word(question: str) -> str:
+    """The question without its first word (a capital there is no name: "What 1971 film")."""
+    parts = question.split(maxsplit=1)
+    return parts[1] if len(parts) > 1 else ""
+
+
 def question_names(question: str) -> list[str]:
     """The names a question mentions: its capitalized words after the first ("the Azure
     Interior invoice" → Azure, Interior), lower-cased."""
-    words = question.split()
-    rest = " ".join(words[1:])
-    return [re.sub(r"['’]s?$", "", m.lower().rstrip(".")) for m in _QUESTION_NAME.findall(rest)
+    return [_bare(m) for m in _QUESTION_NAME.findall(_after_first_word(question))
             if m not in _NOT_NAMES]
 
 
@@ -394,8 +403,7 @@ def missing_names(question: str, context: str) -> float:
 def names_found(names: Iterable[str], text: str) -> list[bool]:
     """For each name (lower case), whether ``text`` mentions it: a word of the text that
     is the name or starts with its first five letters (Huguenot, Huguenots)."""
-    words = {re.sub(r"['’]s?$", "", w.lower().rstrip(".")) for w in
-             re.findall(r"[\w'’&.-]+", text)}
+    words = {_bare(w) for w in re.findall(r"[\w'’&.-]+", text)}
     stems = {w[:5] for w in words}
     return [n in words or n[:5] in stems for n in names]
 
@@ -407,7 +415,7 @@ def identifiers(question: str) -> list[tuple[str, str]]:
     """The numbered names a question asks about: "PEP 723", "Form 1040", "Apollo 11"
     (name, number); not dates ("January 30th", "the Broncos 2015 season"), scores ("0-4")
     nor the question's first word ("What 1971 film")."""
-    rest = question.split(maxsplit=1)[-1] if " " in question.strip() else ""
+    rest = _after_first_word(question)
     return [(m.group(1), m.group(2)) for m in _IDENTIFIER.finditer(rest)
             if m.group(1) not in _NOT_NAMES and not _MONTH.match(m.group(1))
             and not _YEAR.fullmatch(m.group(2)) and not rest[m.end():].startswith("-")]
