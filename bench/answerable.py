@@ -15,8 +15,9 @@ The span reader trains on the dev split's questions, holes included (the answer'
 paragraph with its answer sentences deleted, as a no-answer example), so on the dev sets
 above its scores are those of questions it has learnt. ``held_out(...)`` gives the dev
 questions its training held out (``val_fraction`` of them, by question); with ``only=``
-the sets and the index are built from those alone (``squad-dev-heldout-holes``), which is
-what bench/reader.py fits answerability on.
+the sets and the index are built from those alone (``squad-dev-heldout-all-holes``, and
+the whole dev index for the answerable ones), which is what bench/reader.py fits
+answerability on.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def _plan(split: str, seed: int = 0, only: HeldOut | None = None
     """(articles with the answer sentences deleted, answerable questions, unanswerable);
     with ``only``, from those questions alone: every paragraph holding one gets a hole for
     one of them, and all of them are the answerable questions, asked of the split's
-    whole index (``ANSWERABLE_INDEX``): the more of each, the steadier the threshold."""
+    whole index (``answerable_index``): the more of each, the steadier the threshold."""
     from ragctl.sentences import SentenceSplitter
     from ragctl.text import contains_answer
 

@@ -49,12 +49,13 @@ def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any
     from ragctl.text import contains_answer, max_f1
 
     rows = []
-    for kind, questions in sets.items():
-        settings = load_settings(index=indexes[kind], reader=reader)
+    for index in dict.fromkeys(indexes[kind] for kind in sets):  # models loaded once each
+        settings = load_settings(index=index, reader=reader)
         with Collection.open(settings) as c, Pipeline(c) as pipe:
             opts = AskOptions.from_settings(settings, re_threshold=0.0, answer_threshold=0.0,
                                             reader_passages=passages)
-            for q in questions:
+            for kind, q in ((k, q) for k, qs in sets.items() if indexes[k] == index
+                            for q in qs):
                 a = pipe.ask(q["question"], opts)
                 kept = [p.relevance for p in a.passages if p.kept]
                 found = bool(q["answers"]) and any(contains_answer(p.text, q["answers"])
