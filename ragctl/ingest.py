@@ -698,8 +698,9 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
 
             soup = BeautifulSoup(data, "lxml")
             title = _page_title(soup)
+            sections = _tables_left_out(soup, kept, title) + kept
             return ParsedDocument(path, "html", title or path.stem,
-                                  _tables_left_out(soup, kept, title) + kept)
+                                  sections + _byline(soup, sections, title))
     title, sections = html_to_sections(data)
     return ParsedDocument(path, "html", title or path.stem, sections)
 
@@ -744,6 +745,35 @@ def _tables_left_out(soup: Any, kept: list[Section], title: str) -> list[Section
         return []
     end = max((s.offset + len(s.text) for s in kept), default=0)
     return [Section("\n\n".join(texts), title, end + 2)]
+
+
+_BYLINE_MAX = 120  # characters: a longer element holding the author's name is prose
+
+
+def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
+    """Who wrote the page, which the main-content extractor drops with the page's header:
+    the shortest visible line naming the author of ``<meta name="author">`` ("By Arun Sai
+    Krishnan • Nov 11, 2020"), one with "By" first, else "By" and the name; one section
+    under the page's title, placed after the others. Nothing when the page names no
+    author or the kept text already has the line."""
+    meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
+    author = " ".join(str(meta.get("content") or "").split()) if meta else ""
+    if not author or len(author) > _BYLINE_MAX:
+        return []
+    body = soup.body or soup
+    lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
+             if author.lower() in node.lower() and node.parent.name not in
+             ("script", "style", "noscript", "template", "title")}
+    lines = {line for line in lines if len(line) <= _BYLINE_MAX}
+    # a "By …" line first, then the shortest; a bare name is said to be the author's
+    line = min(lines, key=lambda x: (not re.search(r"\bby\b", x, re.I), len(x)), default="")
+    if not re.search(r"\bby\b", line, re.I) and len(line) <= len(author) + 2:
+        line = f"By {line or author}"
+    have = " ".join(" ".join(s.text.split()) for s in kept)
+    if line in have:
+        return []
+    end = max((s.offset + len(s.text) for s in kept), default=0)
+    return [Section(line, title, end + 2)]
 
 
 def main_content(markup: bytes | str) -> str | None:

@@ -289,6 +289,26 @@ def test_html_keeps_the_main_content_only(tmp_path: Path) -> None:
     assert doc.title == "Cycle lane approved"
 
 
+def test_a_web_page_keeps_its_byline(tmp_path: Path) -> None:
+    """The main-content extractor drops the header with "By …"; the page still says who
+    wrote it (the visible line naming <meta name="author">, else "By" and the name)."""
+    article = ("The council approved the new cycle lane on Harbour Street on Tuesday. "
+               "Construction starts in March and should take eleven weeks. ") * 3
+    page = f"""<html><head><title>Cycle lane approved</title>
+      <meta name="author" content="Ruth Okafor"></head><body>
+      <header><h1>Cycle lane approved</h1><span>// By Ruth Okafor • Nov 11, 2024</span>
+      </header><main><article><p>{article}</p></article></main></body></html>"""
+    f = tmp_path / "news.html"
+    f.write_text(page)
+    doc = _parse(f)
+    assert doc.sections[-1].text == "By Ruth Okafor • Nov 11, 2024"
+    assert doc.sections[-1].offset > doc.sections[0].offset
+    f.write_text(page.replace("// By Ruth Okafor • Nov 11, 2024", "Ruth Okafor"))
+    assert _parse(f).sections[-1].text == "By Ruth Okafor"
+    f.write_text(page.replace('<meta name="author" content="Ruth Okafor">', ""))
+    assert all("Okafor" not in s.text for s in _parse(f).sections)
+
+
 def test_a_mail_quoted_in_replies_is_indexed_once(tmp_path: Path) -> None:
     original = ("The plumber comes on Thursday at 9 am to replace the boiler valve.\n"
                 "Please leave the side gate open for him.\n")
