@@ -54,7 +54,8 @@ class Sentence(SourceSpan):
         """Source offsets of ``text[start:end]`` (a part of this sentence)."""
         from .text import raw_offsets
 
-        a, b = raw_offsets(self.raw if self.raw is not None else self.text, start, end)
+        a, b = raw_offsets(self.raw if self.raw is not None else self.text, start, end,
+                          self.text)
         return self.start_char + a, self.start_char + b
 
 

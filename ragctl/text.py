@@ -96,8 +96,12 @@ _OPENING = frozenset("([")
 
 
 def _joined(previous: str, word: str) -> bool:
-    """Whether ``word`` follows ``previous`` without a space."""
-    return word[0] in _CLOSING or previous[-1] in _OPENING
+    """Whether ``word`` follows ``previous`` without a space: closing punctuation (";",
+    ")." or "...") does, a word that only starts with it (":=", "!=", ".NET", ".5")
+    does not."""
+    return (word[0] in _CLOSING and (len(word) == 1 or not (word[1].isalnum()
+                                                           or word[1] in "=<>")))\
+        or previous[-1] in _OPENING
 
 
 def normalize_space(raw: str) -> str:
@@ -115,18 +119,22 @@ def normalize_space(raw: str) -> str:
     return "".join(out)
 
 
-def raw_offsets(raw: str, start: int, end: int) -> tuple[int, int]:
-    """Offsets in ``raw`` of ``norm[start:end]``, where norm = normalize_space(raw): the
-    words are the same, only the whitespace between them differs."""
-    pos = -1  # where the current word starts in the normalized text
+def raw_offsets(raw: str, start: int, end: int, norm: str | None = None) -> tuple[int, int]:
+    """Offsets in ``raw`` of ``norm[start:end]``, where ``norm`` is raw's words with the
+    whitespace between them changed (:func:`normalize_space`, by default; the text stored
+    for the sentence, which an index built by an earlier version may have joined
+    differently)."""
+    norm = normalize_space(raw) if norm is None else norm
+    pos = 0  # where the current word starts in the normalized text
     a = b = None
     last_end = 0
-    prev_w = 0
-    previous = ""
+    w = 0
     for m in _NONSPACE.finditer(raw):
-        w = m.end() - m.start()
-        gap = 0 if pos < 0 or _joined(previous, m.group()) else 1
-        pos, prev_w, previous = max(pos, 0) + prev_w + gap, w, m.group()
+        word = m.group()
+        pos += w
+        if not norm.startswith(word, pos):
+            pos += 1  # the space between two words
+        w = len(word)
         if a is None and start < pos + w:
             a = m.start() + max(0, start - pos)
         if a is not None and end <= pos + w:

@@ -91,7 +91,8 @@ def test_raw_offsets_invert_normalize_space_for_every_slice() -> None:
     from ragctl.text import normalize_space, raw_offsets
 
     rng = random.Random(1)
-    words = ["FAQ", ";", "the", "guide", ".", "x", ",", "(a)", "b", "?!", "end.", "(", "[x"]
+    words = ["FAQ", ";", "the", "guide", ".", "x", ",", "(a)", "b", "?!", "end.", "(", "[x",
+             ":=", ".NET", "..."]
     for _ in range(400):
         raw = "".join(rng.choice(words) + rng.choice([" ", "  ", "\n", " \n  "])
                       for _ in range(rng.randint(1, 8)))
@@ -101,3 +102,17 @@ def test_raw_offsets_invert_normalize_space_for_every_slice() -> None:
             for b0 in range(a0, len(norm) + 1):
                 a, b = raw_offsets(raw, a0, b0)
                 assert normalize_space(raw[a:b]) == normalize_space(norm[a0:b0])
+
+
+def test_operators_and_leading_dots_keep_their_space() -> None:
+    """Blanked markup leaves "NAME := expr" and "use .NET"; only punctuation that closes
+    ("x ;", "end )") is joined to the word before it."""
+    from ragctl.text import normalize_space, raw_offsets
+
+    assert normalize_space("the notation   NAME := expr  .") == "the notation NAME := expr."
+    assert normalize_space("use .NET or x != y , and .5 ...") == "use .NET or x != y, and .5..."
+    # a sentence stored by an earlier version, which joined ":=" to the word before it
+    raw = "the notation   NAME := expr  ."
+    old = "the notation NAME:= expr."
+    a, b = raw_offsets(raw, old.index("NAME"), old.index("expr") + 4, old)
+    assert raw[a:b] == "NAME := expr"
