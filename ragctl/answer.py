@@ -472,6 +472,17 @@ def completed(question: str, choices: Sequence[Choice]) -> Choice:
     return with_unit(question, first)
 
 
+def whole_words(sentence: Sentence, a: int, b: int) -> tuple[Sentence, int, int]:
+    """A span widened to the words it cuts: the reader's word pieces can start or end it
+    inside a word ("Lad" of "Ladner"; SQuAD's dev answers cut a word 0.4% of the time)."""
+    text = sentence.text
+    while 0 < a < len(text) and text[a - 1].isalnum() and text[a].isalnum():
+        a -= 1
+    while 0 < b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
+        b += 1
+    return sentence, a, b
+
+
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
                 re_best: float, overlap: float = 0.0, missing: float = 0.0,
                 dates: float = 0.0, names: float = 0.0) -> dict[str, float]:
@@ -508,7 +519,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             where = ctx.locate(cand.start, cand.end)
             if where is None:
                 continue
-            sentence, a, b = where
+            sentence, a, b = whole_words(*where)
             text = sentence.text[a:b].strip(" ,;:")
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue

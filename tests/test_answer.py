@@ -17,6 +17,7 @@ from ragctl.answer import (
     is_metadata,
     question_type,
     type_agreement,
+    whole_words,
 )
 from ragctl.cli import cli
 from ragctl.collection import Collection
@@ -142,6 +143,20 @@ def test_offsets_inside_a_sentence_resolve_to_the_source() -> None:
     s = Sentence(id=1, passage_id=1, path="p", start_char=100, end_char=100 + len(raw),
                  text=norm, raw=raw)
     assert s.source_offsets(i, i + 4) == (100 + raw.index("3 pm"), 100 + raw.index("3 pm") + 4)
+
+
+def test_a_span_never_cuts_a_word() -> None:
+    s = Sentence(id=1, passage_id=1, path="p", text="It was shown by Ladner in 1975.")
+    i = s.text.index("Ladner")
+    _, a, b = whole_words(s, i, i + 3)  # "Lad": a word piece
+    assert s.text[a:b] == "Ladner"
+    _, a, b = whole_words(s, i + 3, i + 6)  # "ner"
+    assert s.text[a:b] == "Ladner"
+    _, a, b = whole_words(s, i, i + 6)
+    assert s.text[a:b] == "Ladner"
+    j = s.text.index("1975")
+    _, a, b = whole_words(s, j, j + 5)  # a span ending at the full stop stays as it is
+    assert s.text[a:b] == "1975."
 
 
 def test_best_spans_are_ordered_and_bounded() -> None:
