@@ -11,10 +11,12 @@ from click.testing import CliRunner
 
 from ragctl import models
 from ragctl.answer import (
+    Choice,
     Context,
     answer_types,
     best_spans,
     is_metadata,
+    one_amount,
     question_type,
     type_agreement,
     whole_words,
@@ -157,6 +159,19 @@ def test_a_span_never_cuts_a_word() -> None:
     j = s.text.index("1975")
     _, a, b = whole_words(s, j, j + 5)  # a span ending at the full stop stays as it is
     assert s.text[a:b] == "1975."
+
+
+def test_how_much_gets_one_sum_of_a_span_across_cells() -> None:
+    text = "Room Charges Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939 Payment"
+    s = Sentence(id=1, passage_id=1, path="p", text=text)
+    a = text.index("Rs 1939")
+    wide = Choice(text[a:], s, a, len(text))
+    got = one_amount("How much did Sanjay pay for the room?", wide)
+    assert (got.text, got.start, got.end) == ("Rs 1939", a, a + 7)
+    assert text[got.start:got.end] == got.text
+    assert one_amount("Who paid for the room?", wide) is wide  # not a price question
+    one = Choice("€ 399,00", s, 0, 8)
+    assert one_amount("How much did the iPad cost?", one) is one  # a single sum stays
 
 
 def test_best_spans_are_ordered_and_bounded() -> None:
