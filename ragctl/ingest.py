@@ -753,27 +753,53 @@ _BYLINE_MAX = 120  # characters: a longer element holding the author's name is p
 def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
     """Who wrote the page, which the main-content extractor drops with the page's header:
     the shortest visible line naming the author of ``<meta name="author">`` ("By Arun Sai
-    Krishnan • Nov 11, 2020"), one with "By" first, else "By" and the name; one section
-    under the page's title, placed after the others. Nothing when the page names no
-    author or the kept text already has the line."""
+    Krishnan • Nov 11, 2020"), one with "By" first, else "By" and the name; without such
+    a tag, the first short element marked as the byline (``class="byline"``,
+    ``itemprop="author"``: "Written by Rob Ewaschuk Edited by Betsy Beyer"). One section
+    under the page's first heading (the article's title; else the page's), placed after
+    the others; nothing when the page names no author or the kept text already has it."""
     meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
     author = " ".join(str(meta.get("content") or "").split()) if meta else ""
-    if not author or len(author) > _BYLINE_MAX:
-        return []
     body = soup.body or soup
-    lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
-             if author.lower() in node.lower() and node.parent.name not in
-             ("script", "style", "noscript", "template", "title")}
-    lines = {line for line in lines if len(line) <= _BYLINE_MAX}
-    # a "By …" line first, then the shortest; a bare name is said to be the author's
-    line = min(lines, key=lambda x: (not re.search(r"\bby\b", x, re.I), len(x)), default="")
+    if author and len(author) <= _BYLINE_MAX:
+        lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
+                 if author.lower() in node.lower() and node.parent.name not in
+                 ("script", "style", "noscript", "template", "title")}
+        lines = {line for line in lines if len(line) <= _BYLINE_MAX}
+        # a "By …" line first, then the shortest; a bare name is said to be the author's
+        line = min(lines, key=lambda x: (not re.search(r"\bby\b", x, re.I), len(x)),
+                   default="")
+    else:
+        line = next((text for tag in body.find_all(_marked_byline)
+                     if 0 < len(text := " ".join(tag.get_text(" ", strip=True).split()))
+                     <= _BYLINE_MAX and not _in_boilerplate(tag)), "")
+        author = line
+    if not line and not author:
+        return []
     if not re.search(r"\bby\b", line, re.I) and len(line) <= len(author) + 2:
         line = f"By {line or author}"
     have = " ".join(" ".join(s.text.split()) for s in kept)
     if line in have:
         return []
     end = max((s.offset + len(s.text) for s in kept), default=0)
-    return [Section(line, title, end + 2)]
+    heading = next((text for h1 in body.find_all("h1") if not _in_boilerplate(h1)
+                    and (text := " ".join(h1.get_text(" ", strip=True).split()))), "")
+    return [Section(line, heading or title, end + 2)]
+
+
+def _marked_byline(tag: Any) -> bool:
+    classes = " ".join([*(tag.get("class") or []), str(tag.get("id") or "")])
+    return bool(re.search(r"\b(byline|author)\b", classes, re.I)
+                or str(tag.get("itemprop") or "").lower() == "author"
+                or "author" in (tag.get("rel") or []))
+
+
+def _in_boilerplate(tag: Any) -> bool:
+    """Inside navigation, a footer, a sidebar or comments."""
+    return any(parent.name in ("nav", "footer", "aside") or re.search(
+        r"comment|footer|sidebar|nav", " ".join([*(parent.get("class") or []),
+                                                 str(parent.get("id") or "")]), re.I)
+               for parent in [tag, *tag.parents] if parent.name != "[document]")
 
 
 def main_content(markup: bytes | str) -> str | None:

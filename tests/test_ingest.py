@@ -307,6 +307,15 @@ def test_a_web_page_keeps_its_byline(tmp_path: Path) -> None:
     assert _parse(f).sections[-1].text == "By Ruth Okafor"
     f.write_text(page.replace('<meta name="author" content="Ruth Okafor">', ""))
     assert all("Okafor" not in s.text for s in _parse(f).sections)
+    # no tag, but an element marked as the byline (and a commenter's, which is not it)
+    f.write_text(page.replace('<meta name="author" content="Ruth Okafor">', "").replace(
+        "<span>// By Ruth Okafor • Nov 11, 2024</span>",
+        '<p class="byline author">Written by Ruth Okafor<br>Edited by Sam Lee</p>').replace(
+        "</main>", '</main><div class="comments"><span class="author">Troll99</span></div>'))
+    assert _parse(f).sections[-1].text == "Written by Ruth Okafor Edited by Sam Lee"
+    f.write_text(page.replace('<meta name="author" content="Ruth Okafor">', "").replace(
+        "</main>", '</main><div class="comments"><span class="author">Troll99</span></div>'))
+    assert all("Troll99" not in s.text for s in _parse(f).sections)
 
 
 def test_a_mail_quoted_in_replies_is_indexed_once(tmp_path: Path) -> None:
