@@ -37,6 +37,7 @@ from bench.common import print_table, save
 from ragctl.answer import vetoed
 
 FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
+CANDIDATES = 20  # spans kept per question
 
 
 def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any]]],
@@ -52,8 +53,10 @@ def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any
     for index in dict.fromkeys(indexes[kind] for kind in sets):  # models loaded once each
         settings = load_settings(index=index, reader=reader)
         with Collection.open(settings) as c, Pipeline(c) as pipe:
+            # every span of the reader's top ones, not the five an answer lists: the fit
+            # then chooses among the same spans whatever order the manifest's model gave
             opts = AskOptions.from_settings(settings, re_threshold=0.0, answer_threshold=0.0,
-                                            reader_passages=passages)
+                                            reader_passages=passages, candidates=CANDIDATES)
             for kind, q in ((k, q) for k, qs in sets.items() if indexes[k] == index
                             for q in qs):
                 a = pipe.ask(q["question"], opts)

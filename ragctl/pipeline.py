@@ -69,6 +69,7 @@ class AskOptions:
     reader_passages: int = _DEFAULTS.reader_passages
     answer_threshold: float | None = _DEFAULTS.answer_threshold  # None: the reader's own
     quote_sentences: int = _DEFAULTS.quote_sentences
+    candidates: int = 5  # the spans considered, best first, that the answer lists
 
     @classmethod
     def from_settings(cls, s: Settings, **overrides: Any) -> AskOptions:
@@ -347,7 +348,7 @@ class Pipeline:
         ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
                            "rank": round(c.rank, 4),
                            **{k: round(v, 4) for k, v in c.features.items()}}
-                          for c in choices[:5]]
+                          for c in choices[:opts.candidates]]
         choice = completed(question, choices) if choices else None
         threshold = self.answer_threshold(opts.answer_threshold)
         if choice is None or (opts.abstain and choice.probability < threshold):
