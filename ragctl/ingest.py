@@ -760,10 +760,13 @@ def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
     the others; nothing when the page names no author or the kept text already has it."""
     meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
     author = " ".join(str(meta.get("content") or "").split()) if meta else ""
+    from bs4 import NavigableString
+
     body = soup.body or soup
     if author and len(author) <= _BYLINE_MAX:
         lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
-                 if author.lower() in node.lower() and node.parent.name not in
+                 if type(node) is NavigableString  # not a comment, CDATA or doctype
+                 and author.lower() in node.lower() and getattr(node.parent, "name", "") not in
                  ("script", "style", "noscript", "template", "title")}
         lines = {line for line in lines if len(line) <= _BYLINE_MAX}
         # a "By …" line first, then the shortest; a bare name is said to be the author's
