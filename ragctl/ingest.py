@@ -723,9 +723,7 @@ def _tables_left_out(soup: Any, kept: list[Section], title: str) -> list[Section
     todo = [t for t in soup.find_all("table") if t.find_parent("table") is None]
     while todo:
         table = todo.pop(0)
-        if any(parent.name in ("nav", "header", "footer", "aside") or _BOILERPLATE.search(
-                " ".join([*(parent.get("class") or []), str(parent.get("id") or "")]))
-               for parent in [table, *table.parents] if parent.name != "[document]"):
+        if _inside(table, ("nav", "header", "footer", "aside"), _BOILERPLATE):
             continue
         _, sections = html_to_sections(f"<html><body>{table}</body></html>")
         lines = [" ".join(line.split()) for s in sections for line in s.text.split("\n\n")
@@ -743,8 +741,24 @@ def _tables_left_out(soup: Any, kept: list[Section], title: str) -> list[Section
             texts.append("\n\n".join(lines))
     if not texts:
         return []
+    return [_section_after(kept, "\n\n".join(texts), title)]
+
+
+def _section_after(kept: list[Section], text: str, place: str) -> Section:
+    """A section of text the page holds outside its main content, its offsets after it."""
     end = max((s.offset + len(s.text) for s in kept), default=0)
-    return [Section("\n\n".join(texts), title, end + 2)]
+    return Section(text, place, end + 2)
+
+
+def _classes(tag: Any) -> str:
+    return " ".join([*(tag.get("class") or []), str(tag.get("id") or "")])
+
+
+def _inside(tag: Any, names: tuple[str, ...], marked: re.Pattern[str]) -> bool:
+    """Whether ``tag`` or an element around it is one of ``names`` or has a class or id
+    that ``marked`` finds."""
+    return any(parent.name in names or marked.search(_classes(parent))
+               for parent in [tag, *tag.parents] if parent.name != "[document]")
 
 
 _BYLINE_MAX = 120  # characters: a longer element holding the author's name is prose
@@ -758,10 +772,10 @@ def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
     ``itemprop="author"``: "Written by Rob Ewaschuk Edited by Betsy Beyer"). One section
     under the page's first heading (the article's title; else the page's), placed after
     the others; nothing when the page names no author or the kept text already has it."""
-    meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
-    author = " ".join(str(meta.get("content") or "").split()) if meta else ""
     from bs4 import NavigableString
 
+    meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
+    author = " ".join(str(meta.get("content") or "").split()) if meta else ""
     body = soup.body or soup
     if author and len(author) <= _BYLINE_MAX:
         lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
@@ -770,39 +784,33 @@ def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
                  ("script", "style", "noscript", "template", "title")}
         lines = {line for line in lines if len(line) <= _BYLINE_MAX}
         # a "By …" line first, then the shortest; a bare name is said to be the author's
-        line = min(lines, key=lambda x: (not re.search(r"\bby\b", x, re.I), len(x)),
-                   default="")
+        line = min(lines, key=lambda x: (not _BY.search(x), len(x)), default="")
+        if not _BY.search(line) and len(line) <= len(author) + 2:
+            line = f"By {line or author}"
     else:
         line = next((text for tag in body.find_all(_marked_byline)
                      if 0 < len(text := " ".join(tag.get_text(" ", strip=True).split()))
-                     <= _BYLINE_MAX and not _in_boilerplate(tag)), "")
-        author = line
-    if not line and not author:
+                     <= _BYLINE_MAX and not _inside(tag, _NOT_BYLINE, _NOT_BYLINE_MARKS)), "")
+        if line and not _BY.search(line):
+            line = f"By {line}"
+    if not line or line in " ".join(" ".join(s.text.split()) for s in kept):
         return []
-    if not re.search(r"\bby\b", line, re.I) and len(line) <= len(author) + 2:
-        line = f"By {line or author}"
-    have = " ".join(" ".join(s.text.split()) for s in kept)
-    if line in have:
-        return []
-    end = max((s.offset + len(s.text) for s in kept), default=0)
-    heading = next((text for h1 in body.find_all("h1") if not _in_boilerplate(h1)
+    heading = next((text for h1 in body.find_all("h1")
+                    if not _inside(h1, _NOT_BYLINE, _NOT_BYLINE_MARKS)
                     and (text := " ".join(h1.get_text(" ", strip=True).split()))), "")
-    return [Section(line, heading or title, end + 2)]
+    return [_section_after(kept, line, heading or title)]
+
+
+_BY = re.compile(r"\bby\b", re.I)
+# where a byline or the article's heading is not: navigation, footers, sidebars, comments
+_NOT_BYLINE = ("nav", "footer", "aside")
+_NOT_BYLINE_MARKS = re.compile(r"comment|footer|sidebar|nav", re.I)
 
 
 def _marked_byline(tag: Any) -> bool:
-    classes = " ".join([*(tag.get("class") or []), str(tag.get("id") or "")])
-    return bool(re.search(r"\b(byline|author)\b", classes, re.I)
+    return bool(re.search(r"\b(byline|author)\b", _classes(tag), re.I)
                 or str(tag.get("itemprop") or "").lower() == "author"
                 or "author" in (tag.get("rel") or []))
-
-
-def _in_boilerplate(tag: Any) -> bool:
-    """Inside navigation, a footer, a sidebar or comments."""
-    return any(parent.name in ("nav", "footer", "aside") or re.search(
-        r"comment|footer|sidebar|nav", " ".join([*(parent.get("class") or []),
-                                                 str(parent.get("id") or "")]), re.I)
-               for parent in [tag, *tag.parents] if parent.name != "[document]")
 
 
 def main_content(markup: bytes | str) -> str | None:
