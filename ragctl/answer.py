@@ -51,13 +51,24 @@ _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will
                      r"should)\b", re.I)
 
 
-# a sum of money is asked for: "how much did … cost / pay / earn", "what is the salary …"
+# Money. A question asks for a sum ("how much did … cost / pay / earn", "what is the salary
+# …": the "money" type) and a span names one (_CURRENCY); "how much …" over a span holding
+# several sums (_SUM, written currency first or last) gets the first (``one_amount``).
 _MONEY_QUESTION = re.compile(
     r"^(how much (money\b|.*\b(cost|costs|pay|paid|charge|charged|earn|earned|spend|spent|"
     r"worth|sell|sold|raise|raised|invest|invested|owe|owed)\b)|what (is|was|were) the "
     r".{0,30}\b(price|cost|salary|fee|rent|budget|revenue|income|wage)s?\b)", re.I)
-_CURRENCY = re.compile(r"[$€£¥₹]|\b(rs\.?|usd|eur|gbp|inr|dollars?|euros?|pounds?|rupees?|yen|"
-                       r"francs?|cents?|crore|lakh|million|billion|trillion|thousand)\b", re.I)
+_PRICE_QUESTION = re.compile(r"^(how much|what (is|was|were) the (amount|total|price|cost|fee|"
+                             r"rent)|what did .* (cost|pay))\b", re.I)
+_SIGNS = "[$€£¥₹]"
+_CODES = "USD|EUR|GBP|INR"
+_UNITS = "euros?|dollars?|pounds?|rupees?"
+_SCALES = "million|billion|thousand|trillion|crore|lakh"
+_CURRENCY = re.compile(rf"{_SIGNS}|\b(rs\.?|{_CODES}|{_UNITS}|yen|francs?|cents?|{_SCALES})\b",
+                       re.I)
+_SUM = re.compile(
+    rf"(?:{_SIGNS}|\bRs\.?|\b(?:{_CODES})\b)\s?\d[\d,.]*\d(?:\s?(?:{_SCALES})\b)?|"
+    rf"\b\d[\d,.]*\s?(?:million |billion |thousand )?(?:{_CODES}|{_UNITS})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -472,21 +483,13 @@ _SEVERAL = re.compile(r"^(which|what|name|list|who (are|were)( the)?) (two|three
 _LIST = re.compile(r",\s|\s(and|or|&)\s")
 
 
-_PRICE_QUESTION = re.compile(r"^(how much|what (is|was|were) the (amount|total|price|cost|fee|"
-                             r"rent)|what did .* (cost|pay))\b", re.I)
-_MONEY = re.compile(
-    r"(?:[$€£¥₹]|\bRs\.?|\b(?:USD|EUR|GBP|INR)\b)\s?\d[\d,.]*\d(?:\s?(?:million|billion|"
-    r"thousand|trillion|crore|lakh)\b)?|\b\d[\d,.]*\s?(?:million |billion |thousand )?"
-    r"(?:USD|EUR|GBP|INR|euros?|dollars?|pounds?|rupees?)\b", re.I)
-
-
 def one_amount(question: str, choice: Choice) -> Choice:
     """For "how much …", the first sum of money of a span that holds several ("Rs 1939 x 1
     Night x 1 Room Rs 1939 Grand Total Rs 1939": a span across a receipt's cells). None of
     the 74 such questions of SQuAD's dev split has an answer with two sums."""
     if not _PRICE_QUESTION.match(question.strip()):
         return choice
-    sums = list(_MONEY.finditer(choice.text))
+    sums = list(_SUM.finditer(choice.text))
     if len(sums) < 2:
         return choice
     start = choice.start + sums[0].start()
@@ -507,15 +510,15 @@ def completed(question: str, choices: Sequence[Choice]) -> Choice:
     return one_amount(question, with_unit(question, first))
 
 
-def whole_words(sentence: Sentence, a: int, b: int) -> tuple[Sentence, int, int]:
-    """A span widened to the words it cuts: the reader's word pieces can start or end it
-    inside a word ("Lad" of "Ladner"; SQuAD's dev answers cut a word 0.4% of the time)."""
-    text = sentence.text
+def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
+    """``text[a:b]`` widened to the words it cuts: the reader's word pieces can start or end
+    a span inside a word ("Lad" of "Ladner"; SQuAD's dev answers cut a word 0.4% of the
+    time)."""
     while 0 < a < len(text) and text[a - 1].isalnum() and text[a].isalnum():
         a -= 1
     while 0 < b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
         b += 1
-    return sentence, a, b
+    return a, b
 
 
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
@@ -554,7 +557,8 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             where = ctx.locate(cand.start, cand.end)
             if where is None:
                 continue
-            sentence, a, b = whole_words(*where)
+            sentence, a, b = where
+            a, b = whole_words(sentence.text, a, b)
             text = sentence.text[a:b].strip(" ,;:")
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue

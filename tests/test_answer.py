@@ -158,14 +158,14 @@ def test_offsets_inside_a_sentence_resolve_to_the_source() -> None:
 def test_a_span_never_cuts_a_word() -> None:
     s = Sentence(id=1, passage_id=1, path="p", text="It was shown by Ladner in 1975.")
     i = s.text.index("Ladner")
-    _, a, b = whole_words(s, i, i + 3)  # "Lad": a word piece
+    a, b = whole_words(s.text, i, i + 3)  # "Lad": a word piece
     assert s.text[a:b] == "Ladner"
-    _, a, b = whole_words(s, i + 3, i + 6)  # "ner"
+    a, b = whole_words(s.text, i + 3, i + 6)  # "ner"
     assert s.text[a:b] == "Ladner"
-    _, a, b = whole_words(s, i, i + 6)
+    a, b = whole_words(s.text, i, i + 6)
     assert s.text[a:b] == "Ladner"
     j = s.text.index("1975")
-    _, a, b = whole_words(s, j, j + 5)  # a span ending at the full stop stays as it is
+    a, b = whole_words(s.text, j, j + 5)  # a span ending at the full stop stays as it is
     assert s.text[a:b] == "1975."
 
 
