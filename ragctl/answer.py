@@ -452,6 +452,63 @@ def mentions(text: str, ident: tuple[str, str]) -> bool:
                      re.IGNORECASE) is not None
 
 
+# --------------------------------------------------------------------- who wrote it
+
+# "Who wrote the post about …", "who is the author of PEP 723", "who sent the mail about …":
+# the answer is the document's own author line (a web page's byline, an "Author:" or
+# "From:" field), which the reader rates below the passages that name other people.
+_AUTHOR_QUESTION = re.compile(
+    r"^(who (wrote|authored|penned|sent|signed|posted)\b|who (is|was|are|were) the "
+    r"(authors?|writers?|senders?)\b|by whom\b)", re.I)
+_NOT_NAME = ("Edited|Updated|Published|Posted|Photos?|Illustrations?|Staff|Reporter|Editor|"
+             "Contributor|Senior|Image|Via|On|In|At|The|For|From|With|Monday|Tuesday|Wednesday|"
+             "Thursday|Friday|Saturday|Sunday|" + _MONTHS.title())
+_NAME_WORD = rf"(?!(?:{_NOT_NAME})\b)[A-ZÀ-Ý][\w'’.-]*[\w.]"
+_PERSON = rf"{_NAME_WORD}(?:[ \t]+(?:(?:van|von|de|der|den|da|di|del|la|le|du|bin)[ \t]+)*" \
+    rf"{_NAME_WORD})*"
+_PEOPLE = rf"{_PERSON}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+){_PERSON})*"
+# "By Dan Goodin - Jan 9, 2017", "Written by Rob Ewaschuk Edited by …": "by" opening the
+# sentence or following the title's full stop, a bar or a bullet; never "… written by X"
+_BYLINE = re.compile(
+    rf"(?:^|(?<=[.!?|•·]\s))(?:(?:Written|Posted|Story|Words|Text)\s+)?[Bb][Yy]:?\s+({_PEOPLE})")
+_AUTHOR_FIELD = re.compile(
+    r"(?:^|\s)(?:Authors?|From|Written by|Sender):\s+([^<\n]*?[^<\s,;](?:\s*<[^>\n]*>)?"
+    r"(?:,\s*[^<\n:,]+?(?:\s*<[^>\n]*>)?)*)(?=\s+[A-Z][A-Za-z-]{1,24}:\s|\s*$)")
+
+
+# what an author line holds, for a store's LIKE: where to look beyond the passages retrieved
+AUTHOR_PATTERNS = ("by %", "% by %", "%author%:%", "%from:%", "%sender:%")
+
+
+def is_authorship(question: str) -> bool:
+    """Whether the question asks who wrote (or sent) a document."""
+    return _AUTHOR_QUESTION.match(" ".join(question.split())) is not None
+
+
+def author_line(text: str) -> tuple[int, int] | None:
+    """Where a sentence names its document's author: the name(s) of a byline ("By Dan
+    Goodin - Jan 9, 2017" → "Dan Goodin") or the value of an "Author:" / "From:" field,
+    without the address when there is one author ("Ofek Lev <ofek@…>" → "Ofek Lev")."""
+    m = _AUTHOR_FIELD.search(text)
+    if m:
+        a, b = m.span(1)
+        value = text[a:b]
+        if value.count("<") == 1:  # one author: the name before the address
+            b = a + len(value[:value.index("<")].rstrip(" ,"))
+        value = text[a:b].strip(" \"'")
+        if value and not _EMAIL_ONLY.fullmatch(value):
+            a = text.index(value, a)
+            return a, a + len(value)
+    m = _BYLINE.search(text)
+    if m and len(text.split()) <= _BYLINE_WORDS:
+        return m.span(1)
+    return None
+
+
+_BYLINE_WORDS = 30  # a byline is a short line, not a sentence of prose with "By X" in it
+_EMAIL_ONLY = re.compile(r"<?[^\s@<>]+@[^\s@<>]+>?")
+
+
 _MEASURE = re.compile(r"^(how (large|long|tall|far|big|high|wide|deep|heavy|old|fast|thick)|"
                       r"what (is|was|are|were) the (size|length|height|width|depth|weight|area|"
                       r"distance|speed|capacity))\b", re.I)

@@ -488,6 +488,18 @@ class PgStore:
             out[r["passage_id"]].append(Sentence(**r))
         return out
 
+    def sentences_like(self, path: str, patterns: Sequence[str], limit: int = 50
+                       ) -> list[Sentence]:
+        if not patterns:
+            return []
+        where = " OR ".join("s.text ILIKE %s" for _ in patterns)
+        return [Sentence(**r) for r in self._dicts(
+            "SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
+            "s.end_char, s.text, s.raw FROM documents d "
+            "JOIN passages p ON p.document_id = d.id JOIN sentences s ON s.passage_id = p.id "
+            f"WHERE d.path = %s AND ({where}) ORDER BY s.passage_id, s.seq LIMIT %s",
+            [path, *patterns, int(limit)])]
+
     def sentence_rows(self) -> list[tuple[int, int, str]]:
         return [(int(a), int(b), str(c)) for a, b, c in
                 self._rows("SELECT id, passage_id, text FROM sentences")]

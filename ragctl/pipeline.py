@@ -16,14 +16,17 @@ import numpy as np
 
 from . import models
 from .answer import (
+    AUTHOR_PATTERNS,
     DEFAULT_ANSWERABILITY,
     Context,
     QuestionType,
     Reader,
+    author_line,
     bridge_context,
     choose,
     completed,
     identifiers,
+    is_authorship,
     is_metadata,
     mentions,
     names_found,
@@ -271,8 +274,10 @@ class Pipeline:
         elif reader is not None and qtype.kind == "yes-no":
             self._yes_no(ans, question, scored, opts, also)
         elif reader is not None and qtype.kind == "factoid":
-            self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
-                       opts, also)
+            if not (is_authorship(question) and reason is None
+                    and self._author(ans, question, hits, kept, relevance, also)):
+                self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
+                           opts, also)
         else:
             ans.timings["answer"] = 0.0
             self._generate(ans, question, kept, per_passage, probs, order, kept_order, context,
@@ -325,6 +330,42 @@ class Pipeline:
         for dup, kept in duplicates.items():
             out.setdefault(hits[order[kept]].passage_id, []).append(hits[order[dup]].path)
         return out
+
+    def _author(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+                relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
+        """Who wrote (or sent) the document that answers best, from its own author line: a
+        byline, an "Author:" or "From:" field, among its passages retrieved, else anywhere
+        in it. The document is the most relevant kept one that names what the question
+        names ("PEP 723" all of its numbered names, "the Dropbox ATF post" one of its
+        names); False when it has no author line (the reader answers instead)."""
+        idents, names = identifiers(question), question_names(question)
+        for best in sorted(kept, key=lambda h: -relevance[h.passage_id]):
+            same = sorted((h for h in hits if h.path == best.path), key=lambda h: h.start_char)
+            text = " ".join(f"{h.title} {h.place} {h.text}" for h in same)
+            if all(mentions(text, i) for i in idents) \
+                    and (not names or any(names_found(names, text))):
+                break
+        else:
+            return False
+        per_passage = self.collection.store.sentences_of([h.passage_id for h in same])
+        found = [s for h in same for s in per_passage.get(h.passage_id, [])]
+        found += self.collection.store.sentences_like(best.path, AUTHOR_PATTERNS)
+        for s in found:
+            where = author_line(s.text)
+            if where is None:
+                continue
+            a, b = where
+            ans.kind = "span"
+            ans.candidates = [{"answer": s.text[a:b], "rule": "the document's author line",
+                               "relevance": round(relevance[best.passage_id], 4)}]
+            ans.raw_answer = s.text[a:b]
+            ans.answer = f"{ans.raw_answer} [1]"
+            ans.sources = [Citation.of(1, s, answer=s.source_offsets(a, b),
+                                       also_in=tuple(also.get(s.passage_id, ())))]
+            ans.sentences = [AnswerSentence(ans.raw_answer, (1,), 1.0, True)]
+            ans.confidence = round(relevance[best.passage_id], 4)
+            return True
+        return False
 
     def _span(self, ans: Answer, reader: Reader, question: str, qtype: QuestionType,
               kept: Sequence[Hit], per_passage: dict[int, list[Sentence]],

@@ -400,6 +400,20 @@ class Store:
                 out[r["passage_id"]].append(Sentence(**r))
         return out
 
+    def sentences_like(self, path: str, patterns: Sequence[str], limit: int = 50
+                       ) -> list[Sentence]:
+        """Sentences of the document at ``path`` whose text is LIKE one of ``patterns``
+        (case-insensitive), in document order."""
+        if not patterns:
+            return []
+        where = " OR ".join("s.text LIKE ?" for _ in patterns)
+        return [Sentence(**r) for r in self.db.query(
+            f"SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
+            f"s.end_char, s.text, s.raw FROM documents d "
+            f"JOIN passages p ON p.document_id = d.id JOIN sentences s ON s.passage_id = p.id "
+            f"WHERE d.path = ? AND ({where}) ORDER BY s.passage_id, s.seq LIMIT ?",
+            [path, *patterns, int(limit)])]
+
     def sentence_rows(self) -> list[tuple[int, int, str]]:
         """(id, passage id, text) of every sentence."""
         return [(int(r[0]), int(r[1]), str(r[2])) for r in

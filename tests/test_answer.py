@@ -14,7 +14,9 @@ from ragctl.answer import (
     Choice,
     Context,
     answer_types,
+    author_line,
     best_spans,
+    is_authorship,
     is_metadata,
     one_amount,
     question_type,
@@ -380,3 +382,53 @@ def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
                   AskOptions(re_threshold=0.0))
     assert a.kind == "quote" and not a.abstained
     assert "never pass silently" in a.answer and "went wrong" not in a.answer
+
+
+def test_an_author_line_gives_the_names_it_holds() -> None:
+    def names(text: str) -> str | None:
+        where = author_line(text)
+        return text[where[0]:where[1]] if where else None
+
+    assert names("How we designed Dropbox ATF. By Arun Sai Krishnan • Nov 11, 2020") \
+        == "Arun Sai Krishnan"
+    assert names("By Dan Goodin - Apr 16, 2015 8:02 pm UTC") == "Dan Goodin"
+    assert names("Written by Rob Ewaschuk Edited by Betsy Beyer") == "Rob Ewaschuk"
+    assert names("PEP: 723 Title: Inline script metadata Author: Ofek Lev "
+                 "<ofek@example.org> Sponsor: Adam Turner <adam@example.org>") == "Ofek Lev"
+    assert names("Author: Chris Angelico <ca@example.org>, Tim Peters <tp@example.org> "
+                 "Status: Final") == "Chris Angelico <ca@example.org>, Tim Peters <tp@example.org>"
+    assert names("From: Mikel Lindsaar <mikel@example.org> To: you") == "Mikel Lindsaar"
+    # prose that says who made something, a date, a bare address: no author line
+    assert names("The plan was written by Tim Peters.") is None
+    assert names("By Monday, the servers were back.") is None
+    assert names("By 2020 the project had moved.") is None
+    assert names("From: mikel@example.org Subject: hi") is None
+    assert names("By Tim Peters " + "and more words of prose " * 8) is None
+    assert is_authorship("Who wrote the Dropbox ATF blog post?")
+    assert is_authorship("Who is the author of PEP 723?") and is_authorship("By whom was it sent?")
+    assert not is_authorship("Who was sitting in the kitchen door?")
+
+
+def test_who_wrote_it_is_answered_from_the_document_s_author_line(
+        notes: Path, tmp_path: Path) -> None:
+    (notes / "post.md").write_text(
+        "# How we sped up the build\n\nOur build took an hour. Dana Reyes and Sam Ortiz "
+        "rewrote the cache, and now it takes ten minutes.\n\n" + "More text. " * 40
+        + "\n\n## About\n\nBy Lee Wong • Nov 11, 2020\n")
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([notes])
+    # the reader would pick a name from the article: the author line answers instead
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("Dana Reyes")) as p:
+        a = p.ask("Who wrote the post about the cache Dana Reyes rewrote?",
+                  AskOptions(re_threshold=0.0))
+        z = p.ask("Who wrote the Zen of Python?", AskOptions(re_threshold=0.0))
+        other = p.ask("Who rewrote the cache?", AskOptions(re_threshold=0.0,
+                                                            answer_threshold=0.0))
+    assert a.answer == "Lee Wong [1]" and Path(a.sources[0].path).name == "post.md"
+    src = a.sources[0]
+    raw = (notes / "post.md").read_text()
+    assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "Lee Wong"
+    assert z.answer == "Tim Peters [1]" and Path(z.sources[0].path).name == "pep-0020.rst"
+    assert other.answer == "Dana Reyes [1]"  # not a question for the author: the reader
