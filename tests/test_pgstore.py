@@ -99,6 +99,23 @@ def test_round_trip_index_search_ask(tmp_path: Path, pg_url: str, fake_embedder:
     assert json.loads(r.output)[0]["question"] == "When does the apartment lease end?"
 
 
+def test_sentences_like_matches_the_local_store(tmp_path: Path, pg_url: str,
+                                                 fake_embedder: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_corpus(tmp_path / "docs")
+    found = {}
+    for where in ("local", pg_url):
+        if where != "local":
+            monkeypatch.setenv("RAGCTL_STORE", where)
+        index_paths(load_settings(), [tmp_path / "docs"])
+        with Collection.open(load_settings()) as c:
+            path = str((tmp_path / "docs" / "boiler.md").resolve())
+            found[where] = [(s.text, s.start_char) for s in
+                            c.store.sentences_like(path, ["% by %", "%LYON%"])]
+    assert found["local"] == found[pg_url] and len(found["local"]) == 1
+    assert found["local"][0][0].startswith("The boiler was serviced by Hansen Heating")
+
+
 def test_hybrid_sql_matches_python_fusion(tmp_path: Path, pg_url: str,
                                           fake_embedder: str) -> None:
     _write_corpus(tmp_path / "docs")
