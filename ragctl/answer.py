@@ -114,6 +114,10 @@ _NUMBER = re.compile(
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
 
 
+_ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|St\.|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
+                      r"Highway|Plaza|P\.?O\.? Box)(?=\W|$)")
+
+
 def answer_types(span: str) -> set[str]:
     """The kinds of answer a span could be: date, number, name (capitalized words)."""
     kinds = set()
@@ -139,6 +143,17 @@ def type_agreement(expects: Expected, span: str) -> float:
     if expects == "money":  # 27 of SQuAD dev's 30 such answers name a currency or "million"
         return float(bool(_CURRENCY.search(span)))
     return float("name" in kinds and "date" not in kinds)  # person, place
+
+
+def ruled_out(expects: Expected, span: str) -> float:
+    """1 when the span is of a kind the question rules out, not merely of another type: a
+    street address for "who" (none of SQuAD dev's 683 "who" answers is one), a currency
+    sign or unit with no amount ("$/gal") for "how much did it cost"."""
+    if expects == "person":
+        return float(_ADDRESS.search(span) is not None)
+    if expects == "money":
+        return float(bool(_CURRENCY.search(span)) and not _NUMBER.search(span))
+    return 0.0
 
 
 _FIELD = re.compile(r"(?:^|\s)([A-Z][A-Za-z-]{1,24}):\s")
@@ -360,10 +375,11 @@ def vetoed(features: dict[str, float]) -> bool:
     span of the wrong type that the reader rates well below no answer, a passage that
     lacks the year or month the question names ("revenue for 2015" over the 2011 report;
     in SQuAD's dev questions such a year is missing from the answer's own paragraph 0.4%
-    of the time), or one that mentions none of the two or more things the question names
-    (``missing_names``)."""
+    of the time), one that mentions none of the two or more things the question names
+    (``missing_names``), or a span of a kind the question rules out (``ruled_out``)."""
     return (features["type"] < 0 and features["margin"] < TYPE_VETO_MARGIN) \
-        or features.get("missing_dates", 0.0) > 0 or features.get("missing_names", 0.0) > 0
+        or features.get("missing_dates", 0.0) > 0 or features.get("missing_names", 0.0) > 0 \
+        or features.get("ruled_out", 0.0) > 0
 
 
 _NUMBERS = re.compile(r"\b\d[\d,.]*\b")
@@ -580,11 +596,13 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
 
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
                 re_best: float, overlap: float = 0.0, missing: float = 0.0,
-                dates: float = 0.0, names: float = 0.0) -> dict[str, float]:
+                dates: float = 0.0, names: float = 0.0, wrong: float = 0.0
+                ) -> dict[str, float]:
     return {"margin": float(np.clip(margin, -20, 20)), "relevance": logit(relevance),
             "filter": float(filter_score), "type": type_score - 0.5, "re_best": logit(re_best),
             "overlap": float(overlap), "missing_numbers": float(missing),
-            "missing_dates": float(dates), "missing_names": float(names)}
+            "missing_dates": float(dates), "missing_names": float(names),
+            "ruled_out": float(wrong)}
 
 
 def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
@@ -627,7 +645,8 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 names[pid] = missing_names(question, whole.get(pid, sentence.text))
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
                                 type_agreement(qtype.expects, text), re_best,
-                                overlaps[id(sentence)], *lacks[cand.context], names[pid])
+                                overlaps[id(sentence)], *lacks[cand.context], names[pid],
+                                ruled_out(qtype.expects, text))
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

@@ -20,6 +20,7 @@ from ragctl.answer import (
     is_metadata,
     one_amount,
     question_type,
+    ruled_out,
     type_agreement,
     whole_words,
 )
@@ -102,6 +103,19 @@ def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
     # the wrong type, rated far below no answer by the reader; the right type is not
     assert vetoed(features_of(**{**sure, "type_score": 0.0, "margin": -8.0}))
     assert not vetoed(features_of(**{**sure, "margin": -8.0}))
+    # a kind the question rules out, however sure the reader is
+    assert vetoed(features_of(**sure, wrong=1.0))
+
+
+def test_a_span_of_a_kind_the_question_rules_out() -> None:
+    who = question_type("Who is the president of the school board?").expects
+    assert ruled_out(who, "1309 S. Mary Avenue Sunnyvale") == 1.0
+    assert ruled_out(who, "Mary Avenue Sunnyvale") == 1.0
+    assert ruled_out(who, "Josephine Lucey") == 0.0 and ruled_out(who, "Dr. Alves") == 0.0
+    cost = question_type("What was the price of ethanol in Texas?").expects
+    assert ruled_out(cost, "$/gal") == 1.0
+    assert ruled_out(cost, "$1.35 a gallon") == 0.0 and ruled_out(cost, "free") == 0.0
+    assert ruled_out("any", "Mary Avenue") == 0.0
 
 
 def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> None:
