@@ -591,7 +591,34 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
         a -= 1
     while 0 < b < len(text) and text[b - 1].isalnum() and text[b].isalnum():
         b += 1
+    # an operator or option cut at its start or end (":=" of "NAME := expr" read as "= expr",
+    # "--disable-gil" as "disable-gil"): the whole run of operator signs up to a space; no
+    # answer of SQuAD's dev split starts or ends inside one
+    k = a
+    while k > 0 and text[k - 1] in _OPERATOR:
+        k -= 1
+    if k < a < len(text) and (k == 0 or text[k - 1].isspace()) and not text[a].isspace():
+        a = k
+    k = b
+    while k < len(text) and text[k] in _OPERATOR:
+        k += 1
+    if 0 < b < k and (k == len(text) or text[k].isspace()) and text[b - 1] in _OPERATOR:
+        b = k
     return a, b
+
+
+_OPERATOR = frozenset(":=<>!+-*/%&|^~")
+
+
+def trimmed(span: str) -> str:
+    """A span without the spaces, commas, semicolons and lone colons at its ends (":=" is
+    kept whole)."""
+    span = span.strip(" ,;")
+    if span.startswith(":") and span[1:2] not in _OPERATOR:
+        span = span[1:].lstrip(" ,;")
+    if span.endswith(":") and span[-2:-1] not in _OPERATOR:
+        span = span[:-1].rstrip(" ,;")
+    return span
 
 
 def features_of(margin: float, relevance: float, filter_score: float, type_score: float,
@@ -634,7 +661,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 continue
             sentence, a, b = where
             a, b = whole_words(sentence.text, a, b)
-            text = sentence.text[a:b].strip(" ,;:")
+            text = trimmed(sentence.text[a:b])
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue
             a = sentence.text.find(text, a)

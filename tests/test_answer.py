@@ -21,6 +21,7 @@ from ragctl.answer import (
     one_amount,
     question_type,
     ruled_out,
+    trimmed,
     type_agreement,
     whole_words,
 )
@@ -183,6 +184,16 @@ def test_a_span_never_cuts_a_word() -> None:
     j = s.text.index("1975")
     a, b = whole_words(s.text, j, j + 5)  # a span ending at the full stop stays as it is
     assert s.text[a:b] == "1975."
+    # nor an operator or an option
+    t = "Write NAME := expr, or build with --disable-gil; Jean-Paul wrote 2 - 1."
+    cut = {"= expr": "NAME := expr"[5:], "disable-gil": "--disable-gil", "NAME :": "NAME :=",
+           "Paul": "Paul", "1": "1"}
+    for piece, whole in cut.items():
+        i = t.rindex(piece)
+        a, b = whole_words(t, i, i + len(piece))
+        assert t[a:b] == whole, piece
+    assert trimmed(":= expr,") == ":= expr" and trimmed("Author: ") == "Author"
+    assert trimmed(": Tim Peters;") == "Tim Peters"
 
 
 def test_how_much_gets_one_sum_of_a_span_across_cells() -> None:
