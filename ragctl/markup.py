@@ -52,6 +52,7 @@ _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
     (re.compile(r"~~(?=\S)(?P<t>.+?)(?<=\S)~~"), _keep_group("t")),
     (re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)"), _keep_group("t")),  # `code`
 ]
+_MD_CODE = re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)")
 
 
 def plain_markdown(text: str) -> str:
@@ -66,10 +67,31 @@ def plain_markdown(text: str) -> str:
         if in_fence:
             out.append(line)
             continue
-        for pattern, repl in _MD_LINE:
-            line = pattern.sub(repl, line)
-        out.append(line)
+        out.append(_code_kept(line, _MD_CODE, _MD_LINE))
     return "\n".join(out)
+
+
+_HIDDEN = "\ue000"  # stands in for the text of a code span while the markup rules run
+_Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+
+
+def _code_kept(line: str, code: re.Pattern[str], rules: list[_Rule]) -> str:
+    """``rules`` applied to ``line`` with the text of its code spans (``code``'s group
+    ``t``) hidden from them: `__doc__` and `**kwargs` stay as written."""
+    spans = [m.span("t") for m in code.finditer(line)]
+    masked = line
+    for a, b in spans:
+        masked = masked[:a] + _HIDDEN * (b - a) + masked[b:]
+    for pattern, repl in rules:
+        masked = pattern.sub(repl, masked)
+    if not spans:
+        return masked
+    chars = list(masked)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] == _HIDDEN:
+                chars[i] = line[i]
+    return "".join(chars)
 
 
 # --------------------------------------------------------------------- reStructuredText
@@ -86,6 +108,7 @@ _RST_NOT_PROSE = {"code-block", "code", "sourcecode", "highlight", "image", "fig
                   "header", "footer", "meta", "class", "container"}
 _RST_CODE = {"code-block", "code", "sourcecode", "literalinclude", "parsed-literal", "raw",
              "doctest", "productionlist"}
+_RST_CODE_SPAN = re.compile(r"``(?P<t>[^`\n]+?)``")
 _RST_INLINE = [
     (re.compile(r"`(?P<t>[^`<\n]+?)[ \t]*<[^>\n]+>`__?"), _keep_group("t")),  # `t <url>`_
     (re.compile(r":[\w:+-]+:`(?P<t>[^`<\n]+?)(?:[ \t]*<[^>\n]*>)?`"),
@@ -97,7 +120,9 @@ _RST_INLINE = [
     (re.compile(r"(?<!\w)\*\*(?=\S)(?P<t>[^*\n]+?)(?<=\S)\*\*(?!\w)"), _keep_group("t")),
     (re.compile(r"(?<![\w*])\*(?=[^\s*])(?P<t>[^*\n]+?)(?<=[^\s*])\*(?![\w*])"),
      _keep_group("t")),
-    (re.compile(r"(?<=\w)_{1,2}(?=[\s.,;:)]|$)"), _blank),  # reference_ / anonymous__
+    (re.compile(r"(?<!\S)(?P<tok>\S*?[A-Za-z0-9])(?P<u>_{1,2})(?=[\s.,;:)]|$)"),
+     lambda m: m.group() if m.group("tok").startswith("_")  # __doc__ is no reference
+     else m.group("tok") + " " * len(m.group("u"))),  # reference_ / anonymous__
     (re.compile(r"^([ \t]*)[-*+•](?=[ \t]+\S)"), lambda m: m.group(1) + " "),  # bullets
 ]
 
@@ -145,7 +170,5 @@ def plain_rst(text: str) -> str:
         if stripped.endswith("::"):
             cut = len(stripped) - 1 if stripped[:-2].strip() else len(stripped) - 2
             line = line[:cut] + " " * (len(line) - cut)
-        for pattern, repl in _RST_INLINE:
-            line = pattern.sub(repl, line)
-        out.append(line)
+        out.append(_code_kept(line, _RST_CODE_SPAN, _RST_INLINE))
     return "\n".join(out)

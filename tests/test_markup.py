@@ -60,6 +60,14 @@ def test_markup_is_blanked_with_the_same_length() -> None:
     assert "An example: ragctl ask \"what **exactly**\"" in flat  # a literal block
     assert 'print("kept")' in flat and "linenos" not in flat and "code-block" not in flat
     assert "Notes keep their text." in flat and "example.org/ref" not in flat
+    # code keeps what looks like emphasis; a dunder name keeps its underscores
+    code = "Set `__doc__` or pass `**kwargs` to [`ragctl ask`](docs/ask.md), *not* __me__."
+    assert " ".join(plain_markdown(code).split()) == \
+        "Set __doc__ or pass **kwargs to ragctl ask , not me ."
+    assert " ".join(plain_rst("Pass ``**kwargs`` or *one*.").split()) == "Pass **kwargs or one ."
+    dunder = "It becomes the ``__doc__`` attribute; see ``__init__.py`` and Docutils_."
+    assert " ".join(plain_rst(dunder).split()) == \
+        "It becomes the __doc__ attribute; see __init__.py and Docutils ."
 
 
 def test_sentences_from_markup_resolve_to_the_file(tmp_path: Path) -> None:
