@@ -756,9 +756,19 @@ def _classes(tag: Any) -> str:
 
 def _inside(tag: Any, names: tuple[str, ...], marked: re.Pattern[str]) -> bool:
     """Whether ``tag`` or an element around it is one of ``names`` or has a class or id
-    that ``marked`` finds."""
-    return any(parent.name in names or marked.search(_classes(parent))
-               for parent in [tag, *tag.parents] if parent.name != "[document]")
+    that ``marked`` finds, unless that element holds most of the page's text: a layout's
+    wrapper (``<div class="panel-two-col-sidebar-right">``, ``<body class="no-sidebars">``)
+    is no sidebar."""
+    chain = [p for p in [tag, *tag.parents] if p.name != "[document]"]
+    if any(p.name in names for p in chain):
+        return True
+    page = 0
+    for p in chain:
+        if marked.search(_classes(p)):
+            page = page or len(chain[-1].get_text())
+            if len(p.get_text()) <= page / 2:
+                return True
+    return False
 
 
 _BYLINE_MAX = 120  # characters: a longer element holding the author's name is prose

@@ -314,6 +314,14 @@ def test_a_web_page_keeps_its_byline(tmp_path: Path) -> None:
         '<p class="byline author">Written by Ruth Okafor<br>Edited by Sam Lee</p>').replace(
         "</main>", '</main><div class="comments"><span class="author">Troll99</span></div>'))
     assert _parse(f).sections[-1].text == "Written by Ruth Okafor Edited by Sam Lee"
+    layout = page.replace('<meta name="author" content="Ruth Okafor">', "").replace(
+        "<span>// By Ruth Okafor • Nov 11, 2024</span>",
+        '<div class="pane-blog-byline">By <a href="/bio">Ruth Okafor</a>, Reporter</div>')
+    f.write_text(layout.replace("<body>", '<body class="no-sidebars">'))
+    assert _parse(f).sections[-1].text == "By Ruth Okafor , Reporter"
+    f.write_text(layout.replace("<header>", '<div class="sidebar"><header>').replace(
+        "</header>", "</header></div>"))  # a real sidebar: not the page's byline
+    assert all("Okafor" not in s.text for s in _parse(f).sections)
     f.write_text(page.replace('<meta name="author" content="Ruth Okafor">', "").replace(
         "</main>", '</main><div class="comments"><span class="author">Troll99</span></div>'))
     assert all("Troll99" not in s.text for s in _parse(f).sections)
@@ -357,6 +365,11 @@ def test_html_tables_the_extractor_drops_are_kept_but_not_navigation(tmp_path: P
     assert "lighthouse built in 1887" in text
     assert "Mayor: Ruth Okafor" in text and "Population: 12,400" in text
     assert "North Bay" not in text
+    # a layout named after its sidebar holds the whole page: it is no sidebar
+    f.write_text(page.replace("<body>", '<body class="no-sidebars"><div class="two-col-sidebar'
+                              '-right">').replace("</body>", "</div></body>"))
+    text = "\n".join(s.text for s in _parse(f).sections)
+    assert "Mayor: Ruth Okafor" in text and "North Bay" not in text
 
 
 def test_a_title_row_spanning_a_table_is_not_its_header() -> None:
