@@ -85,8 +85,8 @@ def question_type(question: str) -> QuestionType:
         return QuestionType("quote")
     if _YES_NO.match(q) and " or " not in low:
         return QuestionType("yes-no")
-    if re.match(r"^(when|what (year|date|day|month|time)|which (year|date|day|month)|"
-                r"in what year|by when|until when|since when)\b", low):
+    if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"
+                r"month|time)|by when|until when|since when)\b", low):
         return QuestionType("factoid", "date")
     if _MONEY_QUESTION.match(low):
         return QuestionType("factoid", "money")
@@ -635,7 +635,7 @@ def features_of(margin: float, relevance: float, filter_score: float, type_score
 def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
            filter_scores: dict[int, float], *, re_best: float,
            ranking: dict[str, Any] | None = None, answerable: dict[str, Any] | None = None,
-           ) -> list[Choice]:
+           passages: dict[int, str] | None = None) -> list[Choice]:
     """The answer spans found in ``contexts``, most probably right first (one per distinct
     text), each with the probability that the documents answer if it is the one chosen;
     empty when no context yields a span inside one sentence."""
@@ -649,8 +649,12 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
              for c in contexts]
     # the names are looked for in the span's own passage: in the bridge context a span of
     # one invoice would borrow the names of the other invoice's sentence beside it
+    # (``passages``: passage id → the text of its document's passages at hand, as the reader
+    # reads them: a name can be in the passage before, as in a transcript's header; and a
+    # span of the bridge context has its passage there)
     whole = {c.sentences[0][2].passage_id: c.text for c in contexts
              if c.sentences and len({s.passage_id for _, _, s in c.sentences}) == 1}
+    whole.update(passages or {})
     names: dict[int, float] = {}
     overlaps: dict[int, float] = {}
     for cands in reader.read(question, [c.text for c in contexts]):

@@ -385,7 +385,8 @@ class Pipeline:
         fitted = getattr(reader, "fitted", {})
         choices = choose(reader, question, qtype, contexts, filter_scores,
                          re_best=max(relevance[h.passage_id] for h in kept),
-                         ranking=fitted.get("ranking"), answerable=fitted.get("answerability"))
+                         ranking=fitted.get("ranking"), answerable=fitted.get("answerability"),
+                         passages=self._document_texts(kept, per_passage))
         ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
                            "rank": round(c.rank, 4),
                            **{k: round(v, 4) for k, v in c.features.items()}}
@@ -406,6 +407,17 @@ class Pipeline:
         ans.sources = [cite]
         ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
         ans.confidence = round(choice.probability, 4)
+
+    @staticmethod
+    def _document_texts(kept: Sequence[Hit], per_passage: dict[int, list[Sentence]]
+                        ) -> dict[int, str]:
+        """Passage id → the text of every kept passage of its document, as the reader reads
+        them ("title. text"), in the order kept."""
+        by_path: dict[str, list[str]] = {}
+        for h in kept:
+            by_path.setdefault(h.path, []).append(
+                Context.of(h.title, per_passage[h.passage_id], 0.0).text)
+        return {h.passage_id: " ".join(by_path[h.path]) for h in kept}
 
     def _quote(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
                kept: Sequence[Hit], opts: AskOptions, also: dict[int, list[str]]) -> None:

@@ -54,6 +54,9 @@ def test_question_types() -> None:
               "How much does the room cost?", "What was the annual rent?"):
         assert question_type(q).expects == "money", q
     assert question_type("How much of the land is forest?").expects == "number"
+    for q in ("At what time does the meeting start?", "On which day is the market?",
+              "In what year was it built?", "Since when has she used email?"):
+        assert question_type(q).expects == "date", q
     for q in ("What does the Zen of Python say about errors?", "Why is the GIL a problem?",
               "How do I renew the lease?", "List the steps to reset the router",
               "What are the steps to apply?"):
@@ -144,6 +147,19 @@ def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> 
                      re_best=0.5)
     assert choices[0].text == "279.84"
     assert [c.probability for c in choices if c.text == "$4.11"] == [0.0]
+    # a span of the bridge context whose passage is not read alone is judged by its whole
+    # document (the passages at hand): a transcript names the case in its header passage
+    header = "Supreme Court. Knowles v. Mirzayance. No. 07-1315."
+    body = "The matter came on for oral argument at 1:01 p.m."
+    s_head, s_body = (Sentence(id=i, passage_id=i, path="t.pdf", text=t)
+                      for i, t in ((3, header), (4, body)))
+    q = "At what time did the oral argument in Knowles v. Mirzayance begin?"
+    bridge = [Context.of("", [s_head, s_body], 0.5)]
+    alone = choose(FakeReader("1:01 p.m."), q, question_type(q), bridge, {4: 0.9}, re_best=0.5)
+    assert alone[0].features["missing_names"] == 1.0 and alone[0].probability == 0.0
+    whole = choose(FakeReader("1:01 p.m."), q, question_type(q), bridge, {4: 0.9},
+                   re_best=0.5, passages={3: f"{header} {body}", 4: f"{header} {body}"})
+    assert whole[0].features["missing_names"] == 0.0 and whole[0].probability > 0.0
 
 
 def test_metadata_blocks_are_recognized() -> None:
