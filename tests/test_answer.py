@@ -473,3 +473,21 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "Lee Wong"
     assert z.answer == "Tim Peters [1]" and Path(z.sources[0].path).name == "pep-0020.rst"
     assert other.answer == "Dana Reyes [1]"  # not a question for the author: the reader
+
+
+def test_the_shortest_of_near_ties_is_chosen() -> None:
+    from ragctl.answer import shortest_of_near_ties
+
+    def order(*spans: tuple[str, float]) -> list[str]:
+        got = shortest_of_near_ties(list(spans), lambda s: s[1], lambda s: s[0])
+        return [s[0] for s in got]
+
+    # "Johann Tetzel" and "Tetzel": the reader cannot tell them apart, the shorter goes first
+    assert order(("Johann Tetzel", 0.800), ("Tetzel", 0.795), ("Luther", 0.7)) == \
+        ["Tetzel", "Johann Tetzel", "Luther"]
+    # not when the shorter one is clearly less probable, nor a span that is not inside it
+    assert order(("Johann Tetzel", 0.80), ("Tetzel", 0.60))[0] == "Johann Tetzel"
+    assert order(("Johann Tetzel", 0.80), ("Luther", 0.799))[0] == "Johann Tetzel"
+    # a longer span holding the best one is a tie too; a vetoed span (0) never is
+    assert order(("the Tetzel", 0.8), ("Tetzel", 0.0)) == ["the Tetzel", "Tetzel"]
+    assert order() == []
