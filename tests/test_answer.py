@@ -208,6 +208,14 @@ def test_a_span_never_cuts_a_word() -> None:
         i = t.rindex(piece)
         a, b = whole_words(t, i, i + len(piece))
         assert t[a:b] == whole, piece
+    # nor a number at its decimal or thousands mark; a list of numbers stays apart
+    t = "Total € 399,00 due for 12,400 people; 1.35 a gallon in 1887. Then 3, 4 and 5."
+    for piece, whole in {"399": "399,00", ",00": "399,00", "400": "12,400", "35": "1.35",
+                         "1887": "1887", " 4": "4"}.items():
+        i = t.index(piece) + piece.startswith(" ")
+        piece = piece.strip()
+        a, b = whole_words(t, i, i + len(piece))
+        assert t[a:b] == whole, piece
     assert trimmed(":= expr,") == ":= expr" and trimmed("Author: ") == "Author"
     assert trimmed(": Tim Peters;") == "Tim Peters"
 
