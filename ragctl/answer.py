@@ -145,12 +145,14 @@ def type_agreement(expects: Expected, span: str) -> float:
     return float("name" in kinds and "date" not in kinds)  # person, place
 
 
-def ruled_out(expects: Expected, span: str) -> float:
+def ruled_out(expects: Expected, span: str, after: str = "") -> float:
     """1 when the span is of a kind the question rules out, not merely of another type: a
-    street address for "who" (none of SQuAD dev's 683 "who" answers is one), a currency
-    sign or unit with no amount ("$/gal") for "how much did it cost"."""
+    street address or a part of one (``after`` is the text that follows the span: "Mary"
+    of "Mary Avenue") for "who" (none of SQuAD dev's 683 "who" answers is either), a
+    currency sign or unit with no amount ("$/gal") for "how much did it cost"."""
     if expects == "person":
-        return float(_ADDRESS.search(span) is not None)
+        return float(_ADDRESS.search(span) is not None
+                     or _ADDRESS.match(after.lstrip(" ,")) is not None)
     if expects == "money":
         return float(bool(_CURRENCY.search(span)) and not _NUMBER.search(span))
     return 0.0
@@ -687,7 +689,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
                                 type_agreement(qtype.expects, text), re_best,
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],
-                                ruled_out(qtype.expects, text))
+                                ruled_out(qtype.expects, text, sentence.text[a + len(text):]))
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:
