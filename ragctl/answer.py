@@ -717,5 +717,6 @@ def shortest_of_near_ties(ordered: list[T], probability: Callable[[T], float],
     top, z = text(ordered[0]), logit(probability(ordered[0]))
     ties = [c for c in ordered if probability(c) > 0.0 and logit(probability(c)) >= z - NEAR_TIE
             and (text(c) in top or top in text(c))]
-    pick = min(ties, key=lambda c: len(text(c).split()))  # the first of equals: the likeliest
+    # words, not signs (":= expr" is as long as "expr"); the first of equals: the likeliest
+    pick = min(ties, key=lambda c: sum(any(ch.isalnum() for ch in w) for w in text(c).split()))
     return [pick, *(c for c in ordered if c is not pick)]

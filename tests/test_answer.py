@@ -501,3 +501,4 @@ def test_the_shortest_of_near_ties_is_chosen() -> None:
     # a longer span holding the best one is a tie too; a vetoed span (0) never is
     assert order(("the Tetzel", 0.8), ("Tetzel", 0.0)) == ["the Tetzel", "Tetzel"]
     assert order() == []
+    assert order((":= expr", 0.8), ("expr", 0.799))[0] == ":= expr"  # a sign is no word
