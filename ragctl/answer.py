@@ -114,7 +114,7 @@ _NUMBER = re.compile(
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
 
 
-_ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|St\.|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
+_ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
                       r"Highway|Plaza|P\.?O\.? Box)(?=\W|$)")
 
 
@@ -147,12 +147,15 @@ def type_agreement(expects: Expected, span: str) -> float:
 
 def ruled_out(expects: Expected, span: str, after: str = "") -> float:
     """1 when the span is of a kind the question rules out, not merely of another type: a
-    street address or a part of one (``after`` is the text that follows the span: "Mary"
-    of "Mary Avenue") for "who" (none of SQuAD dev's 683 "who" answers is either), a
-    currency sign or unit with no amount ("$/gal") for "how much did it cost"."""
-    if expects == "person":
-        return float(_ADDRESS.search(span) is not None
-                     or _ADDRESS.match(after.lstrip(" ,")) is not None)
+    street address or a part of one (``after`` is the text that follows the span, whose
+    first two words are looked at: "Mary" of "Mary Avenue", "1309 S" of "1309 S. Mary
+    Avenue") for "who", "how many", "when" or "how much" (none of SQuAD dev's
+    1,716 answers to such questions is either; "1309 S. Mary Avenue" is no count of
+    students), a currency sign or unit with no amount ("$/gal") for "how much did it
+    cost"."""
+    if expects in ("person", "number", "date", "money") and (
+            _ADDRESS.search(span) or _ADDRESS.search(" ".join(after.lstrip(" ,.").split()[:2]))):
+        return 1.0
     if expects == "money":
         return float(bool(_CURRENCY.search(span)) and not _NUMBER.search(span))
     return 0.0

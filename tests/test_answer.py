@@ -118,6 +118,11 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
     assert ruled_out(who, "Josephine Lucey") == 0.0 and ruled_out(who, "Dr. Alves") == 0.0
     assert ruled_out(who, "Mary", after=" Avenue Sunnyvale, CA") == 1.0
     assert ruled_out(who, "Mary Lucey", after=", president, lives on Elm Street") == 0.0
+    assert ruled_out(who, "St. Paul") == 0.0  # a saint is no street
+    many = question_type("How many students attend the district?").expects
+    assert ruled_out(many, "1309 S. Mary Avenue") == 1.0 and ruled_out(many, "1,309") == 0.0
+    assert ruled_out(many, "1309 S", after=". Mary Avenue Sunnyvale") == 1.0
+    assert ruled_out(who, "John Smith", after=" of 12 Baker Street") == 0.0
     cost = question_type("What was the price of ethanol in Texas?").expects
     assert ruled_out(cost, "$/gal") == 1.0
     assert ruled_out(cost, "$1.35 a gallon") == 0.0 and ruled_out(cost, "free") == 0.0
