@@ -530,6 +530,74 @@ _BYLINE_WORDS = 30  # a byline is a short line, not a sentence of prose with "By
 _EMAIL_ONLY = re.compile(r"<?[^\s@<>]+@[^\s@<>]+>?")
 
 
+# --------------------------------------------------------------------- a form's field
+
+# "What is the invoice number of the Flipkart invoice?", "When is the Azure Interior invoice
+# due?", "What is the population of Harbour Town?": the value of a labelled field
+# ("Invoice No: # BLR_WFLD2015…", "Due Date: 04/04/2023", a table row "Population:
+# 12,400"), which the reader, reading a receipt or a form as one run of text, misses.
+_FIELD_QUESTION = re.compile(
+    r"^what(?:'s| is| was| are| were)? (?:the |my |our |your |its )?(?P<field>[a-z][\w#-]*"
+    r"(?: [a-z][\w#-]*){0,2}?)(?: (?:of|on|for|in|from|at)\b.*)?\??$", re.I)
+_DUE_QUESTION = re.compile(r"^when (?:is|was|are|were) .+ due\??$", re.I)
+_FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
+               "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
+_NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
+                         "main", "first", "last", "best", "difference", "reason", "point",
+                         "purpose", "result", "meaning", "role", "idea", "problem"})
+_NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
+_VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
+                         r"pcs|%)\b", re.I)
+
+
+def asked_field(question: str) -> str | None:
+    """The label a question asks the value of ("invoice number", "due date"), or None."""
+    q = " ".join(question.split())
+    if _DUE_QUESTION.match(q):
+        return "due date"
+    m = _FIELD_QUESTION.match(q)
+    if not m:
+        return None
+    field = m.group("field").lower()
+    if field.split()[0] in _NOT_FIELDS or field.split()[-1] in _NOT_FIELDS:
+        return None
+    return field
+
+
+def field_values(field: str, text: str) -> list[tuple[int, int]]:
+    """Where ``text`` gives the value of the field labelled ``field`` ("Invoice No: #
+    BLR_1", "Due Date: 04/04/2023"): an identifier or a number (with its unit: "15
+    Days"), else the words up to the next label, a semicolon, a bar or the end (none when
+    there are more than six: that is prose after a colon)."""
+    words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
+    label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words) + r"\s*[:#]\s*#?\s*",
+                       re.I)
+    out = []
+    for m in label.finditer(text):
+        start = m.end()
+        tokens = text[start:].split()
+        if not tokens:
+            continue
+        first = tokens[0].rstrip(",.;")
+        if any(ch.isdigit() for ch in first):
+            value = first
+            if first.replace(",", "").replace(".", "").isdigit() and len(tokens) > 1 \
+                    and _VALUE_UNIT.fullmatch(tokens[1].rstrip(",.;")):
+                value = f"{first} {tokens[1].rstrip(',.;')}"
+        else:
+            rest = text[start:]
+            stop = _NEXT_LABEL.search(rest)
+            words = (rest[:stop.start()] if stop else rest).split()
+            if not words or len(words) > 6:  # prose after a colon, not a field's value
+                continue
+            value = " ".join(words).rstrip(",.;")
+        a = text.find(value.split()[0], start)
+        b = a + len(value) if text.startswith(value, a) else -1
+        if a >= 0 and b > a:
+            out.append((a, b))
+    return out
+
+
 _MEASURE = re.compile(r"^(how (large|long|tall|far|big|high|wide|deep|heavy|old|fast|thick)|"
                       r"what (is|was|are|were) the (size|length|height|width|depth|weight|area|"
                       r"distance|speed|capacity))\b", re.I)

@@ -21,10 +21,12 @@ from .answer import (
     Context,
     QuestionType,
     Reader,
+    asked_field,
     author_line,
     bridge_context,
     choose,
     completed,
+    field_values,
     identifiers,
     is_authorship,
     is_metadata,
@@ -43,7 +45,7 @@ from .longform import LongAnswer, LongOptions, answer_long
 from .records import Answer, AnswerSentence, Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .relevance import re_weights
 from .retrieve import Retriever
-from .text import normalize_answer
+from .text import content_words, normalize_answer
 from .verify import LexicalEmbeddingSupport, strip_citations, verify
 
 ContextMode = Literal["full", "passages", "filtered"]
@@ -274,8 +276,9 @@ class Pipeline:
         elif reader is not None and qtype.kind == "yes-no":
             self._yes_no(ans, question, scored, opts, also)
         elif reader is not None and qtype.kind == "factoid":
-            if not (is_authorship(question) and reason is None
-                    and self._author(ans, question, hits, kept, relevance, also)):
+            if not (reason is None and (
+                    self._author(ans, question, hits, kept, relevance, also)
+                    or self._field(ans, question, hits, kept, relevance, also))):
                 self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
                            opts, also)
         else:
@@ -331,41 +334,102 @@ class Pipeline:
             out.setdefault(hits[order[kept]].passage_id, []).append(hits[order[dup]].path)
         return out
 
-    def _author(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
-                relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
-        """Who wrote (or sent) the document that answers best, from its own author line: a
-        byline, an "Author:" or "From:" field, among its passages retrieved, else anywhere
-        in it. The document is the most relevant kept one that names what the question
-        names ("PEP 723" all of its numbered names, "the Dropbox ATF post" one of its
-        names); False when it has no author line (the reader answers instead)."""
+    @staticmethod
+    def _answering_document(question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+                            relevance: dict[int, float]) -> tuple[Hit, list[Hit]] | None:
+        """The document that answers best: the most relevant kept one that names what the
+        question names ("PEP 723" all of its numbered names, "the Dropbox ATF post" one of
+        its names), as its best passage and its passages retrieved, in document order."""
         idents, names = identifiers(question), question_names(question)
         for best in sorted(kept, key=lambda h: -relevance[h.passage_id]):
             same = sorted((h for h in hits if h.path == best.path), key=lambda h: h.start_char)
             text = " ".join(f"{h.title} {h.place} {h.text}" for h in same)
             if all(mentions(text, i) for i in idents) \
                     and (not names or any(names_found(names, text))):
-                break
-        else:
-            return False
+                return best, same
+        return None
+
+    def _document_sentences(self, path: str, same: Sequence[Hit], patterns: Sequence[str]
+                            ) -> list[Sentence]:
+        """The sentences of a document's passages retrieved, then those of the whole
+        document LIKE ``patterns``."""
         per_passage = self.collection.store.sentences_of([h.passage_id for h in same])
         found = [s for h in same for s in per_passage.get(h.passage_id, [])]
-        found += self.collection.store.sentences_like(best.path, AUTHOR_PATTERNS)
-        for s in found:
+        return found + self.collection.store.sentences_like(path, patterns)
+
+    @staticmethod
+    def _rule_answer(ans: Answer, s: Sentence, a: int, b: int, rule: str, confidence: float,
+                     also: dict[int, list[str]]) -> None:
+        """``s.text[a:b]`` as the answer, found by ``rule`` rather than the reader."""
+        ans.kind = "span"
+        ans.candidates = [{"answer": s.text[a:b], "rule": rule,
+                           "relevance": round(confidence, 4)}]
+        ans.raw_answer = s.text[a:b]
+        ans.answer = f"{ans.raw_answer} [1]"
+        ans.sources = [Citation.of(1, s, answer=s.source_offsets(a, b),
+                                   also_in=tuple(also.get(s.passage_id, ())))]
+        ans.sentences = [AnswerSentence(ans.raw_answer, (1,), 1.0, True)]
+        ans.confidence = round(confidence, 4)
+
+    def _author(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+                relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
+        """Who wrote (or sent) the document that answers best, from its own author line: a
+        byline, an "Author:" or "From:" field, among its passages retrieved, else anywhere
+        in it. False when the question is not about the author or the document has no
+        author line (the reader answers instead)."""
+        found = self._answering_document(question, hits, kept, relevance) \
+            if is_authorship(question) else None
+        if found is None:
+            return False
+        best, same = found
+        for s in self._document_sentences(best.path, same, AUTHOR_PATTERNS):
             where = author_line(s.text)
-            if where is None:
-                continue
-            a, b = where
-            ans.kind = "span"
-            ans.candidates = [{"answer": s.text[a:b], "rule": "the document's author line",
-                               "relevance": round(relevance[best.passage_id], 4)}]
-            ans.raw_answer = s.text[a:b]
-            ans.answer = f"{ans.raw_answer} [1]"
-            ans.sources = [Citation.of(1, s, answer=s.source_offsets(a, b),
-                                       also_in=tuple(also.get(s.passage_id, ())))]
-            ans.sentences = [AnswerSentence(ans.raw_answer, (1,), 1.0, True)]
-            ans.confidence = round(relevance[best.passage_id], 4)
-            return True
+            if where is not None:
+                self._rule_answer(ans, s, *where, "the document's author line",
+                                  relevance[best.passage_id], also)
+                return True
         return False
+
+    def _field(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+               relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
+        """The value of the labelled field the question asks for ("Invoice No: # …",
+        "Due Date: 04/04/2023", a table row "Population: 12,400") in the document that
+        answers best. When the document gives several values for it, the one whose
+        sentence shares most of the question's other words; False when that is not one
+        (the reader answers instead)."""
+        field = asked_field(question)
+        found = self._answering_document(question, hits, kept, relevance) if field else None
+        if field is None or found is None:
+            return False
+        best, same = found
+        first = field.split()[0].replace("%", "")
+        values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}
+        for s in self._document_sentences(best.path, same, [f"%{first}%:%", f"%{first}%#%"]):
+            for a, b in field_values(field, s.text):
+                values.setdefault((s.id, a), (s, a, b))
+        if not values:
+            return False
+        texts = {s.text[a:b] for s, a, b in values.values()}
+        if len(texts) > 1:  # the row that names the most of the question's other words:
+            # from the value before it in the sentence (or the sentence's last full stop)
+            asked = set(content_words(question)) - set(field.split())
+            ends = {s.id: sorted(b for t, _, b in values.values() if t.id == s.id)
+                    for s, _, _ in values.values()}
+
+            def row(s: Sentence, a: int, b: int) -> str:
+                start = max([s.text.rfind(". ", 0, a) + 2, 0,
+                             *(e for e in ends[s.id] if e <= a)])
+                return s.text[start:b]
+
+            scored = sorted(((len(asked & set(content_words(row(s, a, b)))), (s, a, b))
+                             for s, a, b in values.values()), key=lambda x: -x[0])
+            if scored[0][0] == scored[1][0]:
+                return False
+            values = {(0, 0): scored[0][1]}
+        s, a, b = next(iter(values.values()))
+        self._rule_answer(ans, s, a, b, "the document's labelled field",
+                          relevance[best.passage_id], also)
+        return True
 
     def _span(self, ans: Answer, reader: Reader, question: str, qtype: QuestionType,
               kept: Sequence[Hit], per_passage: dict[int, list[Sentence]],

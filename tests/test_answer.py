@@ -14,8 +14,10 @@ from ragctl.answer import (
     Choice,
     Context,
     answer_types,
+    asked_field,
     author_line,
     best_spans,
+    field_values,
     is_authorship,
     is_metadata,
     one_amount,
@@ -507,3 +509,47 @@ def test_the_shortest_of_near_ties_is_chosen() -> None:
     assert order(("the Tetzel", 0.8), ("Tetzel", 0.0)) == ["the Tetzel", "Tetzel"]
     assert order() == []
     assert order((":= expr", 0.8), ("expr", 0.799))[0] == ":= expr"  # a sign is no word
+
+
+def test_the_value_of_a_labelled_field() -> None:
+    assert asked_field("What is the invoice number of the Flipkart invoice?") == "invoice number"
+    assert asked_field("When is the Azure Interior invoice due?") == "due date"
+    assert asked_field("What is the population of Harbour Town?") == "population"
+    assert asked_field("What is the main reason for the delay?") is None
+    assert asked_field("What notation do assignment expressions use?") is None
+
+    def values(field: str, text: str) -> list[str]:
+        return [text[a:b] for a, b in field_values(field, text)]
+
+    assert values("invoice number", "Karnataka - 560067 Invoice No: # BLR_WF2015 Retail "
+                  "Invoices/Bill Product") == ["BLR_WF2015"]
+    assert values("due date", "Invoice Date: 03/20/2023 Due Date: 04/04/2023 Reference: "
+                  "CUSTREF123") == ["04/04/2023"]
+    assert values("payment terms", "Payment terms: 15 Days Bank Account: US12") == ["15 Days"]
+    assert values("population", "Mayor: Ruth Okafor; Population: 12,400; Founded: 1702") \
+        == ["12,400"]
+    assert values("mayor", "Mayor: Ruth Okafor; Population: 12,400") == ["Ruth Okafor"]
+    assert values("due date", "The invoice is due on 4 April.") == []
+
+
+def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
+    (notes / "invoice.txt").write_text(
+        "Harbour Supplies Ltd, 12 Quay Road. Invoice No: HS-2291 Invoice Date: 03/20/2024 "
+        "Due Date: 04/04/2024 Total: 279.84 EUR. Thank you for your order.\n")
+    (notes / "receipt.txt").write_text(
+        "Corner Cafe receipt. Item: Coffee; Price: 2.50\nItem: Croissant; Price: 1.80\n")
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([notes])
+    # the reader would answer with another date of the invoice
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("03/20/2024")) as p:
+        due = p.ask("When is the Harbour Supplies invoice due?", AskOptions(re_threshold=0.0))
+        number = p.ask("What is the invoice number of the Harbour Supplies invoice?",
+                       AskOptions(re_threshold=0.0))
+        price = p.ask("What is the price of the croissant at Corner Cafe?",
+                      AskOptions(re_threshold=0.0, answer_threshold=0.0))
+    assert due.answer == "04/04/2024 [1]" and number.answer == "HS-2291 [1]"
+    raw = (notes / "invoice.txt").read_text()
+    src = due.sources[0]
+    assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "04/04/2024"
+    assert price.answer == "1.80 [1]"  # the row that names the croissant
