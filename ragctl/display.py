@@ -230,8 +230,10 @@ def render_explain(answer: Answer) -> None:
         how = {"span": "a span of a cited sentence, chosen by the reader",
                "quote": "the supporting sentences, quoted",
                "free": "the generator's own words, checked against the sentences"}
-        stdout.print(f"question: {answer.question_type or '?'}; answer: "
-                     f"{how.get(answer.kind, answer.kind)}")
+        rule = next((c["rule"] for c in answer.candidates[:1] if "rule" in c), None)
+        said = f"a span of a cited sentence: {rule}" if rule \
+            else how.get(answer.kind, answer.kind)
+        stdout.print(f"question: {answer.question_type or '?'}; answer: {said}")
     for c in answer.candidates[:1]:
         if "probability" in c:
             feats = ", ".join(f"{k} {v:.2f}" for k, v in c.items()

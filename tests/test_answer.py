@@ -549,6 +549,7 @@ def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
         price = p.ask("What is the price of the croissant at Corner Cafe?",
                       AskOptions(re_threshold=0.0, answer_threshold=0.0))
     assert due.answer == "04/04/2024 [1]" and number.answer == "HS-2291 [1]"
+    assert due.candidates[0]["rule"] == "the document's labelled field"  # --explain says so
     raw = (notes / "invoice.txt").read_text()
     src = due.sources[0]
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "04/04/2024"
