@@ -1068,6 +1068,22 @@ def _message_text(msg: object) -> str:
     return str(content).replace("\r\n", "\n")
 
 
+def _message_header(msg: object) -> str:
+    """The lines of a message's header a reader asks about ("who sent the mail about …"),
+    kept as the first lines of its text: From, Date and Subject."""
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    lines = [f"{k}: {' '.join(str(msg.get(k)).split())}" for k in ("From", "Date", "Subject")
+             if msg.get(k)]
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def _with_header(header: str, body: str) -> str:
+    """A message's text: its header lines, then its body; nothing without a body."""
+    return header + body if body.strip() else body
+
+
 def _message_place(msg: object) -> str:
     from email.message import EmailMessage
 
@@ -1086,16 +1102,17 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
         raise SkipFile("not an e-mail message (no headers); skipped")
     place = _message_place(msg)
     subject = str(msg.get("subject", "") or path.stem)
-    return ParsedDocument(path, "email", subject, [Section(_message_text(msg), place, 0)])
+    text = _with_header(_message_header(msg), _message_text(msg))
+    return ParsedDocument(path, "email", subject, [Section(text, place, 0)])
 
 
 def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
     messages = [m for m in (_mbox_message(raw, n) for n, raw in
                             enumerate(_mbox_parts(io.BytesIO(data)), start=1)) if m]
-    bodies = drop_quoted_copies([text for text, _ in messages])
+    bodies = drop_quoted_copies([text for _, text, _ in messages])
     return ParsedDocument(path, "mbox", path.stem,
-                          [Section(body, place, 0)
-                           for body, (_, place) in zip(bodies, messages, strict=True)])
+                          [Section(_with_header(header, body), place, 0)
+                           for body, (header, _, place) in zip(bodies, messages, strict=True)])
 
 
 def _mbox_parts(lines: Iterable[bytes]) -> Iterator[bytes]:
@@ -1113,16 +1130,16 @@ def _mbox_parts(lines: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(part)
 
 
-def _mbox_message(raw: bytes, number: int) -> tuple[str, str] | None:
-    """(text, place) of the ``number``-th message of an archive, None for a part
-    without headers."""
+def _mbox_message(raw: bytes, number: int) -> tuple[str, str, str] | None:
+    """(header lines, body, place) of the ``number``-th message of an archive, None for a
+    part without headers."""
     import email
     import email.policy
 
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     if not msg.keys():
         return None
-    return _message_text(msg), f"#{number}: {_message_place(msg)}"
+    return _message_header(msg), _message_text(msg), f"#{number}: {_message_place(msg)}"
 
 
 def mbox_messages(path: Path) -> Iterator[Section]:
@@ -1138,11 +1155,11 @@ def mbox_messages(path: Path) -> Iterator[Section]:
         found = _mbox_message(raw, number)
         if found is None:
             return None
-        text, place = found
+        header, text, place = found
         text = _drop_quotes(text, lambda quoted: bool(hashes := _paragraph_hashes(quoted))
                             and hashes <= seen)
         seen.update(_paragraph_hashes(text))
-        return Section(text, place, 0)
+        return Section(_with_header(header, text), place, 0)
 
     def _paragraph_hashes(text: str) -> set[str]:
         return {hashlib.sha1(" ".join(p.split()).encode()).hexdigest()

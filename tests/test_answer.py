@@ -490,6 +490,18 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "Lee Wong"
     assert z.answer == "Tim Peters [1]" and Path(z.sources[0].path).name == "pep-0020.rst"
     assert other.answer == "Dana Reyes [1]"  # not a question for the author: the reader
+    # a mail: its From line
+    (notes / "plumber.eml").write_text(
+        "From: Ann Lopes <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Boiler "
+        "valve\nDate: Mon, 1 Jan 2024 09:00:00 +0000\n\nThe plumber Dana Reyes comes on "
+        "Thursday to replace the boiler valve.\n")
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([notes])
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("Dana Reyes")) as p:
+        mail = p.ask("Who sent the mail about the Boiler valve?", AskOptions(re_threshold=0.0))
+    assert mail.answer == "Ann Lopes [1]" and Path(mail.sources[0].path).name == "plumber.eml"
 
 
 def test_the_shortest_of_near_ties_is_chosen() -> None:

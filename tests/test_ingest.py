@@ -344,6 +344,7 @@ def test_a_mail_quoted_in_replies_is_indexed_once(tmp_path: Path) -> None:
     f.write_text(mbox)
     bodies = [s.text for s in _parse(f).sections]
     assert "boiler valve" in bodies[0]
+    assert bodies[0].startswith("From: Ann <a@example.org>\nSubject: Plumber\n\n")
     assert "boiler valve" not in bodies[1] and "wrote:" not in bodies[1]
     assert "Thanks, I will leave it open." in bodies[1] and "> yes" in bodies[1]
     assert "not in this archive" in bodies[2]
