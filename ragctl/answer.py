@@ -19,6 +19,10 @@
   its threshold. Some spans are no answer whatever the model says (:func:`vetoed`).
 - **Metadata** (:func:`is_metadata`): header blocks ("PEP: 20 Title: … Author: …", mail
   headers, front matter) are never quoted as an answer or a nugget.
+- **Who wrote it, and a form's fields**: "who wrote / sent …" is answered from the
+  document's own author line (:func:`author_line`: a byline, an "Author:" or "From:"
+  field), "what is the invoice number of …" from the value of the field so labelled
+  (:func:`field_values`), before the reader is asked (ragctl.pipeline).
 """
 
 from __future__ import annotations

@@ -394,9 +394,9 @@ class Pipeline:
                relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
         """The value of the labelled field the question asks for ("Invoice No: # …",
         "Due Date: 04/04/2023", a table row "Population: 12,400") in the document that
-        answers best. When the document gives several values for it, the one whose
-        sentence shares most of the question's other words; False when that is not one
-        (the reader answers instead)."""
+        answers best. When the document gives several values for it, the one whose row
+        names the most of the question's other words; False when no value, or no single
+        row, stands out (the reader answers instead)."""
         field = asked_field(question)
         found = self._answering_document(question, hits, kept, relevance) if field else None
         if field is None or found is None:
