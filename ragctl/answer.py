@@ -544,6 +544,8 @@ _FIELD_QUESTION = re.compile(
     r"^what(?:'s| is| was| are| were)? (?:the |my |our |your |its )?(?P<field>[a-z][\w#-]*"
     r"(?: [a-z][\w#-]*){0,2}?)(?: (?:of|on|for|in|from|at)\b.*)?\??$", re.I)
 _DUE_QUESTION = re.compile(r"^when (?:is|was|are|were) .+ due\??$", re.I)
+_SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
+                            r"signed|sign)\b", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
                "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
 _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
@@ -559,6 +561,8 @@ def asked_field(question: str) -> str | None:
     q = " ".join(question.split())
     if _DUE_QUESTION.match(q):
         return "due date"
+    if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
+        return "date"
     m = _FIELD_QUESTION.match(q)
     if not m:
         return None

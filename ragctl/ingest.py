@@ -1074,8 +1074,10 @@ def _message_header(msg: object) -> str:
     from email.message import EmailMessage
 
     assert isinstance(msg, EmailMessage)
-    lines = [f"{k}: {' '.join(str(msg.get(k)).split())}" for k in ("From", "Date", "Subject")
-             if msg.get(k)]
+    # the date as written (parsing rewrites "1 Jan" as "01 Jan"); the names decoded
+    raw = {k.lower(): v for k, v in reversed(list(msg.raw_items()))}
+    values = {"From": msg.get("From"), "Date": raw.get("date"), "Subject": msg.get("Subject")}
+    lines = [f"{k}: {' '.join(str(v).split())}" for k, v in values.items() if v]
     return "\n".join(lines) + "\n\n" if lines else ""
 
 

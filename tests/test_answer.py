@@ -502,6 +502,11 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
             Pipeline(c, reader=FakeReader("Dana Reyes")) as p:
         mail = p.ask("Who sent the mail about the Boiler valve?", AskOptions(re_threshold=0.0))
     assert mail.answer == "Ann Lopes [1]" and Path(mail.sources[0].path).name == "plumber.eml"
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("Thursday")) as p:
+        sent = p.ask("When was the mail about the Boiler valve sent?",
+                     AskOptions(re_threshold=0.0))
+    assert sent.answer == "Mon, 1 Jan 2024 09:00:00 +0000 [1]"
 
 
 def test_the_shortest_of_near_ties_is_chosen() -> None:
@@ -528,6 +533,8 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("When is the Azure Interior invoice due?") == "due date"
     assert asked_field("What is the population of Harbour Town?") == "population"
     assert asked_field("What is the main reason for the delay?") is None
+    assert asked_field("When did Ann send the mail about the boiler?") == "date"
+    assert asked_field("When was the war?") is None
     assert asked_field("What notation do assignment expressions use?") is None
 
     def values(field: str, text: str) -> list[str]:
