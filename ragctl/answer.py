@@ -576,10 +576,12 @@ def field_values(field: str, text: str) -> list[tuple[int, int]]:
     """Where ``text`` gives the value of the field labelled ``field`` ("Invoice No: #
     BLR_1", "Due Date: 04/04/2023"): an identifier or a number (with its unit: "15
     Days"), else the words up to the next label, a semicolon, a bar or the end (none when
-    there are more than six: that is prose after a colon)."""
+    there are more than six: that is prose after a colon). A label without a colon
+    ("Booking ID IBZY2087", a receipt's cells) takes an identifier of letters and digits
+    only."""
     words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
-    label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words) + r"\s*[:#]\s*#?\s*",
-                       re.I)
+    label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words)
+                       + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
     out = []
     for m in label.finditer(text):
         start = m.end()
@@ -587,6 +589,9 @@ def field_values(field: str, text: str) -> list[tuple[int, int]]:
         if not tokens:
             continue
         first = tokens[0].rstrip(",.;")
+        if not m.group("mark").strip() and not (  # no colon: an identifier follows, or nothing
+                any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
+            continue
         if any(ch.isdigit() for ch in first):
             value = first
             if first.replace(",", "").replace(".", "").isdigit() and len(tokens) > 1 \

@@ -549,6 +549,9 @@ def test_the_value_of_a_labelled_field() -> None:
         == ["12,400"]
     assert values("mayor", "Mayor: Ruth Okafor; Population: 12,400") == ["Ruth Okafor"]
     assert values("due date", "The invoice is due on 4 April.") == []
+    # without a colon only an identifier is a value ("Booking ID IBZY2087")
+    assert values("booking id", "Rooms 1 Booking ID IBZY2087 Payment Mode Cash") == ["IBZY2087"]
+    assert values("population", "The population grew fast after 1990.") == []
 
 
 def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
