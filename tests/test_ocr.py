@@ -224,3 +224,32 @@ def test_the_progress_names_the_page_being_recognised(tmp_path: Path,
         c.lock()
         Indexer(c, reporter=recorder).run([tmp_path / "log.pdf"])
     assert recorder.details == ["log.pdf: OCR p. 2 of 2"]
+
+
+GARBLED = ("o(h0..i.p3xSTRxtT3xR2tTOR /xNhyM/TTw2W 9nhmmmimm02vxS0/TxV2tORR2SPON32NTSMxTwh "
+           "n9hnnnimp02vxS0/TxV2tORR2SPON32NTTOyU0in1/N3uROM 91h0..i.pST/uu/SSxST/NT2Nv02RThP "
+           "onhnnnim)3xSTRxtT3xR2tTORuROMM/Y9ot/MP 9ph)(0i..02vxS0/TxV2/SSxST/NTuROMM/Y99V2 "
+           "2NTuROMyU0in1zxSwxh txTx /Nz-TR/V20t /t/R3 /xRu/R2uORM 2RvW/SwxNvTON3tTOSPRxNvux "
+           "203hSTi0OUxS/N3R2TURN pmniomST/uuTR/NSPORT/TxONm1l91l9mn.m1l9ol9mn.3w/W9mn.mmoo")
+
+
+def test_a_text_layer_that_is_not_text_is_read_like_a_scan(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    from ragctl.ingest import garbled_text
+
+    assert garbled_text(GARBLED)
+    assert not garbled_text(TYPED * 3) and not garbled_text(SCANNED * 2)
+    assert not garbled_text("#include <linux/ckevent.h> #define REG_PG vesa_slot_addr_pack "
+                            "iPhone McDonald 3com 2019年05月 OD304175096047380001 " * 2)
+    pdf = FPDF()
+    for text in (TYPED, GARBLED):
+        pdf.add_page()
+        pdf.set_font("helvetica", size=12)
+        pdf.multi_cell(0, 8, text)
+    data = bytes(pdf.output())
+    engine = FakeEngine()
+    doc = parse(tmp_path / "ledger.pdf", data, ocr=Ocr(given=engine))
+    assert engine.pages == 1 and doc.sections[1].text == SCANNED  # OCR'd, not indexed as is
+    doc = parse(tmp_path / "ledger.pdf", data, ocr=Ocr("none"))
+    assert [s.place for s in doc.sections] == ["p. 1"] and "unreadable text" in doc.notes[0]
