@@ -457,6 +457,24 @@ def names_found(names: Iterable[str], text: str) -> list[bool]:
     return [n in words or n[:5] in stems for n in names]
 
 
+def heading_named(question: str, place: str) -> bool:
+    """Whether the question names the section a passage is in: every word of the last
+    heading of ``place`` ("Specification > One-line Docstrings") is in the question, and
+    they are at least half of the question's topic — its words in lower case (not names),
+    after "about" when it says "about" ("What does PEP 257 say about one-line
+    docstrings?"; not "… about the length of docstring and comment lines" for a section
+    "What is a Docstring?")."""
+    words = {w[:5] for w in content_words(place.rsplit(" > ", 1)[-1])}
+    if not words or len(words) > 4:
+        return False
+    rest = _after_first_word(question)
+    about = re.split(r"\babout\b", rest, maxsplit=1)[-1]
+    lower = " ".join(w for w in re.findall(r"\w+", about) if w.islower())
+    topic = {w[:5] for w in content_words(lower)} - {"say", "says", "said"}
+    asked = {w.lower()[:5] for w in re.findall(r"\w+", rest)}
+    return words <= asked and bool(words & topic) and len(words & topic) >= len(topic) / 2
+
+
 _IDENTIFIER = re.compile(r"\b([A-Z][A-Za-z-]*)\s*(?:[#:]|No\.)?\s*(\d[\d.]*[A-Za-z]?)\b")
 
 

@@ -27,6 +27,7 @@ from .answer import (
     choose,
     completed,
     field_values,
+    heading_named,
     identifiers,
     is_authorship,
     is_metadata,
@@ -232,6 +233,7 @@ class Pipeline:
             order = [int(i) for i in np.argsort(-probs, kind="stable")]
         kept_order, duplicates = collapse_duplicates([hits[i].text for i in order], opts.top_k)
         kept_order = self._with_identifier(question, hits, order, kept_order, duplicates)
+        kept_order = self._with_heading(question, hits, order, kept_order, duplicates)
         kept = [hits[order[k]] for k in kept_order]
         relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
         ans.passages = self.passage_scores(hits, probs, {h.passage_id for h in kept},
@@ -307,17 +309,32 @@ class Pipeline:
         estimator reads "PEP 1" and "PEP 723" alike. (In SQuAD's dev questions with such
         a name, the answer's own paragraph lacks the number 2.8% of the time.)"""
         idents = identifiers(question)
-        if not idents or not kept_order:
+        if not idents:
             return kept_order
+        return Pipeline._last_place_to(
+            lambda h: all(mentions(f"{h.title} {h.text}", i) for i in idents),
+            hits, order, kept_order, duplicates)
 
-        def names_all(k: int) -> bool:
-            h = hits[order[k]]
-            return all(mentions(f"{h.title} {h.text}", i) for i in idents)
+    @staticmethod
+    def _with_heading(question: str, hits: Sequence[Hit], order: Sequence[int],
+                      kept_order: list[int], duplicates: dict[int, int]) -> list[int]:
+        """When the question names a section ("What does PEP 257 say about one-line
+        docstrings?" and "Specification > One-line Docstrings") that no kept passage is
+        in, the best-ranked passage of that section takes the last place: the relevance
+        estimator reads the passage's text, not its heading."""
+        return Pipeline._last_place_to(lambda h: heading_named(question, h.place),
+                                       hits, order, kept_order, duplicates)
 
-        if any(names_all(k) for k in kept_order):
+    @staticmethod
+    def _last_place_to(wanted: Callable[[Hit], bool], hits: Sequence[Hit],
+                       order: Sequence[int], kept_order: list[int], duplicates: dict[int, int]
+                       ) -> list[int]:
+        """``kept_order`` with its last place given to the best-ranked passage ``wanted``,
+        when no kept passage is one (and a retrieved one is)."""
+        if not kept_order or any(wanted(hits[order[k]]) for k in kept_order):
             return kept_order
         k = next((k for k in range(len(order)) if k not in kept_order and k not in duplicates
-                  and names_all(k)), None)
+                  and wanted(hits[order[k]])), None)
         if k is None:
             return kept_order
         dropped = kept_order[-1]
@@ -493,9 +510,15 @@ class Pipeline:
         names = question_names(question)
         named = {h.passage_id for h in kept
                  if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
+        # ... and, first of all, a section the question names ("about one-line docstrings")
+        # in a document so named
+        named_paths = {h.path for h in kept if h.passage_id in named}
+        section = {h.passage_id for h in kept if heading_named(question, h.place)
+                   and (not names or h.path in named_paths)}
         plain = [s for s in scored if not is_metadata(s.sentence.text)]
         top = max((s.score for s in plain), default=0.0)
         ranked = sorted(plain, key=lambda s: (
+            s.sentence.passage_id not in section,
             not (s.sentence.passage_id in named and s.score >= top / 4), -s.score))
         chosen: list[Sentence] = []
         for s in ranked:

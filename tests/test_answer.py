@@ -576,3 +576,26 @@ def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
     src = due.sources[0]
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "04/04/2024"
     assert price.answer == "1.80 [1]"  # the row that names the croissant
+
+
+def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
+    from ragctl.answer import heading_named
+
+    q = "What does PEP 257 say about one-line docstrings?"
+    assert heading_named(q, "Specification > One-line Docstrings")
+    assert not heading_named(q, "Specification > Multi-line Docstrings")
+    assert not heading_named(q, "PEP 257") and not heading_named(q, "")
+    assert not heading_named("What is Python used for?", "Python")  # a name, not a topic
+    (notes / "guide.md").write_text(
+        "# Tool guide\n\n## Setup\n\nInstall the package with pip. Then run the tool once "
+        "to create its folder.\n\n## Errors\n\nWhen something fails, read the log file "
+        "first. Each failure is written to the log with its time.\n")
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([notes])
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
+        a = p.ask("What does the tool guide say about errors?",
+                  AskOptions(re_threshold=0.0, top_k=1))
+    assert a.kind == "quote" and not a.abstained
+    assert [x.place for x in a.passages if x.kept] == ["Tool guide > Errors"]
+    assert all(s.place == "Tool guide > Errors" for s in a.sources)
