@@ -31,6 +31,7 @@ def _keep_group(name: str) -> Callable[[re.Match[str]], str]:
 
 # ----------------------------------------------------------------------------- Markdown
 
+_MD_CODE = re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)")  # `code`, ``code``
 _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
     (re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$"), _blank),  # [ref]: http://...
     (re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$"), _blank),  # horizontal rule
@@ -50,9 +51,8 @@ _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
     (re.compile(r"(?<![\w_])_(?=[^\s_])(?P<t>[^_\n]+?)(?<=[^\s_])_(?![\w_])"),
      _keep_group("t")),
     (re.compile(r"~~(?=\S)(?P<t>.+?)(?<=\S)~~"), _keep_group("t")),
-    (re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)"), _keep_group("t")),  # `code`
+    (_MD_CODE, _keep_group("t")),  # `code`
 ]
-_MD_CODE = re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)")
 
 
 def plain_markdown(text: str) -> str:
@@ -114,7 +114,7 @@ _RST_INLINE = [
     (re.compile(r":[\w:+-]+:`(?P<t>[^`<\n]+?)(?:[ \t]*<[^>\n]*>)?`"),
      _keep_group("t")),  # :role:`text` and :role:`text <target>`
     (re.compile(r"\[[^\]\s]+\]_(?!\w)"), _blank),  # footnote and citation references
-    (re.compile(r"``(?P<t>[^`\n]+?)``"), _keep_group("t")),
+    (_RST_CODE_SPAN, _keep_group("t")),
     (re.compile(r"`(?P<t>[^`\n]+)`_{1,2}(?!\w)"), _keep_group("t")),  # `text`_
     (re.compile(r"(?<![\w`])`(?P<t>[^`\n]+)`(?!\w)"), _keep_group("t")),
     (re.compile(r"(?<!\w)\*\*(?=\S)(?P<t>[^*\n]+?)(?<=\S)\*\*(?!\w)"), _keep_group("t")),
