@@ -618,10 +618,10 @@ def field_values(field: str, text: str) -> list[tuple[int, int]]:
         else:
             rest = text[start:]
             stop = _NEXT_LABEL.search(rest)
-            words = (rest[:stop.start()] if stop else rest).split()
-            if not words or len(words) > 6:  # prose after a colon, not a field's value
+            tail = (rest[:stop.start()] if stop else rest).split()
+            if not tail or len(tail) > 6:  # prose after a colon, not a field's value
                 continue
-            value = " ".join(words).rstrip(",.;")
+            value = " ".join(tail).rstrip(",.;")
         a = text.find(value.split()[0], start)
         b = a + len(value) if text.startswith(value, a) else -1
         if a >= 0 and b > a:
@@ -806,7 +806,8 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
 # Among near-ties, the shortest: when spans inside the best one, or holding it, are almost
 # as probably right (within NEAR_TIE on the logit scale: "Johann Tetzel" / "Tetzel"), the
 # reader's scores cannot tell them apart and the shortest is the better bet — SQuAD's
-# answers are minimal spans. On the held-out dev questions: exact 52.2% vs 50.4%.
+# answers are minimal spans. On the held-out dev questions, answering every one (the fit of
+# the time): EM 49.8 against 48.4 (bench/reader.py).
 NEAR_TIE = 0.1
 T = TypeVar("T")
 

@@ -426,25 +426,26 @@ class Pipeline:
                 values.setdefault((s.id, a), (s, a, b))
         if not values:
             return False
-        texts = {s.text[a:b] for s, a, b in values.values()}
-        if len(texts) > 1:  # the row that names the most of the question's other words:
-            # from the value before it in the sentence (or the sentence's last full stop)
+        given = list(values.values())
+        if len({s.text[a:b] for s, a, b in given}) > 1:
+            # the row that names the most of the question's other words: from the value
+            # before it in the sentence (or the sentence's last full stop)
             asked = set(content_words(question)) - set(field.split())
-            ends = {s.id: sorted(b for t, _, b in values.values() if t.id == s.id)
-                    for s, _, _ in values.values()}
+            ends: dict[int, list[int]] = {}
+            for s, _, b in given:
+                ends.setdefault(s.id, []).append(b)
 
             def row(s: Sentence, a: int, b: int) -> str:
                 start = max([s.text.rfind(". ", 0, a) + 2, 0,
                              *(e for e in ends[s.id] if e <= a)])
                 return s.text[start:b]
 
-            scored = sorted(((len(asked & set(content_words(row(s, a, b)))), (s, a, b))
-                             for s, a, b in values.values()), key=lambda x: -x[0])
+            scored = sorted(((len(asked & set(content_words(row(*v)))), v) for v in given),
+                            key=lambda x: -x[0])
             if scored[0][0] == scored[1][0]:
                 return False
-            values = {(0, 0): scored[0][1]}
-        s, a, b = next(iter(values.values()))
-        self._rule_answer(ans, s, a, b, "the document's labelled field",
+            given = [scored[0][1]]
+        self._rule_answer(ans, *given[0], "the document's labelled field",
                           relevance[best.passage_id], also)
         return True
 
@@ -458,8 +459,9 @@ class Pipeline:
         filter_scores: dict[int, float] = {}
         for s in scored:
             filter_scores[s.sentence.id] = max(filter_scores.get(s.sentence.id, 0.0), s.score)
-        contexts = [Context.of(h.title, per_passage[h.passage_id], relevance[h.passage_id])
-                    for h in kept[:opts.reader_passages]]
+        read = [Context.of(h.title, per_passage[h.passage_id], relevance[h.passage_id])
+                for h in kept]
+        contexts = read[:opts.reader_passages]
         bridge = bridge_context(scored, relevance)
         if bridge is not None:
             contexts.append(bridge)
@@ -467,7 +469,7 @@ class Pipeline:
         choices = choose(reader, question, qtype, contexts, filter_scores,
                          re_best=max(relevance[h.passage_id] for h in kept),
                          ranking=fitted.get("ranking"), answerable=fitted.get("answerability"),
-                         passages=self._document_texts(kept, per_passage))
+                         passages=self._document_texts(kept, read))
         ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
                            "rank": round(c.rank, 4),
                            **{k: round(v, 4) for k, v in c.features.items()}}
@@ -490,14 +492,12 @@ class Pipeline:
         ans.confidence = round(choice.probability, 4)
 
     @staticmethod
-    def _document_texts(kept: Sequence[Hit], per_passage: dict[int, list[Sentence]]
-                        ) -> dict[int, str]:
+    def _document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
         """Passage id → the text of every kept passage of its document, as the reader reads
-        them ("title. text"), in the order kept."""
+        them (``read``, one per kept passage: "title. text"), in the order kept."""
         by_path: dict[str, list[str]] = {}
-        for h in kept:
-            by_path.setdefault(h.path, []).append(
-                Context.of(h.title, per_passage[h.passage_id], 0.0).text)
+        for h, c in zip(kept, read, strict=True):
+            by_path.setdefault(h.path, []).append(c.text)
         return {h.passage_id: " ".join(by_path[h.path]) for h in kept}
 
     def _quote(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
