@@ -282,6 +282,13 @@ def test_duplicates_collapse_and_long_sentences_are_windowed() -> None:
     assert parts[-1].text.endswith("29 euros")
 
 
+def index_again(root: Path) -> None:
+    """Index ``root`` again after a test wrote more files into it."""
+    with Collection.open(load_settings(chunk_words=30)) as c:
+        c.lock()
+        Indexer(c).run([root])
+
+
 @pytest.fixture
 def notes(tmp_path: Path, fake_embedder: str) -> Path:
     root = tmp_path / "notes"
@@ -432,9 +439,7 @@ def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
     (notes / "style.md").write_text(
         "# Style guide\n\nWhat does the guide say about errors? Say what the errors are: "
         "errors say what went wrong.\n")
-    with Collection.open(load_settings(chunk_words=30)) as c:
-        c.lock()
-        Indexer(c).run([notes])
+    index_again(notes)
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
         a = p.ask("What does the Zen of Python say about errors?",
                   AskOptions(re_threshold=0.0))
@@ -473,9 +478,7 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
         "# How we sped up the build\n\nOur build took an hour. Dana Reyes and Sam Ortiz "
         "rewrote the cache, and now it takes ten minutes.\n\n" + "More text. " * 40
         + "\n\n## About\n\nBy Lee Wong • Nov 11, 2020\n")
-    with Collection.open(load_settings(chunk_words=30)) as c:
-        c.lock()
-        Indexer(c).run([notes])
+    index_again(notes)
     # the reader would pick a name from the article: the author line answers instead
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=FakeReader("Dana Reyes")) as p:
@@ -495,9 +498,7 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
         "From: Ann Lopes <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Boiler "
         "valve\nDate: Mon, 1 Jan 2024 09:00:00 +0000\n\nThe plumber Dana Reyes comes on "
         "Thursday to replace the boiler valve.\n")
-    with Collection.open(load_settings(chunk_words=30)) as c:
-        c.lock()
-        Indexer(c).run([notes])
+    index_again(notes)
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=FakeReader("Dana Reyes")) as p:
         mail = p.ask("Who sent the mail about the Boiler valve?", AskOptions(re_threshold=0.0))
@@ -560,9 +561,7 @@ def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
         "Due Date: 04/04/2024 Total: 279.84 EUR. Thank you for your order.\n")
     (notes / "receipt.txt").write_text(
         "Corner Cafe receipt. Item: Coffee; Price: 2.50\nItem: Croissant; Price: 1.80\n")
-    with Collection.open(load_settings(chunk_words=30)) as c:
-        c.lock()
-        Indexer(c).run([notes])
+    index_again(notes)
     # the reader would answer with another date of the invoice
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("03/20/2024")) as p:
         due = p.ask("When is the Harbour Supplies invoice due?", AskOptions(re_threshold=0.0))
@@ -590,9 +589,7 @@ def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
         "# Tool guide\n\n## Setup\n\nInstall the package with pip. Then run the tool once "
         "to create its folder.\n\n## Errors\n\nWhen something fails, read the log file "
         "first. Each failure is written to the log with its time.\n")
-    with Collection.open(load_settings(chunk_words=30)) as c:
-        c.lock()
-        Indexer(c).run([notes])
+    index_again(notes)
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
         a = p.ask("What does the tool guide say about errors?",
                   AskOptions(re_threshold=0.0, top_k=1))
