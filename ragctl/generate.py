@@ -51,21 +51,6 @@ def build_prompt(question: str, context: Sequence[str], *, few_shot: bool = True
     return (FEW_SHOT if few_shot else "") + body
 
 
-YES_NO_SHOT = (
-    "Context: The Nile flows north through eleven countries.\n"
-    "Question: Does the Nile flow south?\n"
-    "Answer: no\n\n"
-    "Context: Paris is the capital of France. Berlin is the capital of Germany.\n"
-    "Question: Are Paris and Berlin both capital cities?\n"
-    "Answer: yes\n\n"
-)
-
-
-def yes_no_prompt(question: str, context: Sequence[str]) -> str:
-    """The prompt whose next word, " yes" or " no", answers a yes/no question."""
-    return YES_NO_SHOT + build_prompt(question, context, few_shot=False)
-
-
 _LABEL = re.compile(r"\b(Context|Question|Answer|Summary|Facts|Text|Rewritten)\s*:", re.I)
 
 

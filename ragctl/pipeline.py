@@ -18,30 +18,39 @@ from . import models
 from .answer import (
     AUTHOR_PATTERNS,
     DEFAULT_ANSWERABILITY,
+    YEAR_NEAR,
+    YES_STATED,
     Context,
     QuestionType,
     Reader,
     asked_field,
     author_line,
     bridge_context,
+    choice_options,
     choose,
     completed,
     field_values,
+    first_year,
     heading_named,
     identifiers,
     is_authorship,
     is_metadata,
     mentions,
     names_found,
+    option_in,
+    pair_named,
     question_names,
     question_type,
+    stated_share,
+    time_order,
+    title_rank,
 )
 from .backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
 from .collection import Collection
 from .config import Settings
 from .errors import RagctlError
 from .filter import collapse_duplicates, split_long
-from .generate import build_prompt, yes_no_prompt
+from .generate import build_prompt
 from .longform import LongAnswer, LongOptions, answer_long
 from .records import Answer, AnswerSentence, Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .relevance import re_weights
@@ -252,7 +261,7 @@ class Pipeline:
         # relevance too); other answers need a relevant passage first.
         best = max((relevance[h.passage_id] for h in kept), default=0.0)
         reason = self.abstain_reason(best, opts.abstain, opts.re_threshold)
-        if reason is not None and not (reader is not None and qtype.kind == "factoid"):
+        if reason is not None and not (reader is not None and qtype.kind in ("factoid", "choice")):
             return self._abstain(ans, reason, t_all)
 
         t = time.perf_counter()
@@ -276,8 +285,11 @@ class Pipeline:
         if reader is not None and qtype.kind == "quote":
             self._quote(ans, question, scored, kept, opts, also)
         elif reader is not None and qtype.kind == "yes-no":
-            self._yes_no(ans, question, scored, opts, also)
-        elif reader is not None and qtype.kind == "factoid":
+            self._yes_no(ans, question, hits, kept, per_passage, scored, relevance, also)
+        elif reader is not None and qtype.kind == "choice" and self._choice(
+                ans, question, hits, kept, per_passage, scored, relevance, also):
+            pass
+        elif reader is not None and qtype.kind in ("factoid", "choice"):
             if not (reason is None and (
                     self._author(ans, question, hits, kept, relevance, also)
                     or self._field(ans, question, hits, kept, relevance, also))):
@@ -540,10 +552,104 @@ class Pipeline:
         ans.raw_answer = " ".join(c.text for c in chosen)
         ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
 
-    def _yes_no(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
-                opts: AskOptions, also: dict[int, list[str]]) -> None:
-        """Yes or no, as the generator finds more likely after the best two sentences
-        (from two passages when they differ), which are cited."""
+    OPTION_SEARCH = 5
+
+    def _choice(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+                per_passage: dict[int, list[Sentence]], scored: Sequence[ScoredSentence],
+                relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
+        """One of the two things the question names ("Who is older, A or B?"), as the
+        documents write it. What they say of each is its own document's (or section's)
+        first sentence, else the best sentence that mentions it; a document so named is
+        searched for when the question's own search missed it. Which came first or later is
+        read from the first year given there; otherwise the generator chooses, by how much
+        that evidence raises each one's likelihood over the question alone (FilCo's CXMI).
+        False when the documents do not mention both (the reader answers instead)."""
+        options = choice_options(question)
+        picked = self._said_of(options, hits, kept, per_passage, scored, relevance) \
+            if options else None
+        if picked is None:
+            return False
+        ans.kind = "span"
+        order = time_order(question)
+        years = [p[3] for p in picked]
+        if order and years[0] is not None and years[1] is not None and years[0] != years[1]:
+            pick = years.index(min(years) if order < 0 else max(years))  # type: ignore[type-var]
+            rule = f"the {'earlier' if order < 0 else 'later'} year ({years[0]}, {years[1]})"
+            ans.confidence = round(min(relevance.get(p[2].passage_id, 0.0) for p in picked), 4)
+        else:
+            texts = [s.text[a:b] for s, (a, b), _, _ in picked]
+            gen = self.generator
+            ans.models["generator"] = gen.name
+            prompt = build_prompt(question, [p[2].text for p in picked])
+            alone = build_prompt(question, [])
+            gain = [gen.logprob(prompt, " " + t) - gen.logprob(alone, " " + t) for t in texts]
+            pick = int(np.argmax(gain))
+            rule = "the generator, given what is said of both"
+            ans.confidence = round(1 / (1 + float(np.exp(-abs(gain[0] - gain[1])))), 4)
+        s, (a, b), _, _ = picked[pick]
+        if s.text[a:b].lower().endswith(("'s", "’s")):
+            b -= 2
+        cited = [s] + [p[2] for p in (picked[pick], picked[1 - pick]) if p[2].id != s.id]
+        ans.candidates = [{"answer": p[0].text[slice(*p[1])], "rule": rule, "year": p[3],
+                           "chosen": i == pick} for i, p in enumerate(picked)]
+        ans.raw_answer = s.text[a:b]
+        marks = tuple(range(1, len(cited) + 1))
+        ans.answer = ans.raw_answer + "".join(f" [{i}]" for i in marks)
+        ans.sources = [Citation.of(i, c, answer=c.source_offsets(a, b) if i == 1 else None,
+                                   also_in=tuple(also.get(c.passage_id, ())))
+                       for i, c in enumerate(cited, start=1)]
+        ans.sentences = [AnswerSentence(ans.raw_answer, marks, 1.0, True)]
+        return True
+
+    def _said_of(self, names: Sequence[str], hits: Sequence[Hit], kept: Sequence[Hit],
+                 per_passage: dict[int, list[Sentence]], scored: Sequence[ScoredSentence],
+                 relevance: dict[int, float]
+                 ) -> list[tuple[Sentence, tuple[int, int], Sentence, int | None]] | None:
+        """For each name, a sentence that mentions it (and where), what the documents say
+        of it — its own document's (or section's) first sentence, else the best sentence
+        that mentions it — and the first year given there; None unless every name is
+        mentioned, each by a sentence of its own. A document named after one is searched
+        for when the question's own search missed it."""
+        kept_ids = {h.passage_id for h in kept}
+        pool = [*kept, *sorted((h for h in hits if h.passage_id not in kept_ids),
+                               key=lambda h: -relevance[h.passage_id])]
+        for name in names:
+            if all(title_rank(name, h.title) for h in pool):
+                seen = {h.passage_id for h in pool}
+                pool += [h for h in self.retriever.search(name, limit=self.OPTION_SEARCH)
+                         if h.passage_id not in seen and title_rank(name, h.title) == 0]
+        sentences = {**per_passage, **self.collection.store.sentences_of(
+            [h.passage_id for h in pool if h.passage_id not in per_passage])}
+        filter_scores = {s.sentence.id: s.score for s in scored}
+        picked: list[tuple[Sentence, tuple[int, int], Sentence, int | None]] = []
+        for name in names:
+            mentions = [(s, where) for h in sorted(pool, key=lambda h: title_rank(name, h.title))
+                        for s in sentences[h.passage_id]
+                        if not is_metadata(s.text) and (where := option_in(name, s.text))]
+            if not mentions:
+                return None
+            named = next((h for h in pool if title_rank(name, h.title) == 0
+                          and sentences[h.passage_id]), None)
+            if named is not None:  # its own document: what it says first
+                about = sentences[named.passage_id][0]
+                year = first_year(about.text[:YEAR_NEAR * 2])
+            else:
+                about, (_, end) = max(mentions, key=lambda m: filter_scores.get(m[0].id, -1.0))
+                year = first_year(about.text[end:end + YEAR_NEAR])
+            shown = next((m for m in mentions if m[0].id == about.id), mentions[0])
+            picked.append((shown[0], shown[1], about, year))
+        if len({p[2].id for p in picked}) < len(picked):
+            return None
+        return picked
+
+    def _yes_no(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
+                per_passage: dict[int, list[Sentence]], scored: Sequence[ScoredSentence],
+                relevance: dict[int, float], also: dict[int, list[str]]) -> None:
+        """Yes when the evidence states what the question asks (:func:`stated_share`): for
+        "are A and B both …?", what the documents say of each (``_said_of``) states the rest
+        of the question; otherwise one of the two best sentences (from two passages when
+        they differ) states more than YES_STATED of its words. No otherwise. The sentences
+        weighed are cited."""
         ans.kind = "yes-no"
         ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
                         key=lambda s: -s.score)
@@ -554,12 +660,17 @@ class Pipeline:
         second = next((s.sentence for s in ranked[1:]
                        if s.sentence.passage_id != first.passage_id), None)
         chosen = [first, *([second] if second is not None else [])]
-        gen = self.generator
-        ans.models["generator"] = gen.name
-        prompt = yes_no_prompt(question, [s.text for s in chosen])
-        yes, no = gen.logprob(prompt, " yes"), gen.logprob(prompt, " no")
-        word = "Yes" if yes >= no else "No"
-        ans.confidence = round(1 / (1 + float(np.exp(-abs(yes - no)))), 4)
+        pair = pair_named(question)
+        said = self._said_of(pair, hits, kept, per_passage, scored, relevance) if pair else None
+        if pair is not None and said is not None:
+            chosen = [p[2] for p in said]
+            share = min(stated_share(question, c.text, leave_out=pair) for c in chosen)
+        else:
+            share = max(stated_share(question, c.text) for c in chosen)
+        word = "Yes" if share > YES_STATED else "No"
+        ans.candidates = [{"answer": word, "stated": round(share, 4),
+                           "rule": "what is said of each" if said else "the best sentence"}]
+        ans.confidence = round(share if word == "Yes" else 1 - share, 4)
         ans.raw_answer = word
         ans.answer = word + "".join(f" [{i}]" for i in range(1, len(chosen) + 1))
         ans.sources = [Citation.of(i, s, also_in=tuple(also.get(s.passage_id, ())))

@@ -596,3 +596,98 @@ def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
     assert a.kind == "quote" and not a.abstained
     assert [x.place for x in a.passages if x.kept] == ["Tool guide > Errors"]
     assert all(s.place == "Tool guide > Errors" for s in a.sources)
+
+
+def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
+    from ragctl.answer import choice_options, first_year, time_order
+
+    assert choice_options("Who is older, Annie Morton or Terry Richardson?") == (
+        "Annie Morton", "Terry Richardson")
+    assert choice_options("Which band, Letters to Cleo or Screaming Trees, had more "
+                          "members?") == ("Letters to Cleo", "Screaming Trees")
+    assert choice_options("who is younger Keith Bostic or Jerry Glanville ?") == (
+        "Keith Bostic", "Jerry Glanville")
+    assert choice_options("Was the test of the engine a failure or a success?") == (
+        "a failure", "a success")
+    assert choice_options("Which is due first: the gas bill or the water bill?") == (
+        "the gas bill", "the water bill")
+    for q in ("What must m be less than or equal to when dividing?",
+              "Who can question the First Minister or members of the cabinet?",
+              "How many couples or partnerships were there?",
+              "Is the invoice paid or not?", "Is the clinic open on Sundays?"):
+        assert choice_options(q) is None, q
+    kind = question_type("Who is older, Annie Morton or Terry Richardson?")
+    assert kind.kind == "choice" and kind.expects == "person"  # the reader's type if it must
+    assert time_order("Who was born earlier, A or B?") == -1
+    assert time_order("Which is newer, A or B?") == 1
+    assert time_order("Which band had more members, A or B?") == 0
+    assert first_year("Ada (10 December 1815 – 27 November 1852)") == 1815
+    assert first_year("It cost 1,500 euros and weighs 2000.5 kg") is None
+
+
+def test_a_yes_no_question_about_two_things_names_both() -> None:
+    from ragctl.answer import pair_named, stated_share
+
+    assert pair_named("Are both Elko Regional Airport and Gerald R. Ford International "
+                      "Airport located in Michigan?") == (
+        "Elko Regional Airport", "Gerald R. Ford International Airport")
+    assert pair_named("Are Freakonomics and In the Realm of the Hackers both American "
+                      "documentaries?") == ("Freakonomics", "In the Realm of the Hackers")
+    assert pair_named("Do the drinks Gibson and Zurracapote both contain gin?") == (
+        "Gibson", "Zurracapote")
+    assert pair_named("Was the French and Indian War part of the Seven Years' War?") is None
+    assert pair_named("Is the clinic open on Sundays?") is None
+    q = "Are Ada Lovelace and Grace Hopper both mathematicians?"
+    assert stated_share(q, "Ada Lovelace was an English mathematician.",
+                        leave_out=("Ada Lovelace", "Grace Hopper")) == 1.0
+    assert stated_share(q, "Grace Hopper was an American computer scientist.",
+                        leave_out=("Ada Lovelace", "Grace Hopper")) == 0.0
+    assert stated_share("Is the rent 900 euros?", "The rent is 900 euros a month.") == 1.0
+
+
+@pytest.fixture
+def people(notes: Path) -> Path:
+    (notes / "ada.txt").write_text(
+        "Ada Lovelace (born 10 December 1815) was an English mathematician. She wrote "
+        "the first published program.\n")
+    (notes / "grace.txt").write_text(
+        "Grace Hopper (born December 9, 1906) was an American computer scientist. She "
+        "led the team that wrote one of the first compilers.\n")
+    index_again(notes)
+    return notes
+
+
+def test_which_came_first_is_read_from_the_years_given(people: Path) -> None:
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("English"), generator=FakeGenerator()) as p:
+        older = p.ask("Who was born earlier, Grace Hopper or Ada Lovelace?",
+                      AskOptions(re_threshold=0.0))
+        younger = p.ask("Who is younger, Ada Lovelace or Grace Hopper?",
+                        AskOptions(re_threshold=0.0))
+        neither = p.ask("Who is older, Alan Turing or Ada Lovelace?",
+                        AskOptions(re_threshold=0.0, answer_threshold=0.0))
+    assert older.question_type == "choice:person"
+    assert older.answer_text == "Ada Lovelace" and younger.answer_text == "Grace Hopper"
+    assert older.candidates[0]["rule"] == "the earlier year (1906, 1815)"
+    src = older.sources[0]
+    raw = (people / "ada.txt").read_text()
+    assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == \
+        "Ada Lovelace"
+    assert {Path(s.path).name for s in older.sources} == {"ada.txt", "grace.txt"}
+    assert older.answer == "Ada Lovelace [1] [2]"
+    # the documents never mention one of the two: the reader answers as for any question
+    assert neither.answer_text == "English" and "rule" not in neither.candidates[0]
+
+
+def test_yes_only_when_what_is_said_of_both_states_it(people: Path) -> None:
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator()) as p:
+        no = p.ask("Are Ada Lovelace and Grace Hopper both mathematicians?",
+                   AskOptions(re_threshold=0.0))
+        yes = p.ask("Were Ada Lovelace and Grace Hopper both born in December?",
+                    AskOptions(re_threshold=0.0))
+        one = p.ask("Is the rent 900 euros a month?", AskOptions(re_threshold=0.0))
+    assert no.kind == "yes-no" and no.answer_text == "No"
+    assert {Path(s.path).name for s in no.sources} == {"ada.txt", "grace.txt"}
+    assert yes.answer_text == "Yes" and yes.answer == "Yes [1] [2]"
+    assert one.answer_text == "Yes" and Path(one.sources[0].path).name == "rent.md"
