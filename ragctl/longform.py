@@ -31,7 +31,7 @@ import numpy as np
 
 from .backends import Generator, SupportChecker
 from .config import Settings
-from .records import Citation, PassageScore, ScoredSentence, Sentence
+from .records import Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .text import content_words
 from .verify import citation_support_rate, strip_citations
 
@@ -154,6 +154,31 @@ def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, f
                           relevance.get(s.sentence.passage_id, 0.0)))
         total += len(s.sentence.text.split())
     return out
+
+
+LEADS = 4  # documents named in the question whose first sentence becomes a nugget
+
+
+def with_leads(question: str, hits: Sequence[Hit], per_passage: dict[int, list[Sentence]],
+               scored: Sequence[ScoredSentence]) -> list[ScoredSentence]:
+    """``scored`` with the first sentence of each passage retrieved from a document the
+    question names by its title ("Were Scott Derrickson and Ed Wood of the same
+    nationality?" and the documents so titled) kept, as well as the best sentence: what a
+    document says first of its subject belongs in a long answer about it. Up to LEADS
+    documents, most relevant first (``hits`` is in that order); the rest unchanged."""
+    from .answer import is_metadata, option_in
+
+    top = max((s.score for s in scored), default=0.0)
+    leads: set[int] = set()
+    for h in hits:
+        title = re.sub(r"\s*\([^)]*\)$", "", h.title).strip()  # "Big Stone Gap (film)"
+        first = per_passage.get(h.passage_id) or []
+        if len(leads) >= LEADS or not re.search(r"[A-Z0-9]", title) or not first \
+                or option_in(title, question) is None or is_metadata(first[0].text):
+            continue
+        leads.add(first[0].id)
+    return [ScoredSentence(s.sentence, max(s.score, top), True) if s.sentence.id in leads
+            else s for s in scored]
 
 
 def verify_span(sentence: str, marked: str) -> tuple[int, int] | None:
@@ -366,6 +391,8 @@ def answer_long(pipe: Pipeline, question: str, opts: LongOptions) -> LongAnswer:
     sentences = [s for h in hits for s in per_passage[h.passage_id]]
     scored = pipe.context_filter.select(question, sentences, threshold=opts.filter_threshold,
                                         top_m=opts.max_nuggets)
+    scored = with_leads(question, sorted(hits, key=lambda h: -relevance[h.passage_id]),
+                        per_passage, scored)
     nuggets = nuggets_from_filter(scored, relevance, limit=opts.max_nuggets, words=opts.words)
     if opts.mark_spans:
         nuggets = [mark_span(pipe.generator, question, n) for n in nuggets]

@@ -18,9 +18,10 @@ from ragctl.longform import (
     render,
     summarize_facets,
     verify_span,
+    with_leads,
 )
 from ragctl.pipeline import Pipeline
-from ragctl.records import ScoredSentence, Sentence
+from ragctl.records import Hit, ScoredSentence, Sentence
 from ragctl.verify import LexicalEmbeddingSupport
 from tests.fakes import FakeGenerator
 
@@ -84,6 +85,30 @@ def test_nuggets_hold_the_budget_then_only_strong_sentences() -> None:
     scored[6] = sent(6, 0.5)
     assert [n.sentence.id for n in nuggets_from_filter(scored, {}, words=40)] == [0, 6, 1, 2]
     assert [n.sentence.id for n in nuggets_from_filter(scored, {}, words=10)] == [0, 6]
+
+
+def test_the_first_sentence_of_a_document_the_question_names_is_a_nugget() -> None:
+    def doc(pid: int, title: str, *texts: str) -> tuple[Hit, list[Sentence]]:
+        return (Hit(path=f"/{pid}.md", title=title, passage_id=pid),
+                [Sentence(id=pid * 10 + k, passage_id=pid, path=f"/{pid}.md", text=t)
+                 for k, t in enumerate(texts)])
+
+    docs = [doc(1, "Ed Wood (film)", "Ed Wood is a 1994 American biographical film.",
+                "It was directed by Tim Burton."),
+            doc(2, "Scott Derrickson", "Scott Derrickson (born 1966) is an American director.",
+                "He lives in Los Angeles."),
+            doc(3, "Tyler Bates", "Tyler Bates is an American musician.")]
+    hits = [h for h, _ in docs]
+    per_passage = {h.passage_id: ss for h, ss in docs}
+    scored = [ScoredSentence(s, 0.1 if s.id != 21 else 0.8, s.id == 21)
+              for _, ss in docs for s in ss]
+    q = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    out = {s.sentence.id: s for s in with_leads(q, hits, per_passage, scored)}
+    assert out[20].kept and out[20].score == 0.8  # Scott Derrickson's own first sentence
+    assert out[10].kept  # "Ed Wood (film)" is named as "Ed Wood"
+    assert not out[30].kept and not out[11].kept and out[21].kept  # the rest as scored
+    assert [s.sentence.id for s in nuggets_from_filter(list(out.values()), {}, words=10)
+            ][:3] == [10, 20, 21]
 
 
 def test_word_budget_stops_facets() -> None:
