@@ -216,13 +216,25 @@ def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> 
 
 def option_in(option: str, text: str) -> tuple[int, int] | None:
     """Where ``text`` names the option (its first mention, case and a leading article
-    aside; a word of it may end in "s" or "'s"), or None."""
+    aside; a word of it may end in "s" or "'s"), or None. An option not written so is
+    looked for by its name alone: "the Azure Interior invoice" as "Azure Interior"."""
     bare = _ARTICLE.sub("", option).strip()
-    words = [re.escape(w) for w in bare.split()]
-    if not words:
-        return None
-    m = re.search(r"(?<![\w])" + r"\s+".join(words) + r"(?:'s|’s|s)?(?![\w])", text, re.I)
-    return (m.start(), m.end()) if m else None
+    for words in (bare.split(), _name_in(bare)):
+        if not words:
+            continue
+        m = re.search(r"(?<![\w])" + r"\s+".join(map(re.escape, words))
+                      + r"(?:'s|’s|s)?(?![\w])", text, re.I)
+        if m:
+            return m.start(), m.end()
+    return None
+
+
+def _name_in(option: str) -> list[str]:
+    """The longest run of capitalized words (or numbers) of an option that has other
+    words too ("the AWS invoice" → AWS), else nothing."""
+    runs = re.findall(r"(?:[A-Z0-9][\w'’.&-]*)(?:\s+[A-Z0-9][\w'’.&-]*)*", option)
+    best = max(runs, key=len, default="")
+    return best.split() if best and best != option else []
 
 
 def title_rank(option: str, title: str) -> int:

@@ -295,6 +295,15 @@ class Pipeline:
                     or self._field(ans, question, hits, kept, relevance, also))):
                 self._span(ans, reader, question, qtype, kept, per_passage, scored, relevance,
                            opts, also)
+            two = choice_options(question) if qtype.kind == "choice" else None
+            if two and not ans.abstained and opts.abstain and not any(
+                    option_in(o, ans.raw_answer) or option_in(ans.raw_answer, o) for o in two):
+                # "Who is older, A or B?" answered with neither: the documents do not say
+                ans.answer = ans.raw_answer = ""
+                ans.sources, ans.sentences = [], []
+                ans.abstained = True
+                ans.abstain_reason = f"the documents do not say which of {two[0]!r} " \
+                    f"and {two[1]!r}"
         else:
             ans.timings["answer"] = 0.0
             self._generate(ans, question, kept, per_passage, probs, order, kept_order, context,

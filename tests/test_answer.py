@@ -616,6 +616,11 @@ def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
               "How many couples or partnerships were there?",
               "Is the invoice paid or not?", "Is the clinic open on Sundays?"):
         assert choice_options(q) is None, q
+    from ragctl.answer import option_in
+
+    assert option_in("the Azure Interior invoice", "Billed by Azure Interior.") == (10, 24)
+    assert option_in("Terry Richardson", "photographed by Terry Richardson's team") == (16, 34)
+    assert option_in("the gas bill", "The water bill is due.") is None
     kind = question_type("Who is older, Annie Morton or Terry Richardson?")
     assert kind.kind == "choice" and kind.expects == "person"  # the reader's type if it must
     assert time_order("Who was born earlier, A or B?") == -1
@@ -675,8 +680,12 @@ def test_which_came_first_is_read_from_the_years_given(people: Path) -> None:
         "Ada Lovelace"
     assert {Path(s.path).name for s in older.sources} == {"ada.txt", "grace.txt"}
     assert older.answer == "Ada Lovelace [1] [2]"
-    # the documents never mention one of the two: the reader answers as for any question
-    assert neither.answer_text == "English" and "rule" not in neither.candidates[0]
+    # the documents never mention one of the two: the reader is asked, and its answer
+    # ("English") is neither of them, so the documents do not say which
+    assert "rule" not in neither.candidates[0] and neither.candidates[0]["answer"] == "English"
+    assert neither.abstained and neither.answer == "" and not neither.sources
+    assert "do not say which of 'Alan Turing' and 'Ada Lovelace'" in (
+        neither.abstain_reason or "")
 
 
 def test_yes_only_when_what_is_said_of_both_states_it(people: Path) -> None:
