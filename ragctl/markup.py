@@ -96,6 +96,13 @@ def _code_kept(line: str, code: re.Pattern[str], rules: list[_Rule]) -> str:
 
 # --------------------------------------------------------------------- reStructuredText
 
+def _numbered(m: re.Match[str]) -> str:
+    """":pep:`8`" as " pep  8 ": the role names what the number is (every sign kept is
+    the source's own, in its place)."""
+    keep = {*range(*m.span("r")), *range(*m.span("n"))}
+    return "".join(c if m.start() + i in keep else " " for i, c in enumerate(m.group()))
+
+
 _RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+([\w:.-]+)::(.*)$")
 _RST_COMMENT = re.compile(r"^[ \t]*\.\.(?:[ \t]+(?!\S+::)|$).*$")  # .. comment / .. _label:
 _RST_OPTION = re.compile(r"^[ \t]+:[\w-]+:.*$")
@@ -111,6 +118,8 @@ _RST_CODE = {"code-block", "code", "sourcecode", "literalinclude", "parsed-liter
 _RST_CODE_SPAN = re.compile(r"``(?P<t>[^`\n]+?)``")
 _RST_INLINE = [
     (re.compile(r"`(?P<t>[^`<\n]+?)[ \t]*<[^>\n]+>`__?"), _keep_group("t")),  # `t <url>`_
+    (re.compile(r":(?P<r>pep|rfc):`(?P<n>\d+)(?:#[^`\n]*)?`", re.I),
+     _numbered),  # :pep:`8` is "PEP 8", :rfc:`2822` "RFC 2822"
     (re.compile(r":[\w:+-]+:`(?P<t>[^`<\n]+?)(?:[ \t]*<[^>\n]*>)?`"),
      _keep_group("t")),  # :role:`text` and :role:`text <target>`
     (re.compile(r"\[[^\]\s]+\]_(?!\w)"), _blank),  # footnote and citation references

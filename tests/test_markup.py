@@ -55,7 +55,7 @@ def test_markup_is_blanked_with_the_same_length() -> None:
     rst = plain_rst(RST)
     assert len(rst) == len(RST)
     flat = " ".join(rst.split())
-    assert "Run ragctl index as described in the guide and 8 , see or the reference ." \
+    assert "Run ragctl index as described in the guide and pep 8 , see or the reference ." \
         in flat
     assert "An example: ragctl ask \"what **exactly**\"" in flat  # a literal block
     assert 'print("kept")' in flat and "linenos" not in flat and "code-block" not in flat
@@ -68,6 +68,11 @@ def test_markup_is_blanked_with_the_same_length() -> None:
     dunder = "It becomes the ``__doc__`` attribute; see ``__init__.py`` and Docutils_."
     assert " ".join(plain_rst(dunder).split()) == \
         "It becomes the __doc__ attribute; see __init__.py and Docutils ."
+    # a PEP or RFC cited by number keeps the name of what it is
+    roles = "As :pep:`8` says (and :rfc:`2822#section-3`), see :pep:`the index <0>`."
+    assert len(plain_rst(roles)) == len(roles)
+    assert " ".join(plain_rst(roles).split()) == \
+        "As pep 8 says (and rfc 2822 ), see the index ."
 
 
 def test_sentences_from_markup_resolve_to_the_file(tmp_path: Path) -> None:
