@@ -621,6 +621,14 @@ def names_found(names: Iterable[str], text: str) -> list[bool]:
     return [n in words or n[:5] in stems for n in names]
 
 
+def file_words(path: str) -> str:
+    """A file's name as words, numbers without their leading zeros: "pep-0008.rst" →
+    "pep 8"."""
+    stem = Path(path).stem
+    return " ".join(w.lstrip("0") or "0" if w.isdigit() else w
+                    for w in re.split(r"[-_.\s]+", stem) if w)
+
+
 def heading_named(question: str, place: str) -> bool:
     """Whether the question names the section a passage is in: every word of the last
     heading of ``place`` ("Specification > One-line Docstrings") is in the question, and

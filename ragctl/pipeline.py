@@ -30,6 +30,7 @@ from .answer import (
     choose,
     completed,
     field_values,
+    file_words,
     first_year,
     heading_named,
     identifiers,
@@ -525,12 +526,16 @@ class Pipeline:
                kept: Sequence[Hit], opts: AskOptions, also: dict[int, list[str]]) -> None:
         """The best supporting sentences, quoted (never a metadata block). "What does X say
         about Y" names its source: a sentence of a passage that mentions every name of the
-        question (in its title, section or text) comes first, when the filter rates it at
-        least a quarter as well as the best sentence."""
+        question (in its title, section or file name, else in its text) comes first, when the filter
+        rates it at least a quarter as well as the best sentence."""
         ans.kind = "quote"
         names = question_names(question)
+        # a document so titled, or so named by its file ("pep-0008.rst"), before those
+        # that cite it in passing ("… than :pep:`8` recommends")
         named = {h.passage_id for h in kept
-                 if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
+                 if all(names_found(names, f"{h.title} {h.place} {file_words(h.path)}"))} \
+            or {h.passage_id for h in kept
+                if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
         # ... and, first of all, a section the question names ("about one-line docstrings")
         # in a document so named
         named_paths = {h.path for h in kept if h.passage_id in named}

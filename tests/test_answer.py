@@ -700,3 +700,21 @@ def test_yes_only_when_what_is_said_of_both_states_it(people: Path) -> None:
     assert {Path(s.path).name for s in no.sources} == {"ada.txt", "grace.txt"}
     assert yes.answer_text == "Yes" and yes.answer == "Yes [1] [2]"
     assert one.answer_text == "Yes" and Path(one.sources[0].path).name == "rent.md"
+
+
+def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
+        notes: Path) -> None:
+    from ragctl.answer import file_words
+
+    assert file_words("/n/pep-0008.rst") == "pep 8"
+    (notes / "pep-0008.rst").write_text(
+        "Style Guide\n===========\n\nComment lines should be limited to 72 characters "
+        "in length.\n")
+    (notes / "tool.md").write_text(
+        "# Tool\n\nUnlike :pep:`8`, the tool allows comment lines of any length in its "
+        "files.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
+        a = p.ask("What does PEP 8 say about the length of comment lines?",
+                  AskOptions(re_threshold=0.0, quote_sentences=1))
+    assert a.kind == "quote" and [Path(s.path).name for s in a.sources] == ["pep-0008.rst"]
