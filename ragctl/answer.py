@@ -216,13 +216,14 @@ def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> 
 
 def option_in(option: str, text: str) -> tuple[int, int] | None:
     """Where ``text`` names the option (its first mention, case and a leading article
-    aside; a word of it may end in "s" or "'s"), or None. An option not written so is
+    aside; a word of it may end in "s" or "'s", a colon may follow one: "PEP: 703"), or
+    None. An option not written so is
     looked for by its name alone: "the Azure Interior invoice" as "Azure Interior"."""
     bare = _ARTICLE.sub("", option).strip()
     for words in (bare.split(), _name_in(bare)):
         if not words:
             continue
-        m = re.search(r"(?<![\w])" + r"\s+".join(map(re.escape, words))
+        m = re.search(r"(?<![\w])" + r"[\s:#]{1,3}".join(map(re.escape, words))
                       + r"(?:'s|’s|s)?(?![\w])", text, re.I)
         if m:
             return m.start(), m.end()
@@ -237,12 +238,29 @@ def _name_in(option: str) -> list[str]:
     return best.split() if best and best != option else []
 
 
-def title_rank(option: str, title: str) -> int:
-    """0 for a document (or section) named the option, 1 for one whose name holds it, 2
-    otherwise: where to look for what the documents say of it first."""
-    if _ARTICLE.sub("", option).strip().lower() == title.strip().lower():
+def title_rank(option: str, title: str, path: str = "") -> int:
+    """0 for a document (or section) named the option, by its title or its file's name
+    ("PEP 703" and pep-0703.rst), 1 for one whose title holds it, 2 otherwise: where to
+    look for what the documents say of it first."""
+    bare = " ".join(_ARTICLE.sub("", option).lower().split())
+    if bare in (title.strip().lower(), file_words(path).lower() if path else None):
         return 0
     return 1 if option_in(option, title) else 2
+
+
+_DATED = re.compile(r"\b(?:Created|Date|Dated|Sent|Published|Posted|Issued|Invoice Date)\s*:"
+                    r"\s*(?P<d>[^\n:]{4,30})", re.I)
+
+
+def stated_year(text: str, near: int) -> int | None:
+    """The year a document's first sentence gives for it: that of a labelled date
+    ("Created: 28-Feb-2018", "Date: …") first, else the first year in its first ``near``
+    characters ("Annie Morton (born October 8, 1970) is …")."""
+    for m in _DATED.finditer(text):
+        year = first_year(m.group("d"))
+        if year is not None:
+            return year
+    return first_year(text[:near])
 
 
 _EARLIER = re.compile(r"\b(older|oldest|elder|earlier|earliest|first|sooner)\b", re.I)

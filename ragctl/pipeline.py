@@ -43,6 +43,7 @@ from .answer import (
     question_names,
     question_type,
     stated_share,
+    stated_year,
     time_order,
     title_rank,
 )
@@ -620,33 +621,38 @@ class Pipeline:
                  relevance: dict[int, float]
                  ) -> list[tuple[Sentence, tuple[int, int], Sentence, int | None]] | None:
         """For each name, a sentence that mentions it (and where), what the documents say
-        of it — its own document's (or section's) first sentence, else the best sentence
-        that mentions it — and the first year given there; None unless every name is
-        mentioned, each by a sentence of its own. A document named after one is searched
-        for when the question's own search missed it."""
+        of it — the first sentence of its own document (named so by its title or file
+        name; a header block counts: "Status: Final"), else the best sentence that
+        mentions it — and the year given there (a labelled date's, else the first near
+        the start or the mention); None unless every name is mentioned, each by a
+        sentence of its own. A document named after one is searched for when the
+        question's own search missed it."""
         kept_ids = {h.passage_id for h in kept}
         pool = [*kept, *sorted((h for h in hits if h.passage_id not in kept_ids),
                                key=lambda h: -relevance[h.passage_id])]
         for name in names:
-            if all(title_rank(name, h.title) for h in pool):
+            if all(title_rank(name, h.title, h.path) for h in pool):
                 seen = {h.passage_id for h in pool}
                 pool += [h for h in self.retriever.search(name, limit=self.OPTION_SEARCH)
-                         if h.passage_id not in seen and title_rank(name, h.title) == 0]
+                         if h.passage_id not in seen and title_rank(name, h.title, h.path) == 0]
         sentences = {**per_passage, **self.collection.store.sentences_of(
             [h.passage_id for h in pool if h.passage_id not in per_passage])}
         filter_scores = {s.sentence.id: s.score for s in scored}
         picked: list[tuple[Sentence, tuple[int, int], Sentence, int | None]] = []
         for name in names:
-            mentions = [(s, where) for h in sorted(pool, key=lambda h: title_rank(name, h.title))
-                        for s in sentences[h.passage_id]
-                        if not is_metadata(s.text) and (where := option_in(name, s.text))]
+            ranked = sorted(pool, key=lambda h: title_rank(name, h.title, h.path))
+            named = next((h for h in ranked if title_rank(name, h.title, h.path) == 0), None)
+            # its own document: what it says first (a header's fields too: "Status: Final")
+            lead = (self.collection.store.sentences_like(named.path, ["%"], limit=1)
+                    or sentences[named.passage_id][:1]) if named is not None else []
+            mentions = [(s, where) for s in lead if (where := option_in(name, s.text))]
+            mentions += [(s, where) for h in ranked for s in sentences[h.passage_id]
+                         if not is_metadata(s.text) and (where := option_in(name, s.text))]
             if not mentions:
                 return None
-            named = next((h for h in pool if title_rank(name, h.title) == 0
-                          and sentences[h.passage_id]), None)
-            if named is not None:  # its own document: what it says first
-                about = sentences[named.passage_id][0]
-                year = first_year(about.text[:YEAR_NEAR * 2])
+            if lead:
+                about = lead[0]
+                year = stated_year(about.text, YEAR_NEAR * 2)
             else:
                 about, (_, end) = max(mentions, key=lambda m: filter_scores.get(m[0].id, -1.0))
                 year = first_year(about.text[end:end + YEAR_NEAR])

@@ -718,3 +718,34 @@ def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
         a = p.ask("What does PEP 8 say about the length of comment lines?",
                   AskOptions(re_threshold=0.0, quote_sentences=1))
     assert a.kind == "quote" and [Path(s.path).name for s in a.sources] == ["pep-0008.rst"]
+
+
+def test_what_a_document_named_by_its_file_says_first_includes_its_header(
+        notes: Path) -> None:
+    from ragctl.answer import stated_year, title_rank
+
+    assert title_rank("PEP 703", "Making the GIL Optional", "/n/pep-0703.rst") == 0
+    assert title_rank("the PEP 703", "Making the GIL Optional", "/n/pep-0704.rst") == 2
+    assert stated_year("PEP: 572 Title: Assignment Expressions Author: Chris Angelico, "
+                       "Tim Peters, Guido van Rossum Status: Final Created: 28-Feb-2018 "
+                       "Python-Version: 3.8", 120) == 2018
+    assert stated_year("Annie Morton (born October 8, 1970) is an American model.", 120) == 1970
+    for number, title, status, created in (("572", "Assignment Expressions", "Final",
+                                            "28-Feb-2018"),
+                                           ("703", "Making the GIL Optional", "Accepted",
+                                            "09-Jan-2023")):
+        (notes / f"pep-0{number}.rst").write_text(
+            f"PEP: {number}\nTitle: {title}\nStatus: {status}\nCreated: {created}\n\n"
+            f"{title}\n{'=' * len(title)}\n\nThis proposal changes how Python programs "
+            "are written and run.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator()) as p:
+        first = p.ask("Which PEP was created earlier, PEP 703 or PEP 572?",
+                      AskOptions(re_threshold=0.0))
+        final = p.ask("Are PEP 572 and PEP 703 both Final?", AskOptions(re_threshold=0.0))
+    assert first.answer_text == "PEP: 572"  # as its header writes it, cited with offsets
+    assert first.candidates[0]["rule"] == "the earlier year (2023, 2018)"
+    assert Path(first.sources[0].path).name == "pep-0572.rst"
+    assert final.answer_text == "No"  # PEP 703's header says "Accepted"
+    assert {Path(s.path).name for s in final.sources} == {"pep-0572.rst", "pep-0703.rst"}
