@@ -230,9 +230,17 @@ def render_explain(answer: Answer) -> None:
         how = {"span": "a span of a cited sentence, chosen by the reader",
                "quote": "the supporting sentences, quoted",
                "free": "the generator's own words, checked against the sentences"}
-        rule = next((c["rule"] for c in answer.candidates[:1] if "rule" in c), None)
-        said = f"a span of a cited sentence: {rule}" if rule \
-            else how.get(answer.kind, answer.kind)
+        first = answer.candidates[0] if answer.candidates else {}
+        rule = first.get("rule")
+        if answer.kind == "yes-no" and "stated" in first:
+            from .answer import YES_STATED
+
+            said = (f"yes or no from {rule}: it states {first['stated']:.0%} of the "
+                    f"question's words (yes above {YES_STATED:.0%})")
+        elif rule:
+            said = f"a span of a cited sentence: {rule}"
+        else:
+            said = how.get(answer.kind, answer.kind)
         stdout.print(f"question: {answer.question_type or '?'}; answer: {said}")
     for c in answer.candidates[:1]:
         if "probability" in c:

@@ -688,7 +688,8 @@ def test_which_came_first_is_read_from_the_years_given(people: Path) -> None:
         neither.abstain_reason or "")
 
 
-def test_yes_only_when_what_is_said_of_both_states_it(people: Path) -> None:
+def test_yes_only_when_what_is_said_of_both_states_it(
+        people: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=FakeReader(), generator=FakeGenerator()) as p:
         no = p.ask("Are Ada Lovelace and Grace Hopper both mathematicians?",
@@ -700,6 +701,11 @@ def test_yes_only_when_what_is_said_of_both_states_it(people: Path) -> None:
     assert {Path(s.path).name for s in no.sources} == {"ada.txt", "grace.txt"}
     assert yes.answer_text == "Yes" and yes.answer == "Yes [1] [2]"
     assert one.answer_text == "Yes" and Path(one.sources[0].path).name == "rent.md"
+    from ragctl import display
+
+    display.render_explain(no)  # --explain says how it was decided
+    assert "yes or no from what is said of each: it states 0% of the question's words " \
+        "(yes above 75%)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
