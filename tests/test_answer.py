@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -34,7 +35,7 @@ from ragctl.errors import EXIT_NOT_FOUND
 from ragctl.filter import collapse_duplicates, split_long
 from ragctl.indexer import Indexer
 from ragctl.pipeline import AskOptions, Pipeline
-from ragctl.records import Sentence
+from ragctl.records import Answer, Sentence
 from ragctl.text import raw_offsets
 from tests.fakes import FakeGenerator, FakeReader
 
@@ -435,14 +436,20 @@ def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
     assert completed("Which two companies are fighting?", low).text == "Arduino LLC"
 
 
-def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
-    (notes / "style.md").write_text(
-        "# Style guide\n\nWhat does the guide say about errors? Say what the errors are: "
-        "errors say what went wrong.\n")
+def quoted(notes: Path, files: dict[str, str], question: str, **options: Any) -> Answer:
+    """Write ``files`` into the notes folder, index it again and ask ``question`` (a
+    quote question: the fake reader is never asked)."""
+    for name, text in files.items():
+        (notes / name).write_text(text)
     index_again(notes)
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
-        a = p.ask("What does the Zen of Python say about errors?",
-                  AskOptions(re_threshold=0.0))
+        return p.ask(question, AskOptions(re_threshold=0.0, **options))
+
+
+def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
+    a = quoted(notes, {"style.md": "# Style guide\n\nWhat does the guide say about errors? "
+                                   "Say what the errors are: errors say what went wrong.\n"},
+               "What does the Zen of Python say about errors?")
     assert a.kind == "quote" and not a.abstained
     assert "never pass silently" in a.answer and "went wrong" not in a.answer
 
@@ -713,16 +720,12 @@ def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
     from ragctl.answer import file_words
 
     assert file_words("/n/pep-0008.rst") == "pep 8"
-    (notes / "pep-0008.rst").write_text(
-        "Style Guide\n===========\n\nComment lines should be limited to 72 characters "
-        "in length.\n")
-    (notes / "tool.md").write_text(
-        "# Tool\n\nUnlike :pep:`8`, the tool allows comment lines of any length in its "
-        "files.\n")
-    index_again(notes)
-    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
-        a = p.ask("What does PEP 8 say about the length of comment lines?",
-                  AskOptions(re_threshold=0.0, quote_sentences=1))
+    a = quoted(notes, {
+        "pep-0008.rst": "Style Guide\n===========\n\nComment lines should be limited to 72 "
+                        "characters in length.\n",
+        "tool.md": "# Tool\n\nUnlike :pep:`8`, the tool allows comment lines of any length "
+                   "in its files.\n"},
+        "What does PEP 8 say about the length of comment lines?", quote_sentences=1)
     assert a.kind == "quote" and [Path(s.path).name for s in a.sources] == ["pep-0008.rst"]
 
 
