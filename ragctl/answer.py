@@ -127,7 +127,7 @@ _CHOICE_END = re.compile(
 _CHOICE_MIDDLE = re.compile(
     rf"^(?:which|what)\b[^,]*,\s*(?P<a>{_OPTION})\s+or\s+(?P<b>{_OPTION}),\s*\w.*$", re.I)
 _CHOICE_AUX = re.compile(
-    r"^(?:is|are|was|were|do|does|did|has|have|had)\b.*\s(?P<b_words>\S+(?:\s\S+){0,3})"
+    r"^(?:is|are|was|were|do|does|did|has|have|had)\b.*\s\S+"
     r"\s+or\s+(?P<b>[^,:;?]+?)\s*\??$", re.I)
 _OPTION_WORDS = 8
 _NOT_OPTION = re.compile(r"^(?:not|no|none|than|both|either|neither|so|more|less|fewer|other|"
@@ -217,8 +217,8 @@ def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> 
 def option_in(option: str, text: str) -> tuple[int, int] | None:
     """Where ``text`` names the option (its first mention, case and a leading article
     aside; a word of it may end in "s" or "'s", a colon may follow one: "PEP: 703"), or
-    None. An option not written so is
-    looked for by its name alone: "the Azure Interior invoice" as "Azure Interior"."""
+    None. An option not written so is looked for by its name alone: "the Azure Interior
+    invoice" as "Azure Interior"."""
     bare = _ARTICLE.sub("", option).strip()
     for words in (bare.split(), _name_in(bare)):
         if not words:

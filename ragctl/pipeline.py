@@ -527,8 +527,8 @@ class Pipeline:
                kept: Sequence[Hit], opts: AskOptions, also: dict[int, list[str]]) -> None:
         """The best supporting sentences, quoted (never a metadata block). "What does X say
         about Y" names its source: a sentence of a passage that mentions every name of the
-        question (in its title, section or file name, else in its text) comes first, when the filter
-        rates it at least a quarter as well as the best sentence."""
+        question (in its title, section or file name, else in its text) comes first, when
+        the filter rates it at least a quarter as well as the best sentence."""
         ans.kind = "quote"
         names = question_names(question)
         # a document so titled, or so named by its file ("pep-0008.rst"), before those
@@ -573,12 +573,10 @@ class Pipeline:
                 per_passage: dict[int, list[Sentence]], scored: Sequence[ScoredSentence],
                 relevance: dict[int, float], also: dict[int, list[str]]) -> bool:
         """One of the two things the question names ("Who is older, A or B?"), as the
-        documents write it. What they say of each is its own document's (or section's)
-        first sentence, else the best sentence that mentions it; a document so named is
-        searched for when the question's own search missed it. Which came first or later is
-        read from the first year given there; otherwise the generator chooses, by how much
-        that evidence raises each one's likelihood over the question alone (FilCo's CXMI).
-        False when the documents do not mention both (the reader answers instead)."""
+        documents write it, from what they say of each (``_said_of``). Which came first or
+        later is read from the years given there; otherwise the generator chooses, by how
+        much that evidence raises each one's likelihood over the question alone (FilCo's
+        CXMI). False when the documents do not mention both (the reader answers instead)."""
         options = choice_options(question)
         picked = self._said_of(options, hits, kept, per_passage, scored, relevance) \
             if options else None
@@ -640,8 +638,9 @@ class Pipeline:
         filter_scores = {s.sentence.id: s.score for s in scored}
         picked: list[tuple[Sentence, tuple[int, int], Sentence, int | None]] = []
         for name in names:
-            ranked = sorted(pool, key=lambda h: title_rank(name, h.title, h.path))
-            named = next((h for h in ranked if title_rank(name, h.title, h.path) == 0), None)
+            rank = {h.passage_id: title_rank(name, h.title, h.path) for h in pool}
+            ranked = sorted(pool, key=lambda h: rank[h.passage_id])
+            named = next((h for h in ranked if rank[h.passage_id] == 0), None)
             # its own document: what it says first (a header's fields too: "Status: Final")
             lead = (self.collection.store.sentences_like(named.path, ["%"], limit=1)
                     or sentences[named.passage_id][:1]) if named is not None else []
