@@ -165,7 +165,9 @@ class Indexer:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self.reporter.phase("loading embedding model")
+            # a detail of the phase under way, which goes on after it (a new phase would
+            # reset the files counted and their total)
+            self.reporter.detail("loading the embedding model")
             self._embedder = self._embedder_factory(self.settings.embedder)
             stored_dim = self.collection.dim
             if stored_dim is None:

@@ -331,3 +331,19 @@ def test_the_first_of_each_retriever_can_be_kept_whatever_its_fused_rank(tmp_pat
     assert len(kept) == 5 and first <= set(ids) and kept[-1].path.endswith("rare.txt")
     others = [p for p in ids if p not in first]  # the best fused ones fill the other places
     assert others == [h.passage_id for h in fused if h.passage_id not in first][:len(others)]
+
+
+def test_progress_lines_name_the_indexing_and_its_total_while_the_model_loads(
+        docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the embedding model loads after the first file is read: its loading is a detail of
+    # "indexing", not a phase that would restart the count without its total
+    from ragctl.progress import RichReporter
+
+    reporter = RichReporter(enabled=True)
+    reporter.LINE_FILES = 1
+    with Collection.open(load_settings(embedder="fake-hash"), create=True) as c:
+        c.lock()
+        with reporter:
+            Indexer(c, reporter=reporter).run([docs])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert [line.split(" files")[0] for line in lines] == ["indexing: 1 of 2", "indexing: 2 of 2"]
