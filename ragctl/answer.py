@@ -331,19 +331,24 @@ def type_agreement(expects: Expected, span: str) -> float:
     return float("name" in kinds and "date" not in kinds)  # person, place
 
 
-def ruled_out(expects: Expected, span: str, after: str = "") -> float:
+def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "") -> float:
     """1 when the span is of a kind the question rules out, not merely of another type: a
     street address or a part of one (``after`` is the text that follows the span, whose
     first two words are looked at: "Mary" of "Mary Avenue", "1309 S" of "1309 S. Mary
     Avenue") for "who", "how many", "when" or "how much" (none of SQuAD dev's
     1,716 answers to such questions is either; "1309 S. Mary Avenue" is no count of
-    students), a currency sign or unit with no amount ("$/gal") for "how much did it
-    cost"."""
+    students); for "how much did it cost" / "what is the salary", a currency sign or unit
+    with no amount ("$/gal"), or a number in a ``sentence`` that names no currency at all
+    ("10–12" engineers for a salary: of SQuAD dev's 29 such questions, the two whose
+    answer sentence names no currency are answered in words, "free", "more expensive")."""
     if expects in ("person", "number", "date", "money") and (
             _ADDRESS.search(span) or _ADDRESS.search(" ".join(after.lstrip(" ,.").split()[:2]))):
         return 1.0
     if expects == "money":
-        return float(bool(_CURRENCY.search(span)) and not _NUMBER.search(span))
+        if _CURRENCY.search(span):
+            return float(not _NUMBER.search(span))
+        return float(bool(sentence) and _NUMBER.search(span) is not None
+                     and not _CURRENCY.search(sentence))
     return 0.0
 
 
@@ -576,10 +581,13 @@ def vetoed(features: dict[str, float]) -> bool:
 _NUMBERS = re.compile(r"\b\d[\d,.]*\b")
 
 
-def missing_numbers(question: str, context: str) -> float:
+def missing_numbers(question: str, context: str, named: str = "") -> float:
     """1 when the question names a number or a year that the context does not hold
-    ("revenue in 2015" over a report of 2011): the context answers another question."""
+    ("revenue in 2015" over a report of 2011): the context answers another question. The
+    number of a numbered name that ``named`` (the document's title and file name) holds
+    counts as held: "PEP 8" over a passage of pep-0008.rst, which never writes "8"."""
     asked = {n.strip(".,") for n in _NUMBERS.findall(question)}
+    asked -= {number for name, number in identifiers(question) if mentions(named, (name, number))}
     found = {n.strip(".,") for n in _NUMBERS.findall(context)}
     return float(bool(asked - found))
 
@@ -949,8 +957,9 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
         return []
     best: dict[str, tuple[float, Choice]] = {}
     # what depends on the context or the sentence alone, once, not for every span in it
-    lacks = [(missing_numbers(question, c.text), missing_dates(question, c.text))
-             for c in contexts]
+    lacks = [(missing_numbers(question, c.text, " ".join(dict.fromkeys(
+                  f"{s.title} {file_words(s.path)}" for _, _, s in c.sentences))),
+              missing_dates(question, c.text)) for c in contexts]
     # the names are looked for in the span's own passage: in the bridge context a span of
     # one invoice would borrow the names of the other invoice's sentence beside it
     # (``passages``: passage id → the text of its document's passages at hand, as the reader
@@ -981,7 +990,8 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
                                 type_agreement(qtype.expects, text), re_best,
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],
-                                ruled_out(qtype.expects, text, sentence.text[a + len(text):]))
+                                ruled_out(qtype.expects, text, sentence.text[a + len(text):],
+                                          sentence.text))
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

@@ -92,6 +92,13 @@ def test_a_number_the_question_names_must_be_in_the_context() -> None:
     assert missing_numbers("What was Mozilla's revenue for 2015?", report) == 1.0
     assert missing_numbers("What was Mozilla's revenue for 2011?", report) == 0.0
     assert missing_numbers("What was Mozilla's revenue?", report) == 0.0
+    # the number of a numbered name that the document's title or file name holds
+    rule = "Limit all lines to a maximum of 79 characters."
+    q = "What is the maximum line length recommended by PEP 8?"
+    assert missing_numbers(q, rule) == 1.0
+    assert missing_numbers(q, rule, "Style Guide for Python Code pep 8") == 0.0
+    assert missing_numbers(q, rule, "Docstring Conventions pep 257") == 1.0
+    assert missing_numbers("What did the 2015 report say?", rule, "report 2015") == 1.0
 
 
 def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
@@ -129,6 +136,12 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
     cost = question_type("What was the price of ethanol in Texas?").expects
     assert ruled_out(cost, "$/gal") == 1.0
     assert ruled_out(cost, "$1.35 a gallon") == 0.0 and ruled_out(cost, "free") == 0.0
+    # a number, where no currency is named, is no salary
+    salary = question_type("What is the salary of a Google SRE?").expects
+    team = "An SRE team typically has 10–12 members."
+    assert ruled_out(salary, "10–12", " members.", team) == 1.0
+    assert ruled_out(salary, "160,000", " a year.", "Pay starts at 160,000 dollars a year.") == 0.0
+    assert ruled_out(salary, "free", ".", "Entry is free.") == 0.0
     assert ruled_out("any", "Mary Avenue") == 0.0
 
 
