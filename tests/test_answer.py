@@ -429,6 +429,25 @@ def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
     assert with_unit("How many square feet is the facility?", bare("10,000")).text == "10,000"
 
 
+def test_a_number_with_the_unit_the_question_names_is_the_bare_number() -> None:
+    from ragctl.answer import Choice, completed
+
+    text = "By 2000, 587,000 square kilometres of the forest and 40% of its birds had been lost."
+    s = Sentence(id=1, passage_id=1, path="p", text=text)
+
+    def span(t: str) -> Choice:
+        i = text.index(t)
+        return Choice(t, s, i, i + len(t), probability=0.9)
+
+    lost = completed("In 2000 how many square kilometers of the forest had been lost?",
+                     [span("587,000 square kilometres")])
+    assert lost.text == "587,000" and text[lost.start:lost.end] == "587,000"
+    # a unit the question does not name stays: it says what was counted
+    assert completed("How much of the forest had been lost by 2000?",
+                     [span("587,000 square kilometres")]).text == "587,000 square kilometres"
+    assert completed("How many of its birds were lost?", [span("40%")]).text == "40%"
+
+
 def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
     from ragctl.answer import Choice, completed
 
