@@ -18,7 +18,8 @@
   unanswerable, off-topic; ``bench/reader.py``) and stored in the reader's manifest with
   its threshold. Some spans are no answer whatever the model says (:func:`vetoed`).
 - **Metadata** (:func:`is_metadata`): header blocks ("PEP: 20 Title: … Author: …", mail
-  headers, front matter) are never quoted as an answer or a nugget.
+  headers, front matter) and title blocks (capitals, a rule of dashes) are never quoted
+  as an answer or a nugget.
 - **Who wrote it, and a form's fields**: "who wrote / sent …" is answered from the
   document's own author line (:func:`author_line`: a byline, an "Author:" or "From:"
   field), "what is the invoice number of …" from the value of the field so labelled
@@ -355,9 +356,18 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
 _FIELD = re.compile(r"(?:^|\s)([A-Z][A-Za-z-]{1,24}):\s")
 
 
+_RULE = re.compile(r"(?:-\s){4,}-")  # "- - - - -": a caption's rule, as in a transcript
+
+
 def is_metadata(text: str) -> bool:
     """A header block rather than prose: at least two "Field: value" pairs with short
-    values (PEP headers, mail headers, front matter), or a line that is only a field."""
+    values (PEP headers, mail headers, front matter), a line that is only a field, or a
+    title block: a rule of spaced dashes, or three words or more in capitals ("SUPREME
+    COURT OF THE UNITED STATES - - - - - x MICHAEL A. KNOWLES, WARDEN")."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if _RULE.search(text) or (len(text.split()) >= 3 and letters
+                              and sum(ch.isupper() for ch in letters) >= 0.7 * len(letters)):
+        return True
     fields = list(_FIELD.finditer(text))
     words = len(text.split())
     if len(fields) >= 2:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +101,23 @@ def split_long(sentences: Sequence[Sentence], *, max_words: int = 40, size: int 
             continue
         starts = [*range(0, len(words) - size, stride), max(0, len(words) - size)]
         for k in dict.fromkeys(starts):
-            a, b = words[k].start(), words[min(k + size, len(words)) - 1].end()
-            start, end = s.source_offsets(a, b)
-            raw = s.raw[start - s.start_char:end - s.start_char] if s.raw is not None else None
-            text = s.text[a:b]
-            out.append(replace(s, text=text, start_char=start, end_char=end,
-                               raw=raw if raw != text else None))
+            out.append(s.part(words[k].start(), words[min(k + size, len(words)) - 1].end()))
+    return out
+
+
+def joined(pieces: Sequence[Sentence], whole: dict[int, Sentence]) -> list[Sentence]:
+    """``pieces`` with the windows of one stored sentence (``split_long``) made one piece,
+    from the first window's start to the last one's end, in place of the first: quoted
+    together they would repeat the words they share. ``whole``: sentence id → the stored
+    sentence."""
+    out: list[Sentence] = []
+    for p in pieces:
+        s = whole.get(p.id)
+        same = next((i for i, q in enumerate(out) if q.id == p.id), None)
+        if same is None or s is None:
+            out.append(p)
+            continue
+        at = [(i, i + len(x.text)) for x in (out[same], p) for i in [s.text.find(x.text)]]
+        if all(i >= 0 for i, _ in at):
+            out[same] = s.part(min(i for i, _ in at), max(j for _, j in at))
     return out

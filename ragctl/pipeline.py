@@ -51,7 +51,7 @@ from .backends import ContextFilter, Generator, RelevanceEstimator, SupportCheck
 from .collection import Collection
 from .config import Settings
 from .errors import RagctlError
-from .filter import collapse_duplicates, split_long
+from .filter import collapse_duplicates, joined, split_long
 from .generate import build_prompt
 from .longform import LongAnswer, LongOptions, answer_long
 from .records import Answer, AnswerSentence, Citation, Hit, PassageScore, ScoredSentence, Sentence
@@ -285,7 +285,7 @@ class Pipeline:
 
         t = time.perf_counter()
         if reader is not None and qtype.kind == "quote":
-            self._quote(ans, question, scored, kept, opts, also)
+            self._quote(ans, question, scored, kept, per_passage, opts, also)
         elif reader is not None and qtype.kind == "yes-no":
             self._yes_no(ans, question, hits, kept, per_passage, scored, relevance, also)
         elif reader is not None and qtype.kind == "choice" and self._choice(
@@ -524,11 +524,13 @@ class Pipeline:
         return {h.passage_id: " ".join(by_path[h.path]) for h in kept}
 
     def _quote(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
-               kept: Sequence[Hit], opts: AskOptions, also: dict[int, list[str]]) -> None:
+               kept: Sequence[Hit], per_passage: dict[int, list[Sentence]], opts: AskOptions,
+               also: dict[int, list[str]]) -> None:
         """The best supporting sentences, quoted (never a metadata block). "What does X say
         about Y" names its source: a sentence of a passage that mentions every name of the
         question (in its title, section or file name, else in its text) comes first, when
-        the filter rates it at least a quarter as well as the best sentence."""
+        the filter rates it at least a quarter as well as the best sentence. Two windows of
+        one long sentence are quoted as one piece of it."""
         ans.kind = "quote"
         names = question_names(question)
         # a document so titled, or so named by its file ("pep-0008.rst"), before those
@@ -559,6 +561,7 @@ class Pipeline:
             ans.abstained = True
             ans.abstain_reason = "no sentence of the passages found says it"
             return
+        chosen = joined(chosen, {s.id: s for h in kept for s in per_passage[h.passage_id]})
         chosen.sort(key=lambda c: (c.passage_id, c.start_char))
         ans.sources = [Citation.of(i, c, also_in=tuple(also.get(c.passage_id, ())))
                        for i, c in enumerate(chosen, start=1)]

@@ -9,7 +9,7 @@ and keyword-only; ``dataclasses.asdict`` gives the flat JSON the CLI prints.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 
@@ -57,6 +57,15 @@ class Sentence(SourceSpan):
         a, b = raw_offsets(self.raw if self.raw is not None else self.text, start, end,
                           self.text)
         return self.start_char + a, self.start_char + b
+
+    def part(self, start: int, end: int) -> Sentence:
+        """``text[start:end]`` as a sentence of its own (the same id), with its own source
+        offsets and source text."""
+        a, b = self.source_offsets(start, end)
+        text = self.text[start:end]
+        raw = self.raw[a - self.start_char:b - self.start_char] if self.raw is not None else None
+        return replace(self, text=text, start_char=a, end_char=b,
+                       raw=raw if raw != text else None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -191,6 +191,11 @@ def test_metadata_blocks_are_recognized() -> None:
     assert is_metadata("From: Anna <anna@example.org> To: Ben Subject: Lunch Date: Monday")
     assert is_metadata("Status: Final")
     assert not is_metadata("The rent is 900 euros a month, paid on the first working day.")
+    # a transcript's caption: capitals, a rule of dashes
+    assert is_metadata("COURT OF THE UNITED STATES - - - - - - - - - x MICHAEL A. KNOWLES,: "
+                       "WARDEN,: Petitioner: v.: No.")
+    assert is_metadata("IN THE SUPREME COURT OF THE UNITED STATES")
+    assert not is_metadata("NASA and the ESA launched the JWST in 2021.")
     assert not is_metadata(  # an invoice line holds fields but is the content itself
         "Invoice Number: 42183017 Invoice Date: August 3 , 2014 TOTAL AMOUNT DUE ON "
         "August 3 , 2014 $4.11 This invoice is for the billing period July 1 - July 31 , "
@@ -294,6 +299,34 @@ def test_duplicates_collapse_and_long_sentences_are_windowed() -> None:
     for p in parts:  # each window's offsets point at its own words in the source
         assert " ".join(raw[p.start_char - 10:p.end_char - 10].split()) == p.text
     assert parts[-1].text.endswith("29 euros")
+
+
+def test_windows_of_one_sentence_quoted_together_are_one_piece_of_it() -> None:
+    from ragctl.filter import joined
+
+    raw = " ".join(f"step {i} sets valve {i} open" for i in range(12))
+    s = Sentence(id=7, passage_id=1, path="p", start_char=10, end_char=10 + len(raw), text=raw)
+    other = Sentence(id=8, passage_id=1, path="p", start_char=500, end_char=520,
+                     text="Then close them all.")
+    first, second, *_ = split_long([s], max_words=40, size=30, stride=15)
+    one, then = joined([second, other, first], {7: s, 8: other})
+    assert one.id == 7 and then is other
+    assert one.text == raw[raw.index(first.text):raw.index(second.text) + len(second.text)]
+    assert raw[one.start_char - 10:one.end_char - 10] == one.text
+    # a window alone, or windows of no known sentence, stay as they are
+    assert joined([second, other], {7: s}) == [second, other]
+    assert joined([first, second], {}) == [first, second]
+
+
+def test_a_quote_of_a_long_sentence_does_not_repeat_its_words(notes: Path) -> None:
+    # 44 words: two windows of 30 that share 16 words, both quoted
+    steps = " ".join(f"step {i} opens valve {i} of the boiler" for i in range(5))
+    a = quoted(notes, {"boiler.md": f"# Boiler\n\nTo restart the boiler: {steps}.\n"},
+               "What does the boiler note say about restarting the boiler?", quote_sentences=2)
+    assert a.kind == "quote" and not a.abstained
+    assert [c.text for c in a.sources] == [f"To restart the boiler: {steps}."]
+    for n in range(5):
+        assert a.raw_answer.count(f"step {n} opens") == 1
 
 
 def index_again(root: Path) -> None:
