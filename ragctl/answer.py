@@ -302,7 +302,8 @@ _NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
 
 
 _ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
-                      r"Highway|Plaza|P\.?O\.? Box)(?=\W|$)")
+                      r"Highway|Plaza|P\.?O\.? Box)(?=\W|$)|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
+_ZIP = re.compile(r"\d{5}(?:-\d{4})?")  # after a state's two capitals: "CA 94087"
 
 
 def answer_types(span: str) -> set[str]:
@@ -336,14 +337,18 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
     """1 when the span is of a kind the question rules out, not merely of another type: a
     street address or a part of one (``after`` is the text that follows the span, whose
     first two words are looked at: "Mary" of "Mary Avenue", "1309 S" of "1309 S. Mary
-    Avenue") for "who", "how many", "when" or "how much" (none of SQuAD dev's
-    1,716 answers to such questions is either; "1309 S. Mary Avenue" is no count of
-    students); for "how much did it cost" / "what is the salary", a currency sign or unit
-    with no amount ("$/gal"), or a number in a ``sentence`` that names no currency at all
-    ("10–12" engineers for a salary: of SQuAD dev's 29 such questions, the two whose
-    answer sentence names no currency are answered in words, "free", "more expensive")."""
+    Avenue", a state and ZIP code, "CA 94087" or its "94087") for "who", "how many",
+    "when" or "how much" (none of SQuAD dev's 1,716 answers to such questions is either;
+    "1309 S. Mary Avenue" is no count of students); for "how much did it cost" / "what
+    is the salary", a currency sign or unit with no amount ("$/gal"), or a number in a
+    ``sentence`` that names no currency at all ("10–12" engineers for a salary: of SQuAD
+    dev's 29 such questions, the two whose answer sentence names no currency are answered
+    in words, "free", "more expensive")."""
+    before = sentence[:len(sentence) - len(after) - len(span)] if sentence.endswith(after) \
+        else ""
     if expects in ("person", "number", "date", "money") and (
-            _ADDRESS.search(span) or _ADDRESS.search(" ".join(after.lstrip(" ,.").split()[:2]))):
+            _ADDRESS.search(span) or _ADDRESS.search(" ".join(after.lstrip(" ,.").split()[:2]))
+            or (_ZIP.fullmatch(span) and re.search(r"\b[A-Z]{2} $", before))):
         return 1.0
     if expects == "money":
         if _CURRENCY.search(span):

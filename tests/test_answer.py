@@ -133,6 +133,11 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
     assert ruled_out(many, "1309 S. Mary Avenue") == 1.0 and ruled_out(many, "1,309") == 0.0
     assert ruled_out(many, "1309 S", after=". Mary Avenue Sunnyvale") == 1.0
     assert ruled_out(who, "John Smith", after=" of 12 Baker Street") == 0.0
+    when = question_type("What time does the board's special meeting start?").expects
+    office = "Cupertino Union School District 1309 S. Mary Avenue Sunnyvale, CA 94087"
+    assert ruled_out(when, "CA 94087", "", office) == 1.0
+    assert ruled_out(when, "94087", "", office) == 1.0
+    assert ruled_out(many, "94087", " students.", "It had 94087 students.") == 0.0
     cost = question_type("What was the price of ethanol in Texas?").expects
     assert ruled_out(cost, "$/gal") == 1.0
     assert ruled_out(cost, "$1.35 a gallon") == 0.0 and ruled_out(cost, "free") == 0.0
