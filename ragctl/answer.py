@@ -368,10 +368,13 @@ def is_metadata(text: str) -> bool:
     """A header block rather than prose: at least two "Field: value" pairs with short
     values (PEP headers, mail headers, front matter), a line that is only a field, or a
     title block: a rule of spaced dashes, or three words or more in capitals ("SUPREME
-    COURT OF THE UNITED STATES - - - - - x MICHAEL A. KNOWLES, WARDEN")."""
+    COURT OF THE UNITED STATES - - - - - x MICHAEL A. KNOWLES, WARDEN") that name no sum
+    (a receipt's "GRAND TOTAL RS 1,939.00" is content)."""
     letters = [ch for ch in text if ch.isalpha()]
-    if _RULE.search(text) or (len(text.split()) >= 3 and letters
-                              and sum(ch.isupper() for ch in letters) >= 0.7 * len(letters)):
+    if _RULE.search(text) or (
+            len(text.split()) >= 3 and letters
+            and sum(ch.isupper() for ch in letters) >= 0.7 * len(letters)
+            and not _CURRENCY.search(text) and not re.search(r"\d[.,]\d", text)):
         return True
     fields = list(_FIELD.finditer(text))
     words = len(text.split())

@@ -201,6 +201,7 @@ def test_metadata_blocks_are_recognized() -> None:
                        "WARDEN,: Petitioner: v.: No.")
     assert is_metadata("IN THE SUPREME COURT OF THE UNITED STATES")
     assert not is_metadata("NASA and the ESA launched the JWST in 2021.")
+    assert not is_metadata("GRAND TOTAL RS 1,939.00") and not is_metadata("TOTAL DUE $4.11")
     assert not is_metadata(  # an invoice line holds fields but is the content itself
         "Invoice Number: 42183017 Invoice Date: August 3 , 2014 TOTAL AMOUNT DUE ON "
         "August 3 , 2014 $4.11 This invoice is for the billing period July 1 - July 31 , "
