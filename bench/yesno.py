@@ -1,7 +1,9 @@
 """Yes/no and "A or B" questions on the SQuAD development split: how many ask gets right.
 
 The yes/no questions (bench/yesno-dev.json) were written by reading the first paragraphs
-of development-split articles, half of them answered "no"; the "A or B" questions are the
+of development-split articles, half of them answered "no"; the "not stated" ones ask
+about those articles what none of their paragraphs says (ask should answer "Not found in
+your documents", and a "No" there is wrong); the "A or B" questions are the
 development split's own questions of that form (their gold answer is one of the two, or
 the question is answered by the reader). Prints a table and writes
 bench/results/yesno.json. Usage: python bench/yesno.py
@@ -42,19 +44,25 @@ def main() -> None:
             rows.append({"set": "yes/no", "question": q["q"], "gold": q["a"],
                          "answer": a.answer_text, "right": a.answer_text.lower() == q["a"],
                          "rule": (a.candidates[0].get("rule") if a.candidates else None)})
+        # yes/no questions the documents do not answer: right only when ask says so
+        for q in json.loads((HERE / "yesno-dev.json").read_text()).get("not_stated", []):
+            a = pipe.ask(q["q"], opts)
+            rows.append({"set": "not stated", "question": q["q"], "gold": q["a"],
+                         "answer": "" if a.abstained else a.answer_text, "right": a.abstained,
+                         "rule": (a.candidates[0].get("rule") if a.candidates else None)})
         for question, golds in choice:
             a = pipe.ask(question, opts)
             rows.append({"set": "A or B", "question": question, "gold": golds[0],
                          "answer": a.answer_text, "right": bool(exact_match(a.answer_text, golds)),
                          "rule": (a.candidates[0].get("rule") if a.candidates else None)})
     summary = {}
-    print(f"{'set':<8} {'questions':>9} {'right':>6} {'said yes':>9}")
-    for part in ("yes/no", "A or B"):
+    print(f"{'set':<10} {'questions':>9} {'right':>6} {'said yes':>9}")
+    for part in ("yes/no", "not stated", "A or B"):
         mine = [r for r in rows if r["set"] == part]
         said_yes = sum(1 for r in mine if str(r["answer"]).lower() == "yes")
         right = sum(1 for r in mine if r["right"])
         summary[part] = {"questions": len(mine), "right": right, "said_yes": said_yes}
-        print(f"{part:<8} {len(mine):>9} {right:>6} {said_yes:>9}")
+        print(f"{part:<10} {len(mine):>9} {right:>6} {said_yes:>9}")
     print(f"wrote {save('yesno', {'summary': summary, 'rows': rows})}")
 
 
