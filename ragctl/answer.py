@@ -215,6 +215,29 @@ def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> 
     return sum(names_found(words, text)) / len(words) if words else 0.0
 
 
+def unstated(question: str, text: str) -> list[str]:
+    """The question's words (those :func:`stated_share` counts) that ``text`` does not name."""
+    words = [w for w in dict.fromkeys(content_words(question)) if w not in _NOT_STATED]
+    return [w for w, found in zip(words, names_found(words, text), strict=True) if not found]
+
+
+def silent_on(question: str, text: str) -> list[str]:
+    """What a yes/no question asks that ``text`` is silent on: its unstated words, when
+    the text names fewer than half of the question's words (it is about something else),
+    or when every unstated word is a common word ("Did it rain during Super Bowl 50?" over
+    a sentence on the game: "rain"); empty when it names every word, or when one left out
+    is a name or a number that the text may give another value of ("Was the IPCC
+    established in 1998?" over "… established in 1988": that is a "no")."""
+    missing = unstated(question, text)
+    counted = [w for w in dict.fromkeys(content_words(question)) if w not in _NOT_STATED]
+    if 2 * len(missing) > len(counted):
+        return missing
+    names = set(question_names(question))
+    if any(w in names or any(ch.isdigit() for ch in w) for w in missing):
+        return []
+    return missing
+
+
 def option_in(option: str, text: str) -> tuple[int, int] | None:
     """Where ``text`` names the option (its first mention, case and a leading article
     aside; a word of it may end in "s" or "'s", a colon may follow one: "PEP: 703"), or

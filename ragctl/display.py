@@ -232,7 +232,11 @@ def render_explain(answer: Answer) -> None:
                "free": "the generator's own words, checked against the sentences"}
         first = answer.candidates[0] if answer.candidates else {}
         rule = first.get("rule")
-        if answer.kind == "yes-no" and "stated" in first:
+        if answer.kind == "yes-no" and rule == "not stated":
+            said = (f"not stated: the best sentence states {first['stated']:.0%} of the "
+                    f"question's words and is silent on {', '.join(first['silent_on'])} "
+                    "(no name or number it could give another value of)")
+        elif answer.kind == "yes-no" and "stated" in first:
             from .answer import YES_STATED
 
             said = (f"yes or no from {rule}: it states {first['stated']:.0%} of the "

@@ -42,6 +42,7 @@ from .answer import (
     pair_named,
     question_names,
     question_type,
+    silent_on,
     stated_share,
     stated_year,
     time_order,
@@ -664,6 +665,8 @@ class Pipeline:
             return None
         return picked
 
+    SILENT_SENTENCES = 4
+
     def _yes_no(self, ans: Answer, question: str, hits: Sequence[Hit], kept: Sequence[Hit],
                 per_passage: dict[int, list[Sentence]], scored: Sequence[ScoredSentence],
                 relevance: dict[int, float], also: dict[int, list[str]]) -> None:
@@ -689,6 +692,21 @@ class Pipeline:
             share = min(stated_share(question, c.text, leave_out=pair) for c in chosen)
         else:
             share = max(stated_share(question, c.text) for c in chosen)
+            # silent: what the best sentences (SILENT_SENTENCES, the two weighed among them),
+            # together, and their documents' titles and file names ("pep-0008.rst") leave
+            # unsaid
+            near = [*chosen, *(s.sentence for s in ranked[:self.SILENT_SENTENCES])]
+            evidence = " ".join([*dict.fromkeys(c.text for c in near),
+                                 *dict.fromkeys(f"{c.title} {file_words(c.path)}"
+                                                for c in near)])
+            silent = silent_on(question, evidence) if share <= YES_STATED else []
+            if silent:
+                ans.abstained = True
+                ans.abstain_reason = "the documents do not say: the sentences found do not " \
+                    f"mention {', '.join(repr(w) for w in silent[:3])}"
+                ans.candidates = [{"answer": "", "stated": round(share, 4),
+                                   "rule": "not stated", "silent_on": silent}]
+                return
         word = "Yes" if share > YES_STATED else "No"
         ans.candidates = [{"answer": word, "stated": round(share, 4),
                            "rule": "what is said of each" if said else "the best sentence"}]

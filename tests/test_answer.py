@@ -728,6 +728,22 @@ def test_a_yes_no_question_about_two_things_names_both() -> None:
     assert stated_share("Is the rent 900 euros?", "The rent is 900 euros a month.") == 1.0
 
 
+def test_a_yes_no_question_the_sentence_is_silent_on() -> None:
+    from ragctl.answer import silent_on, unstated
+
+    game = "Super Bowl 50 was played on February 7, 2016, at Levi's Stadium."
+    assert unstated("Did it rain during Super Bowl 50?", game) == ["rain"]
+    assert silent_on("Did it rain during Super Bowl 50?", game) == ["rain"]
+    # a missing name or number may be a "no": the text may give another value of it
+    founded = "The IPCC was established in 1988 by the WMO and UNEP."
+    assert silent_on("Was the IPCC first established in 1998?", founded) == []
+    assert silent_on("Was Super Bowl 50 played in Houston?", game) == []
+    assert silent_on("Was Super Bowl 50 played at Levi's Stadium?", game) == []
+    # a sentence that names less than half of the question is about something else
+    assert silent_on("Was Ada Lovelace born in Houston?", game) == [
+        "ada", "lovelace", "born", "houston"]
+
+
 @pytest.fixture
 def people(notes: Path) -> Path:
     (notes / "ada.txt").write_text(
@@ -784,6 +800,18 @@ def test_yes_only_when_what_is_said_of_both_states_it(
     display.render_explain(no)  # --explain says how it was decided
     assert "yes or no from what is said of each: it states 0% of the question's words " \
         "(yes above 75%)" in " ".join(capsys.readouterr().out.split())
+    # what the documents are silent on is not a "no"; another year is
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator()) as p:
+        silent = p.ask("Did Ada Lovelace play the piano?", AskOptions(re_threshold=0.0))
+        other = p.ask("Was Ada Lovelace born in 1820?", AskOptions(re_threshold=0.0))
+    assert silent.abstained and silent.answer == "" and not silent.sources
+    assert "do not say" in (silent.abstain_reason or "") and "'play'" in (
+        silent.abstain_reason or "")
+    assert other.answer_text == "No" and Path(other.sources[0].path).name == "ada.txt"
+    display.render_explain(silent)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "not stated: the best sentence states" in said and "play, piano" in said
 
 
 def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
