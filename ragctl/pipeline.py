@@ -673,8 +673,10 @@ class Pipeline:
         """Yes when the evidence states what the question asks (:func:`stated_share`): for
         "are A and B both …?", what the documents say of each (``_said_of``) states the rest
         of the question; otherwise one of the two best sentences (from two passages when
-        they differ) states more than YES_STATED of its words. No otherwise. The sentences
-        weighed are cited."""
+        they differ) states more than YES_STATED of its words. No otherwise — unless the
+        documents are silent on it (:func:`~ragctl.answer.silent_on` over the best
+        sentences and their documents' names): then no answer. The sentences weighed are
+        cited."""
         ans.kind = "yes-no"
         ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
                         key=lambda s: -s.score)
