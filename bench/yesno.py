@@ -31,7 +31,8 @@ def main() -> None:
     from ragctl.pipeline import AskOptions, Pipeline
     from ragctl.text import exact_match
 
-    yes_no = json.loads((HERE / "yesno-dev.json").read_text())["questions"]
+    dev = json.loads((HERE / "yesno-dev.json").read_text())
+    yes_no = dev["questions"]
     choice = [(q["question"], [a["text"] for a in q["answers"]])
               for a_ in articles for p in a_["paragraphs"] for q in p["qas"]
               if question_type(q["question"]).kind == "choice"]
@@ -45,7 +46,7 @@ def main() -> None:
                          "answer": a.answer_text, "right": a.answer_text.lower() == q["a"],
                          "rule": (a.candidates[0].get("rule") if a.candidates else None)})
         # yes/no questions the documents do not answer: right only when ask says so
-        for q in json.loads((HERE / "yesno-dev.json").read_text()).get("not_stated", []):
+        for q in dev.get("not_stated", []):
             a = pipe.ask(q["q"], opts)
             rows.append({"set": "not stated", "question": q["q"], "gold": q["a"],
                          "answer": "" if a.abstained else a.answer_text, "right": a.abstained,

@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from .backends import Backend
-from .records import Sentence
+from .records import Sentence, SourceSpan
 from .text import content_words, overlap
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
@@ -205,19 +205,22 @@ YES_STATED = 0.75
 _NOT_STATED = frozenset({"both", "same", "different", "either", "neither"})
 
 
+def _asked(question: str, leave_out: Iterable[str] = ()) -> list[str]:
+    """The question's words a sentence may state: less ``leave_out``'s, "both", "same"."""
+    left = set(content_words(" ".join(leave_out))) | _NOT_STATED
+    return [w for w in dict.fromkeys(content_words(question)) if w not in left]
+
+
 def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> float:
     """The share of the question's words (less ``leave_out``'s and "both", "same") that
     ``text`` names."""
-    left = set(content_words(" ".join(leave_out))) | _NOT_STATED
-    words = [w for w in dict.fromkeys(content_words(question)) if w not in left]
-    if not words:
-        words = list(dict.fromkeys(content_words(question)))
+    words = _asked(question, leave_out) or list(dict.fromkeys(content_words(question)))
     return sum(names_found(words, text)) / len(words) if words else 0.0
 
 
 def unstated(question: str, text: str) -> list[str]:
     """The question's words (those :func:`stated_share` counts) that ``text`` does not name."""
-    words = [w for w in dict.fromkeys(content_words(question)) if w not in _NOT_STATED]
+    words = _asked(question)
     return [w for w, found in zip(words, names_found(words, text), strict=True) if not found]
 
 
@@ -229,8 +232,7 @@ def silent_on(question: str, text: str) -> list[str]:
     is a name or a number that the text may give another value of ("Was the IPCC
     established in 1998?" over "… established in 1988": that is a "no")."""
     missing = unstated(question, text)
-    counted = [w for w in dict.fromkeys(content_words(question)) if w not in _NOT_STATED]
-    if 2 * len(missing) > len(counted):
+    if 2 * len(missing) > len(_asked(question)):
         return missing
     names = set(question_names(question))
     if any(w in names or any(ch.isdigit() for ch in w) for w in missing):
@@ -393,14 +395,14 @@ def is_metadata(text: str) -> bool:
     title block: a rule of spaced dashes, or three words or more in capitals ("SUPREME
     COURT OF THE UNITED STATES - - - - - x MICHAEL A. KNOWLES, WARDEN") that name no sum
     (a receipt's "GRAND TOTAL RS 1,939.00" is content)."""
+    words = len(text.split())
     letters = [ch for ch in text if ch.isalpha()]
     if _RULE.search(text) or (
-            len(text.split()) >= 3 and letters
+            words >= 3 and letters
             and sum(ch.isupper() for ch in letters) >= 0.7 * len(letters)
             and not _CURRENCY.search(text) and not re.search(r"\d[.,]\d", text)):
         return True
     fields = list(_FIELD.finditer(text))
-    words = len(text.split())
     if len(fields) >= 2:
         return words / len(fields) <= 10
     return len(fields) == 1 and fields[0].start() <= 1 and words <= 8
@@ -694,6 +696,12 @@ def file_words(path: str) -> str:
     stem = Path(path).stem
     return " ".join(w.lstrip("0") or "0" if w.isdigit() else w
                     for w in re.split(r"[-_.\s]+", stem) if w)
+
+
+def document_name(span: SourceSpan) -> str:
+    """A document's names, as a record of one of its passages or sentences carries them:
+    its title and its file's name as words ("Style Guide for Python Code pep 8")."""
+    return f"{span.title} {file_words(span.path)}"
 
 
 def heading_named(question: str, place: str) -> bool:
@@ -1022,7 +1030,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
     best: dict[str, tuple[float, Choice]] = {}
     # what depends on the context or the sentence alone, once, not for every span in it
     lacks = [(missing_numbers(question, c.text, " ".join(dict.fromkeys(
-                  f"{s.title} {file_words(s.path)}" for _, _, s in c.sentences))),
+                  document_name(s) for _, _, s in c.sentences))),
               missing_dates(question, c.text)) for c in contexts]
     # the names are looked for in the span's own passage: in the bridge context a span of
     # one invoice would borrow the names of the other invoice's sentence beside it

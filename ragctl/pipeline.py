@@ -29,8 +29,8 @@ from .answer import (
     choice_options,
     choose,
     completed,
+    document_name,
     field_values,
-    file_words,
     first_year,
     heading_named,
     identifiers,
@@ -537,7 +537,7 @@ class Pipeline:
         # a document so titled, or so named by its file ("pep-0008.rst"), before those
         # that cite it in passing ("… than :pep:`8` recommends")
         named = {h.passage_id for h in kept
-                 if all(names_found(names, f"{h.title} {h.place} {file_words(h.path)}"))} \
+                 if all(names_found(names, f"{document_name(h)} {h.place}"))} \
             or {h.passage_id for h in kept
                 if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
         # ... and, first of all, a section the question names ("about one-line docstrings")
@@ -699,8 +699,7 @@ class Pipeline:
             # unsaid
             near = [*chosen, *(s.sentence for s in ranked[:self.SILENT_SENTENCES])]
             evidence = " ".join([*dict.fromkeys(c.text for c in near),
-                                 *dict.fromkeys(f"{c.title} {file_words(c.path)}"
-                                                for c in near)])
+                                 *dict.fromkeys(document_name(c) for c in near)])
             silent = silent_on(question, evidence) if share <= YES_STATED else []
             if silent:
                 ans.abstained = True
