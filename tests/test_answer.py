@@ -487,6 +487,31 @@ def test_a_number_with_the_unit_the_question_names_is_the_bare_number() -> None:
     assert completed("How many of its birds were lost?", [span("40%")]).text == "40%"
 
 
+def test_a_name_is_given_without_the_role_before_it() -> None:
+    from ragctl.answer import Choice, completed
+
+    text = ("Snopes fact checker and staff writer David Emery, with engineer Wernher von Braun "
+            "and the Seattle Seahawks, had a torn ACL.")
+    s = Sentence(id=1, passage_id=1, path="p", text=text)
+
+    def answer(question: str, span: str) -> str:
+        i = text.index(span)
+        c = completed(question, [Choice(span, s, i, i + len(span), probability=0.9)])
+        assert text[c.start:c.end] == c.text
+        return c.text
+
+    assert answer("Who posted it?", "staff writer David Emery") == "David Emery"
+    assert answer("Who built it?", "engineer Wernher von Braun") == "Wernher von Braun"
+    # "which <role>": the role is the question's word
+    assert answer("Which Snopes writer posted it?", "staff writer David Emery") == "David Emery"
+    assert answer("Which paper posted it?", "staff writer David Emery") == \
+        "staff writer David Emery"
+    # a determiner, a particle or a question that asks for no one is no role
+    assert answer("Who won?", "the Seattle Seahawks") == "the Seattle Seahawks"
+    assert answer("Who built it?", "von Braun") == "von Braun"
+    assert answer("What injury did he have?", "torn ACL") == "torn ACL"
+
+
 def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
     from ragctl.answer import Choice, completed
 
