@@ -683,9 +683,12 @@ def missing_names(question: str, context: str) -> float:
 
 
 def names_found(names: Iterable[str], text: str) -> list[bool]:
-    """For each name (lower case), whether ``text`` mentions it: a word of the text that
-    is the name or starts with its first five letters (Huguenot, Huguenots)."""
+    """For each name (lower case), whether ``text`` mentions it: a word of the text, or a
+    part of a hyphenated one ("open-source" names "open" and "source", as the question's
+    words are split), that is the name or starts with its first five letters (Huguenot,
+    Huguenots)."""
     words = {_bare(w) for w in re.findall(r"[\w'’&.-]+", text)}
+    words |= {part for w in words if "-" in w for part in w.split("-") if part}
     stems = {w[:5] for w in words}
     return [n in words or n[:5] in stems for n in names]
 

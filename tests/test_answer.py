@@ -767,6 +767,10 @@ def test_a_yes_no_question_the_sentence_is_silent_on() -> None:
     # a sentence that names less than half of the question is about something else
     assert silent_on("Was Ada Lovelace born in Houston?", game) == [
         "ada", "lovelace", "born", "houston"]
+    # a hyphenated word names its parts, as the question's words are split
+    tool = "There were no open-source projects, so we had to create our own test framework."
+    assert unstated("Is the test framework open source?", tool) == []
+    assert unstated("Is the test framework open-source?", tool) == []
 
 
 @pytest.fixture
@@ -834,6 +838,13 @@ def test_yes_only_when_what_is_said_of_both_states_it(
     assert "do not say" in (silent.abstain_reason or "") and "'play'" in (
         silent.abstain_reason or "")
     assert other.answer_text == "No" and Path(other.sources[0].path).name == "ada.txt"
+    # a hyphenated word states the question's words ("open-source": "open source")
+    (people / "tool.md").write_text("# Tool\n\nThe ATF framework is open-source software.\n")
+    index_again(people)
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator()) as p:
+        hyphen = p.ask("Is the ATF framework open source?", AskOptions(re_threshold=0.0))
+    assert hyphen.answer_text == "Yes" and Path(hyphen.sources[0].path).name == "tool.md"
     display.render_explain(silent)
     said = " ".join(capsys.readouterr().out.split())
     assert "not stated: the best sentence states" in said and "play, piano" in said
