@@ -38,7 +38,6 @@ _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
     (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"),
      _blank),  # table alignment row
     (re.compile(r"^[ \t]*(?:>[ \t]?)+"), _blank),  # block quote markers
-    (re.compile(r"^([ \t]*)[-*+](?=[ \t]+\S)"), lambda m: m.group(1) + " "),  # bullets
     (re.compile(r"<!--.*?-->"), _blank),
     (re.compile(r"!\[(?P<t>[^\]\n]*)\]\([^)\n]*\)"), _keep_group("t")),  # image: alt text
     (re.compile(r"\[(?P<t>[^\]\n]+)\]\([^)\n]*\)"), _keep_group("t")),  # [text](url)
@@ -56,7 +55,9 @@ _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
 
 
 def plain_markdown(text: str) -> str:
-    """``text`` with Markdown markup replaced by spaces (same length, same lines)."""
+    """``text`` with Markdown markup replaced by spaces (same length, same lines). List
+    bullets stay: the sentence splitter ends a sentence at each list item and leaves its
+    bullet out."""
     out: list[str] = []
     in_fence = False
     for line in text.split("\n"):
@@ -132,14 +133,14 @@ _RST_INLINE = [
     (re.compile(r"(?<!\S)(?P<tok>\S*?[A-Za-z0-9])(?P<u>_{1,2})(?=[\s.,;:)]|$)"),
      lambda m: m.group() if m.group("tok").startswith("_")  # __doc__ is no reference
      else m.group("tok") + " " * len(m.group("u"))),  # reference_ / anonymous__
-    (re.compile(r"^([ \t]*)[-*+•](?=[ \t]+\S)"), lambda m: m.group(1) + " "),  # bullets
 ]
 
 
 def plain_rst(text: str) -> str:
     """``text`` with reStructuredText markup replaced by spaces (same length, same lines):
     directive and comment lines, directive options, roles, link targets, emphasis and
-    literal markers; a paragraph's closing ``::`` becomes ``:``."""
+    literal markers; a paragraph's closing ``::`` becomes ``:``. List bullets stay, as in
+    :func:`plain_markdown`."""
     lines = text.split("\n")
     out: list[str] = []
     in_options = False

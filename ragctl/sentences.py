@@ -1,8 +1,9 @@
 """Stage 2: split text into sentences with spaCy, keeping character offsets.
 
 The default is a blank English pipeline with the rule-based ``sentencizer``: fast, no
-model download, and good enough on prose. Paragraph breaks (blank lines) always end a
-sentence, and a run-on "sentence" longer than ``max_words`` (tables, logs) is cut at
+model download, and good enough on prose. Paragraph breaks (blank lines) and list items
+(a line starting with a bullet or "1.", left out of the sentence) always end a sentence,
+and a run-on "sentence" longer than ``max_words`` (tables, logs) is cut at
 word boundaries so that no passage grows without bound.
 """
 
@@ -17,6 +18,10 @@ from .errors import missing_dependency
 from .text import normalize_space
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+# a list item: a line that starts with a bullet or a number ("1.", "2)"), which the
+# sentence leaves out (spaCy would make "1." a sentence of its own), then a word, a number
+# or a quote (not "- - - - x": a transcript caption's rule)
+_ITEM = re.compile(r"^[ \t]*(?:[-*+•▪‣◦]|\(?\d{1,3}[.)])[ \t]+(?=[\w\"'“‘(\[$€£¥₹])", re.M)
 _WORD = re.compile(r"\S+")
 
 
@@ -71,11 +76,9 @@ class SentenceSplitter:
         for i, text in enumerate(texts):
             pos = 0
             for m in _PARAGRAPH.finditer(text):
-                if text[pos:m.start()].strip():
-                    paragraphs.append((i, pos, text[pos:m.start()]))
+                paragraphs.extend(_blocks(i, text, pos, m.start()))
                 pos = m.end()
-            if text[pos:].strip():
-                paragraphs.append((i, pos, text[pos:]))
+            paragraphs.extend(_blocks(i, text, pos, len(text)))
         out: list[list[Span]] = [[] for _ in texts]
         docs = self.nlp.pipe(p for _, _, p in paragraphs)
         for (i, offset, para), doc in zip(paragraphs, docs, strict=True):
@@ -101,6 +104,22 @@ class SentenceSplitter:
             s, e = group[0].start(), group[-1].end()
             spans.append(_span(para, s, e, offset))
         return spans
+
+
+def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """``text[start:end]``, a paragraph, as blocks that no sentence crosses: a list item
+    starts one ("consists of: * Barry Warsaw * Donghee Na" is three sentences, not a
+    sentence of names run together), without its bullet or number."""
+    cuts = [(m.start(), m.end()) for m in _ITEM.finditer(text, start, end)
+            if m.start() == start or text[m.start() - 1] == "\n"]
+    out, pos = [], start
+    for a, b in cuts:
+        if text[pos:a].strip():
+            out.append((i, pos, text[pos:a]))
+        pos = b
+    if text[pos:end].strip():
+        out.append((i, pos, text[pos:end]))
+    return out
 
 
 def _span(text: str, start: int, end: int, offset: int) -> Span:

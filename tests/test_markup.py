@@ -129,3 +129,30 @@ def test_operators_and_leading_dots_keep_their_space() -> None:
     old = "the notation NAME:= expr."
     a, b = raw_offsets(raw, old.index("NAME"), old.index("expr") + 4, old)
     assert raw[a:b] == "NAME := expr"
+
+
+def test_a_list_item_is_a_sentence_of_its_own_without_its_bullet(tmp_path: Path) -> None:
+    splitter = SentenceSplitter()
+    text = ("The council consists of:\n\n* Barry Warsaw\n* Donghee Na\n\nIt shall:\n"
+            "- Maintain the quality of the language and\n  its interpreter,\n"
+            "1. Install it.\n2) Run it\nThe end.")
+    spans = splitter.split(text)
+    assert [s.text for s in spans] == [
+        "The council consists of:", "Barry Warsaw", "Donghee Na", "It shall:",
+        "Maintain the quality of the language and its interpreter,", "Install it.",
+        "Run it The end."]
+    for s in spans:  # offsets still point at the source's words
+        assert normalize_space(text[s.start:s.end]) == s.text
+    # a rule of spaced dashes is no list
+    assert [s.text for s in splitter.split("IN THE COURT\n- - - - x\nKNOWLES, :")] == [
+        "IN THE COURT - - - - x KNOWLES,:"]
+    # the same through the Markdown and reStructuredText readers
+    for name, body in (("team.md", "# Team\n\nIt consists of:\n\n- Barry Warsaw\n"
+                                   "- Donghee Na\n"),
+                       ("team.rst", "Team\n====\n\nIt consists of:\n\n* Barry Warsaw\n"
+                                    "* Donghee Na\n")):
+        path = tmp_path / name
+        path.write_text(body)
+        doc = parse(path, path.read_bytes())
+        said = [s.text for sec in doc.sections for s in splitter.split(sec.text)]
+        assert "Barry Warsaw" in said and "Donghee Na" in said, (name, said)
