@@ -111,7 +111,8 @@ def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
     assert missing_dates("What was due on the invoice for September?", invoice) == 1.0
     assert missing_dates("What was due on the invoice for July?", invoice) == 0.0
     assert missing_dates("How much was due in May?", "You may pay later.") == 1.0
-    sure = dict(margin=5.0, relevance=0.9, filter_score=0.9, type_score=1.0, re_best=0.9)
+    sure = dict(margin=5.0, relevance=0.9, filter_score=0.9, type_score=1.0, re_best=0.9,
+                overlap=0.5)
     assert not vetoed(features_of(**sure))
     assert vetoed(features_of(**sure, dates=1.0))
     # the wrong type, rated far below no answer by the reader; the right type is not
@@ -119,6 +120,9 @@ def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
     assert not vetoed(features_of(**{**sure, "margin": -8.0}))
     # a kind the question rules out, however sure the reader is
     assert vetoed(features_of(**sure, wrong=1.0))
+    # below no answer, in a sentence that shares no word with the question
+    assert vetoed(features_of(**{**sure, "margin": -0.5, "overlap": 0.0}))
+    assert not vetoed(features_of(**{**sure, "overlap": 0.0}))
 
 
 def test_a_span_of_a_kind_the_question_rules_out() -> None:
