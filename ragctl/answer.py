@@ -86,7 +86,7 @@ def question_type(question: str) -> QuestionType:
     """What kind of answer the question wants (see the module doc)."""
     q = " ".join(question.strip().split())
     low = q.lower()
-    if _QUOTE.match(q):
+    if _QUOTE.match(q) or names_document(q):
         return QuestionType("quote")
     typed = _factoid_type(q)
     if choice_options(q) is not None:
@@ -387,6 +387,48 @@ _FIELD = re.compile(r"(?:^|\s)([A-Z][A-Za-z-]{1,24}):\s")
 
 
 _RULE = re.compile(r"(?:-\s){4,}-")  # "- - - - -": a caption's rule, as in a transcript
+
+
+# "What does PEP 703 propose?", "What does the report recommend?": what a document says it
+# does, in its own words ("This PEP proposes …", "This is a proposal for …"), which the
+# filter rates below the sentences of other documents about proposing in general
+_DOES = re.compile(r"^what (?:does|did|do) (?P<doc>.+?) (?P<verb>propose|recommend|suggest|"
+                   r"describe|specify|define|require|document|introduce|cover)\??$", re.I)
+# the verbs a document states its purpose with, as stems ("specif" for "specifies")
+STATEMENT_STEMS = ("propos", "recommend", "suggest", "describ", "specif", "defin", "requir",
+                   "document", "introduc", "cover", "give", "provide", "present", "outline",
+                   "explain", "establish")
+_SELF = ("pep|proposal|document|rfc|memo|paper|report|specification|spec|draft|standard|"
+         "guide|post|article|note|chapter|section|letter|policy|plan|agreement|contract")
+
+
+def asked_statement(question: str) -> str | None:
+    """The stem of the verb that a "what does <document> propose / describe / …" question
+    asks the document's own statement of ("propos"), or None."""
+    m = _DOES.match(" ".join(question.split()))
+    if m is None:
+        return None
+    verb = m.group("verb").lower()
+    return next(stem for stem in STATEMENT_STEMS if verb.startswith(stem[:4]))
+
+
+def names_document(question: str) -> bool:
+    """Whether a "what does X define / require / …" question asks what a document says it
+    does: X is a numbered name ("PEP 13", "RFC 2119") or a document ("the report"), not a
+    thing ("What does connection orientation require?" wants a phrase: SQuAD's dev split
+    has 7 such questions, none about a document)."""
+    m = _DOES.match(" ".join(question.split()))
+    return m is not None and (bool(identifiers(question))
+                              or re.search(rf"\b(?:{_SELF})\b", m.group("doc"), re.I) is not None)
+
+
+def own_statement(stem: str, text: str) -> bool:
+    """Whether a sentence opens with a document's statement of what it does: "This PEP
+    proposes …", "This document gives …", "This is a proposal for …", "In this paper we
+    propose …" (not "A previous version of this PEP proposed …")."""
+    return re.match(rf"\W*(?:in (?:this|the) \w+,?\s+)?(?:this (?:{_SELF})\s+(?:\w+ly\s+)?"
+                    rf"{stem}\w*|this is an? {stem}\w*|we (?:\w+ly\s+)?{stem}\w*)\b",
+                    text, re.I) is not None
 
 
 def is_metadata(text: str) -> bool:

@@ -18,12 +18,14 @@ from . import models
 from .answer import (
     AUTHOR_PATTERNS,
     DEFAULT_ANSWERABILITY,
+    STATEMENT_STEMS,
     YEAR_NEAR,
     YES_STATED,
     Context,
     QuestionType,
     Reader,
     asked_field,
+    asked_statement,
     author_line,
     bridge_context,
     choice_options,
@@ -31,6 +33,7 @@ from .answer import (
     completed,
     document_name,
     field_values,
+    file_words,
     first_year,
     heading_named,
     identifiers,
@@ -39,6 +42,7 @@ from .answer import (
     mentions,
     names_found,
     option_in,
+    own_statement,
     pair_named,
     question_names,
     question_type,
@@ -530,16 +534,20 @@ class Pipeline:
         """The best supporting sentences, quoted (never a metadata block). "What does X say
         about Y" names its source: a sentence of a passage that mentions every name of the
         question (in its title, section or file name, else in its text) comes first, when
-        the filter rates it at least a quarter as well as the best sentence. Two windows of
-        one long sentence are quoted as one piece of it."""
+        the filter rates it at least a quarter as well as the best sentence. "What does PEP
+        703 propose / describe / …" is answered first by that document's own statement of
+        it ("This PEP proposes …", :func:`~ragctl.answer.own_statement`), wherever it is in
+        the document. Two windows of one long sentence are quoted as one piece of it."""
         ans.kind = "quote"
-        names = question_names(question)
+        names, idents = question_names(question), identifiers(question)
+
+        def naming(text: str) -> bool:  # every name, and every numbered name ("PEP 572")
+            return all(names_found(names, text)) and all(mentions(text, i) for i in idents)
+
         # a document so titled, or so named by its file ("pep-0008.rst"), before those
         # that cite it in passing ("… than :pep:`8` recommends")
-        named = {h.passage_id for h in kept
-                 if all(names_found(names, f"{document_name(h)} {h.place}"))} \
-            or {h.passage_id for h in kept
-                if all(names_found(names, f"{h.title} {h.place} {h.text}"))}
+        named = {h.passage_id for h in kept if naming(f"{document_name(h)} {h.place}")} \
+            or {h.passage_id for h in kept if naming(f"{h.title} {h.place} {h.text}")}
         # ... and, first of all, a section the question names ("about one-line docstrings")
         # in a document so named
         named_paths = {h.path for h in kept if h.passage_id in named}
@@ -551,6 +559,12 @@ class Pipeline:
             s.sentence.passage_id not in section,
             not (s.sentence.passage_id in named and s.score >= top / 4), -s.score))
         chosen: list[Sentence] = []
+        # "What does PEP 703 propose?": the named document's own statement of it, alone
+        stem = asked_statement(question) if names or idents else None
+        own = self._own_statement(stem, idents, [h.path for h in kept if naming(
+            f"{document_name(h)} {h.place}")]) if stem is not None else None
+        if own is not None:
+            chosen, ranked = [own], []
         for s in ranked:
             if len(chosen) >= opts.quote_sentences:
                 break
@@ -570,6 +584,27 @@ class Pipeline:
                          for i, c in enumerate(chosen, start=1)]
         ans.raw_answer = " ".join(c.text for c in chosen)
         ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
+
+    def _own_statement(self, stem: str, idents: Sequence[tuple[str, str]],
+                       paths: Sequence[str]) -> Sentence | None:
+        """The first sentence in which a document the question names says what it does
+        (:func:`~ragctl.answer.own_statement`), with the verb asked or another: among
+        ``paths`` (those of the passages kept), then, for a numbered name ("PEP 572"), any
+        indexed document so titled or so named by its file, retrieved or not."""
+        store = self.collection.store
+        if idents:
+            paths = [*paths, *(d.path for d in store.documents() if all(
+                mentions(f"{d.title} {file_words(d.path)}", i) for i in idents))]
+        for path in dict.fromkeys(paths):
+            # the verb asked ("proposes"), else any statement of purpose ("This PEP
+            # specifies …" for "What does PEP 723 propose?")
+            for stems in ([stem], STATEMENT_STEMS):
+                own = next((s for s in store.sentences_like(path, [f"%{x}%" for x in stems])
+                            if any(own_statement(x, s.text) for x in stems)
+                            and not is_metadata(s.text)), None)
+                if own is not None:
+                    return own
+        return None
 
     OPTION_SEARCH = 5
 

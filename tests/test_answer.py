@@ -546,6 +546,38 @@ def quoted(notes: Path, files: dict[str, str], question: str, **options: Any) ->
         return p.ask(question, AskOptions(re_threshold=0.0, **options))
 
 
+def test_what_a_named_document_proposes_is_its_own_statement(notes: Path) -> None:
+    from ragctl.answer import asked_statement, own_statement
+
+    assert question_type("What does PEP 572 propose?").kind == "quote"
+    assert question_type("What does PEP 13 define?").kind == "quote"
+    assert asked_statement("What does PEP 572 propose?") == "propos"
+    assert asked_statement("What does the PEP say about tabs?") is None
+    assert own_statement("propos", "This PEP proposes adding a build option.")
+    assert own_statement("propos", "This is a proposal for creating a way to assign.")
+    assert own_statement("propos", "In this paper, we propose a new reader.")
+    assert not own_statement("propos", "A previous version of this PEP proposed a table.")
+    assert not own_statement("propos", "It is often better to just propose a new one.")
+    general = ("PEP Purpose\n===========\n\nA PEP may propose a new feature. Propose it on "
+               "the forum first; it is often better to just propose a new one.\n")
+    a = quoted(notes, {
+        "pep-0001.rst": general,
+        "pep-0572.rst": "PEP: 572\nTitle: Assignment Expressions\n\nRationale\n=========\n\n"
+                        "Naming the result of an expression is an important part of "
+                        "programming.\n\nThis is a proposal for creating a way to assign to "
+                        "variables within an expression using the notation NAME := expr.\n",
+        "pep-0723.rst": "PEP: 723\nTitle: Inline script metadata\n\nAbstract\n========\n\n"
+                        "This PEP specifies a metadata format that can be embedded in "
+                        "single-file Python scripts.\n"},
+        "What does PEP 572 propose?")
+    assert a.kind == "quote" and [Path(s.path).name for s in a.sources] == ["pep-0572.rst"]
+    assert a.answer_text.startswith("This is a proposal for creating a way")
+    # no sentence with the verb asked: the document's statement with another one
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
+        other = p.ask("What does PEP 723 propose?", AskOptions(re_threshold=0.0))
+    assert other.answer_text.startswith("This PEP specifies a metadata format")
+
+
 def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
     a = quoted(notes, {"style.md": "# Style guide\n\nWhat does the guide say about errors? "
                                    "Say what the errors are: errors say what went wrong.\n"},
