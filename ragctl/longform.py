@@ -12,7 +12,8 @@
 4. **Summaries**: each top facet becomes one sentence of at most ~35 words written by the
    local model from that facet's nuggets only, carrying the citations of its nuggets. A
    summary its nuggets do not support is replaced by the facet's best nugget, verbatim (the
-   extractive fallback), so the answer stays grounded even with a very small model.
+   extractive fallback), so the answer stays grounded even with a very small model; so is
+   one that adds a name, a number or more than two words of its own (:func:`adds_facts`).
 5. **Fluency** (optional): one rewrite of the whole answer, kept only if it preserves every
    citation marker exactly.
 """
@@ -305,7 +306,8 @@ def summarize_facets(generator: Generator, checker: SupportChecker, question: st
         evidence = [n.text for n in facet.nuggets]
         scores = checker.support(text, evidence) if text else np.zeros(0)
         support = float(scores.max()) if len(scores) else 0.0
-        fallback = support < support_threshold or restates(question, text, evidence)
+        fallback = support < support_threshold or restates(question, text, evidence) \
+            or bool(adds_facts(question, text, evidence))
         cited: list[Nugget] = list(facet.nuggets)
         if fallback:
             best = max(facet.nuggets, key=lambda n: n.score)
@@ -327,6 +329,24 @@ def restates(question: str, summary: str, evidence: Sequence[str]) -> bool:
     asked = set(content_words(question))
     said = set(content_words(" ".join(evidence)))
     return len([w for w in set(content_words(summary)) if w not in asked and w in said]) < 2
+
+
+# a summary may word its nuggets afresh, with at most this many content words of its own
+NEW_WORDS = 2
+
+
+def adds_facts(question: str, summary: str, evidence: Sequence[str]) -> list[str]:
+    """What a summary says that neither its nuggets nor the question do: a name or a number
+    of its own, or more than :data:`NEW_WORDS` content words of its own ("The server uses
+    the client's IP address to send information about slots" over "the client is allowed
+    to send the server information about certain slots": "uses", "ip", "address"). Words
+    match on their first five letters (send, sends). Empty when it adds nothing."""
+    known = {w[:5] for w in content_words(f"{question} {' '.join(evidence)}")}
+    words = re.findall(r"[\w'’-]+", summary)
+    new = [w for w in dict.fromkeys(content_words(summary)) if w[:5] not in known]
+    hard = {w.lower() for i, w in enumerate(words)
+            if any(ch.isdigit() for ch in w) or (i > 0 and w[:1].isupper())}
+    return new if len(new) > NEW_WORDS or any(w in hard for w in new) else []
 
 
 def render(summaries: Sequence[FacetSummary]) -> str:

@@ -70,6 +70,14 @@ def test_verify_fallback_replaces_unsupported_summary() -> None:
     assert out[0].fallback and out[0].text == "The rent is 750 euros per month."
     assert out[0].citations == [1]
     assert render(out) == "The rent is 750 euros per month [1]."
+    # worded like its nuggets, but with a fact of its own: a number, a name, or several
+    # words they never say
+    for added in ("The rent of 850 euros is due on the first of the month.",
+                  "The rent of 750 euros is due to Madrid on the first of the month.",
+                  "The landlord's bank account takes the rent of 750 euros each month."):
+        out = summarize_facets(scripted(added), LexicalEmbeddingSupport(), "rent?", [facet],
+                               {0: 1, 1: 2}, words=100)
+        assert out[0].fallback and out[0].text == "The rent is 750 euros per month.", added
 
 
 def test_nuggets_hold_the_budget_then_only_strong_sentences() -> None:
