@@ -450,6 +450,13 @@ def is_metadata(text: str) -> bool:
     return len(fields) == 1 and fields[0].start() <= 1 and words <= 8
 
 
+def unquotable(text: str) -> bool:
+    """Never a quote or a nugget: metadata (:func:`is_metadata`), or a lead-in that ends
+    with a colon ("The steering council shall work to:"), which says nothing without the
+    list that follows it (a sentence of its own since list items are)."""
+    return is_metadata(text) or text.rstrip().endswith(":")
+
+
 # --------------------------------------------------------------------- the reader
 
 @dataclass(frozen=True)

@@ -136,11 +136,11 @@ def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, f
     """The best sentences, best first: those the filter kept, then the next best until they
     hold the ``words`` budget, then others scoring at least ``floor`` of the best, until
     ``limit`` nuggets or about three times the budget (so several facets can fill it).
-    Metadata blocks are never nuggets; repeats from other documents stay: clustering puts
-    them into one facet citing every source."""
-    from .answer import is_metadata
+    Metadata blocks and lead-ins ending with a colon are never nuggets; repeats from other
+    documents stay: clustering puts them into one facet citing every source."""
+    from .answer import unquotable
 
-    ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
+    ranked = sorted((s for s in scored if not unquotable(s.sentence.text)),
                     key=lambda s: (not s.kept, -s.score))
     top = max((s.score for s in ranked), default=0.0)
     out: list[Nugget] = []
@@ -167,7 +167,7 @@ def with_leads(question: str, hits: Sequence[Hit], per_passage: dict[int, list[S
     nationality?" and the documents so titled) kept, as well as the best sentence: what a
     document says first of its subject belongs in a long answer about it. Up to LEADS
     documents, most relevant first (``hits`` is in that order); the rest unchanged."""
-    from .answer import is_metadata, option_in
+    from .answer import option_in, unquotable
 
     top = max((s.score for s in scored), default=0.0)
     leads: set[int] = set()
@@ -175,7 +175,7 @@ def with_leads(question: str, hits: Sequence[Hit], per_passage: dict[int, list[S
         title = re.sub(r"\s*\([^)]*\)$", "", h.title).strip()  # "Big Stone Gap (film)"
         first = per_passage.get(h.passage_id) or []
         if len(leads) >= LEADS or not re.search(r"[A-Z0-9]", title) or not first \
-                or option_in(title, question) is None or is_metadata(first[0].text):
+                or option_in(title, question) is None or unquotable(first[0].text):
             continue
         leads.add(first[0].id)
     return [ScoredSentence(s.sentence, max(s.score, top), True) if s.sentence.id in leads

@@ -51,6 +51,7 @@ from .answer import (
     stated_year,
     time_order,
     title_rank,
+    unquotable,
 )
 from .backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
 from .collection import Collection
@@ -531,13 +532,14 @@ class Pipeline:
     def _quote(self, ans: Answer, question: str, scored: Sequence[ScoredSentence],
                kept: Sequence[Hit], per_passage: dict[int, list[Sentence]], opts: AskOptions,
                also: dict[int, list[str]]) -> None:
-        """The best supporting sentences, quoted (never a metadata block). "What does X say
-        about Y" names its source: a sentence of a passage that mentions every name of the
-        question (in its title, section or file name, else in its text) comes first, when
-        the filter rates it at least a quarter as well as the best sentence. "What does PEP
-        703 propose / describe / …" is answered first by that document's own statement of
-        it ("This PEP proposes …", :func:`~ragctl.answer.own_statement`), wherever it is in
-        the document. Two windows of one long sentence are quoted as one piece of it."""
+        """The best supporting sentences, quoted (never a metadata block or a lead-in).
+        "What does X say about Y" names its source: a sentence of a passage that mentions
+        every name of the question (in its title, section or file name, else in its text)
+        comes first, when the filter rates it at least a quarter as well as the best
+        sentence. "What does PEP 703 propose / describe / …" is answered by that document's
+        own statement of it ("This PEP proposes …", :func:`~ragctl.answer.own_statement`),
+        wherever it is in the document. Two windows of one long sentence are quoted as one
+        piece of it."""
         ans.kind = "quote"
         names, idents = question_names(question), identifiers(question)
 
@@ -553,7 +555,7 @@ class Pipeline:
         named_paths = {h.path for h in kept if h.passage_id in named}
         section = {h.passage_id for h in kept if heading_named(question, h.place)
                    and (not names or h.path in named_paths)}
-        plain = [s for s in scored if not is_metadata(s.sentence.text)]
+        plain = [s for s in scored if not unquotable(s.sentence.text)]
         top = max((s.score for s in plain), default=0.0)
         ranked = sorted(plain, key=lambda s: (
             s.sentence.passage_id not in section,

@@ -389,6 +389,19 @@ def test_no_confident_span_is_an_abstention(notes: Path) -> None:
     assert not b.abstained  # the threshold decides
 
 
+def test_a_lead_in_is_never_quoted_alone(notes: Path) -> None:
+    from ragctl.answer import unquotable
+
+    assert unquotable("The steering council shall work to:")
+    assert unquotable("PEP: 20 Title: The Zen of Python Author: Tim Peters")
+    assert not unquotable("The steering council is a 5-person committee.")
+    a = quoted(notes, {"council.md": "# Council\n\nThe steering council shall work to:\n\n"
+                              "- Maintain the quality of the language\n"
+                              "- Seek consensus before acting\n"},
+               "What does the council say about its work?")
+    assert a.kind == "quote" and "shall work to" not in a.answer_text, a.answer_text
+
+
 def test_a_metadata_block_is_never_the_quoted_answer(notes: Path) -> None:
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
         a = p.ask("What does the Zen of Python say about errors?",
