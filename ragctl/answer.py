@@ -874,6 +874,7 @@ _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "typ
                          "main", "first", "last", "best", "difference", "reason", "point",
                          "purpose", "result", "meaning", "role", "idea", "problem"})
 _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
+_ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
 _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
                          r"pcs|%)\b", re.I)
 
@@ -894,13 +895,18 @@ def asked_field(question: str) -> str | None:
     return field
 
 
-def field_values(field: str, text: str) -> list[tuple[int, int]]:
+def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple[int, int]]:
     """Where ``text`` gives the value of the field labelled ``field`` ("Invoice No: #
     BLR_1", "Due Date: 04/04/2023"): an identifier or a number (with its unit: "15
     Days"), else the words up to the next label, a semicolon, a bar or the end (none when
-    there are more than six: that is prose after a colon). A label without a colon
+    there are more than six: that is prose after a colon), or the end of its line (up to
+    fifteen words) when ``lines`` (offsets in ``text`` where a source line starts) says
+    where lines end:
+    "Title: Version Identification and Dependency Specification" is one line, though
+    "Dependency Specification Author:" looks like a label. A label without a colon
     ("Booking ID IBZY2087", a receipt's cells) takes an identifier of letters and digits
     only."""
+    starts = sorted(lines)
     words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
     label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words)
                        + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
@@ -920,10 +926,14 @@ def field_values(field: str, text: str) -> list[tuple[int, int]]:
                     and _VALUE_UNIT.fullmatch(tokens[1].rstrip(",.;")):
                 value = f"{first} {tokens[1].rstrip(',.;')}"
         else:
-            rest = text[start:]
-            stop = _NEXT_LABEL.search(rest)
+            # where the value's line ends: the next line's start, else the text's end
+            line_end = next((i for i in starts if i > start), len(text) if starts else None)
+            rest = text[start:line_end]
+            stop = _NEXT_LABEL.search(rest) if line_end is None else _ONE_LABEL.search(rest)
             tail = (rest[:stop.start()] if stop else rest).split()
-            if not tail or len(tail) > 6:  # prose after a colon, not a field's value
+            # prose after a colon, not a field's value: more than six words, or fifteen for
+            # a value that ends its line (a mail's subject, a PEP's title)
+            if not tail or len(tail) > (6 if line_end is None else 15):
                 continue
             value = " ".join(tail).rstrip(",.;")
         a = text.find(value.split()[0], start)

@@ -63,7 +63,7 @@ from .longform import LongAnswer, LongOptions, answer_long
 from .records import Answer, AnswerSentence, Citation, Hit, PassageScore, ScoredSentence, Sentence
 from .relevance import re_weights
 from .retrieve import Retriever
-from .text import content_words, normalize_answer
+from .text import content_words, line_starts, normalize_answer
 from .verify import LexicalEmbeddingSupport, strip_citations, verify
 
 ContextMode = Literal["full", "passages", "filtered"]
@@ -103,6 +103,11 @@ class AskOptions:
                    reader_passages=s.reader_passages, answer_threshold=s.answer_threshold,
                    quote_sentences=s.quote_sentences)
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def named_by(hit: Hit, idents: Sequence[tuple[str, str]]) -> bool:
+    """Whether a passage is of a document titled or file-named by every numbered name."""
+    return all(mentions(f"{hit.title} {file_words(hit.path)}", i) for i in idents)
 
 
 class Pipeline:
@@ -205,6 +210,7 @@ class Pipeline:
         timings["load"] = self.load()
         t = time.perf_counter()
         hits = self.retriever.search(question, limit=top_n, keep_top=KEEP_TOP)
+        hits = [*hits, *self._named_hits(question, hits)]
         timings["retrieve"] = time.perf_counter() - t
         t = time.perf_counter()
         probs = self.relevance.score(question, hits) if hits else np.zeros(0)
@@ -330,16 +336,46 @@ class Pipeline:
         ans.timings["total"] = time.perf_counter() - t_all
         return ans
 
+    NAMED_DOCUMENTS = 2  # documents named by the question's numbered names, searched for
+
+    def _named_paths(self, idents: Sequence[tuple[str, str]]) -> list[str]:
+        """The indexed documents titled or file-named by every numbered name ("PEP 13":
+        ``pep-0013.rst``, "PEP 13: Python Language Governance")."""
+        return [d.path for d in self.collection.store.documents() if all(
+            mentions(f"{d.title} {file_words(d.path)}", i) for i in idents)]
+
+    def _named_hits(self, question: str, hits: Sequence[Hit]) -> list[Hit]:
+        """The first passage of each document the question names by a numbered name ("What
+        is the status of PEP 13?" and ``pep-0013.rst``) when the search found none of its
+        passages: its header is what the question is about, however many passages of
+        other documents mention "PEP 13" in passing."""
+        idents = identifiers(question)
+        if not idents or any(named_by(h, idents) for h in hits):
+            return []
+        store, out = self.collection.store, []
+        for path in self._named_paths(idents)[:self.NAMED_DOCUMENTS]:
+            first = store.sentences_like(path, ["%"], limit=1)
+            passage = store.passages([first[0].passage_id]).get(first[0].passage_id) \
+                if first else None
+            if passage is not None:
+                out.append(Hit(passage_id=passage.id, **passage.span()))
+        return out
+
     @staticmethod
     def _with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],
                          kept_order: list[int], duplicates: dict[int, int]) -> list[int]:
         """When the question asks about a numbered name ("PEP 723") that no kept passage
         names, the best-ranked passage that does takes the last place: the relevance
-        estimator reads "PEP 1" and "PEP 723" alike. (In SQuAD's dev questions with such
-        a name, the answer's own paragraph lacks the number 2.8% of the time.)"""
+        estimator reads "PEP 1" and "PEP 723" alike. A passage of a document so titled or
+        file-named (``pep-0723.rst``) comes before one that mentions it in passing. (In
+        SQuAD's dev questions with such a name, the answer's own paragraph lacks the number
+        2.8% of the time.)"""
         idents = identifiers(question)
         if not idents:
             return kept_order
+        if any(named_by(hits[k], idents) for k in order):
+            return Pipeline._last_place_to(lambda h: named_by(h, idents), hits, order,
+                                           kept_order, duplicates)
         return Pipeline._last_place_to(
             lambda h: all(mentions(f"{h.title} {h.text}", i) for i in idents),
             hits, order, kept_order, duplicates)
@@ -385,9 +421,13 @@ class Pipeline:
                             relevance: dict[int, float]) -> tuple[Hit, list[Hit]] | None:
         """The document that answers best: the most relevant kept one that names what the
         question names ("PEP 723" all of its numbered names, "the Dropbox ATF post" one of
-        its names), as its best passage and its passages retrieved, in document order."""
+        its names), one so titled or file-named first, as its best passage and its
+        passages retrieved, in document order."""
         idents, names = identifiers(question), question_names(question)
-        for best in sorted(kept, key=lambda h: -relevance[h.passage_id]):
+        # a document so titled or file-named ("PEP 13", pep-0013.rst) before one that
+        # mentions it in passing
+        for best in sorted(kept, key=lambda h: (not (idents and named_by(h, idents)),
+                                                -relevance[h.passage_id])):
             same = sorted((h for h in hits if h.path == best.path), key=lambda h: h.start_char)
             text = " ".join(f"{h.title} {h.place} {h.text}" for h in same)
             if all(mentions(text, i) for i in idents) \
@@ -451,7 +491,8 @@ class Pipeline:
         first = field.split()[0].replace("%", "")
         values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}
         for s in self._document_sentences(best.path, same, [f"%{first}%:%", f"%{first}%#%"]):
-            for a, b in field_values(field, s.text):
+            lines = line_starts(s.raw, s.text) if s.raw is not None else ()
+            for a, b in field_values(field, s.text, lines):
                 values.setdefault((s.id, a), (s, a, b))
         if not values:
             return False
@@ -595,8 +636,7 @@ class Pipeline:
         indexed document so titled or so named by its file, retrieved or not."""
         store = self.collection.store
         if idents:
-            paths = [*paths, *(d.path for d in store.documents() if all(
-                mentions(f"{d.title} {file_words(d.path)}", i) for i in idents))]
+            paths = [*paths, *self._named_paths(idents)]
         for path in dict.fromkeys(paths):
             # the verb asked ("proposes"), else any statement of purpose ("This PEP
             # specifies …" for "What does PEP 723 propose?")

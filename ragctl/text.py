@@ -119,6 +119,25 @@ def normalize_space(raw: str) -> str:
     return "".join(out)
 
 
+def line_starts(raw: str, norm: str | None = None) -> set[int]:
+    """Offsets in ``norm`` (``raw``'s words, :func:`normalize_space`) of the words that
+    start a line of ``raw`` (not an indented continuation line): where a mail header's or
+    a PEP header's field ends."""
+    norm = normalize_space(raw) if norm is None else norm
+    out: set[int] = set()
+    pos, w, previous_end = 0, 0, 0
+    for m in _NONSPACE.finditer(raw):
+        word = m.group()
+        pos += w
+        if not norm.startswith(word, pos):
+            pos += 1
+        w = len(word)
+        if previous_end and raw[m.start() - 1] == "\n":  # not an indented continuation
+            out.add(pos)
+        previous_end = m.end()
+    return out
+
+
 def raw_offsets(raw: str, start: int, end: int, norm: str | None = None) -> tuple[int, int]:
     """Offsets in ``raw`` of ``norm[start:end]``, where ``norm`` is raw's words with the
     whitespace between them changed (:func:`normalize_space`, by default; the text stored

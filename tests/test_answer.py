@@ -728,6 +728,23 @@ def test_the_value_of_a_labelled_field() -> None:
     # without a colon only an identifier is a value ("Booking ID IBZY2087")
     assert values("booking id", "Rooms 1 Booking ID IBZY2087 Payment Mode Cash") == ["IBZY2087"]
     assert values("population", "The population grew fast after 1990.") == []
+    # where the source's lines end, a value ends with its line (an indented line goes on)
+    from ragctl.text import line_starts, normalize_space
+
+    raw = ("PEP: 440\nTitle: Version Identification and Dependency Specification\n"
+           "Author: Alyssa Coghlan,\n    Donald Stufft\nSubject: Discover(R) Card News Online "
+           "- January 2002")
+    text = normalize_space(raw)
+    lines = line_starts(raw, text)
+    assert sorted(text[i:i + 6] for i in lines) == ["Author", "Subjec", "Title:"]
+
+    def by_line(field: str) -> list[str]:
+        return [text[a:b] for a, b in field_values(field, text, lines)]
+
+    assert values("title", text) == ["Version Identification and"]  # "… Author:" a label?
+    assert by_line("title") == ["Version Identification and Dependency Specification"]
+    assert by_line("author") == ["Alyssa Coghlan, Donald Stufft"]
+    assert by_line("subject") == ["Discover(R) Card News Online - January 2002"]
 
 
 def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
@@ -750,6 +767,22 @@ def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
     src = due.sources[0]
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "04/04/2024"
     assert price.answer == "1.80 [1]"  # the row that names the croissant
+
+
+def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path) -> None:
+    # the guide mentions "PEP 13" more than PEP 13's own header does; the question is
+    # about the document so named, whether or not the search finds its header
+    (notes / "pep-0001.rst").write_text(
+        "PEP: 1\nTitle: PEP Purpose\nStatus: Active\nCreated: 13-Jun-2000\n\nGuide\n=====\n\n"
+        "The status of PEP 13 and of every PEP is described in PEP 13 and in PEP 1. The "
+        "council of PEP 13 decides the status of a PEP.\n")
+    (notes / "pep-0013.rst").write_text(
+        "PEP: 13\nTitle: Python Language Governance\nStatus: Final\n\nAbstract\n"
+        "========\n\nThis PEP defines the formal governance process for Python.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("Active")) as p:
+        a = p.ask("What is the status of PEP 13?", AskOptions(re_threshold=0.0, top_k=1))
+    assert a.answer == "Final [1]" and Path(a.sources[0].path).name == "pep-0013.rst"
 
 
 def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
