@@ -183,11 +183,12 @@ class Indexer:
     def _chunker_settings(self) -> dict[str, int]:
         # "sentences": 2 — sentences keep their source text (an index made before is
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
+        # "sentences": 3 — a list item is a sentence of its own, without its bullet
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 2,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 3,
                 "readers": 3}
 
     def _check_model(self) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -146,6 +147,16 @@ def test_chunker_change_rechunks_everything(docs: Path) -> None:
     run([docs])
     s = run([docs], chunk_words=10)
     assert s.updated == 2
+
+
+def test_an_index_split_by_an_earlier_version_is_split_again(docs: Path) -> None:
+    # how sentences are split changed (list items): the next run reads every file again
+    run([docs])
+    with Collection.open(load_settings()) as c:
+        chunker = json.loads(c.store.get_meta("chunker") or "{}")
+        c.store.set_meta(chunker=json.dumps({**chunker, "sentences": 2}, sort_keys=True))
+    assert run([docs]).updated == 2
+    assert run([docs]).updated == 0
 
 
 def test_all_files_failing(tmp_path: Path) -> None:
