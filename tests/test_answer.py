@@ -4,6 +4,7 @@ exact source characters, quoted sentences, abstention, and what the CLI prints."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -504,11 +505,11 @@ def test_a_number_with_the_unit_the_question_names_is_the_bare_number() -> None:
     assert completed("How many of its birds were lost?", [span("40%")]).text == "40%"
 
 
-def test_a_name_is_given_without_the_role_before_it() -> None:
+def completing(text: str) -> Callable[[str, str], str]:
+    """``answer(question, span)``: what :func:`completed` makes of ``span`` of ``text`` as
+    the only choice, checked to be the text at its own offsets."""
     from ragctl.answer import Choice, completed
 
-    text = ("Snopes fact checker and staff writer David Emery, with engineer Wernher von Braun "
-            "and the Seattle Seahawks, had a torn ACL.")
     s = Sentence(id=1, passage_id=1, path="p", text=text)
 
     def answer(question: str, span: str) -> str:
@@ -517,6 +518,13 @@ def test_a_name_is_given_without_the_role_before_it() -> None:
         assert text[c.start:c.end] == c.text
         return c.text
 
+    return answer
+
+
+def test_a_name_is_given_without_the_role_before_it() -> None:
+    answer = completing(
+        "Snopes fact checker and staff writer David Emery, with engineer Wernher von Braun "
+        "and the Seattle Seahawks, had a torn ACL.")
     assert answer("Who posted it?", "staff writer David Emery") == "David Emery"
     assert answer("Who built it?", "engineer Wernher von Braun") == "Wernher von Braun"
     # "which <role>": the role is the question's word
@@ -530,18 +538,9 @@ def test_a_name_is_given_without_the_role_before_it() -> None:
 
 
 def test_how_many_gets_one_count_of_a_span_that_runs_on() -> None:
-    from ragctl.answer import Choice, completed
-
-    text = ("A team with 10–12 members typically has one or sometimes two members on it, "
-            "between 20 and 30 people, 2 · 1017 numbers.")
-    s = Sentence(id=1, passage_id=1, path="p", text=text)
-
-    def answer(question: str, span: str) -> str:
-        i = text.index(span)
-        c = completed(question, [Choice(span, s, i, i + len(span), probability=0.9)])
-        assert text[c.start:c.end] == c.text
-        return c.text
-
+    answer = completing(
+        "A team with 10–12 members typically has one or sometimes two members on it, "
+        "between 20 and 30 people, 2 · 1017 numbers.")
     q = "How many members does a team have?"
     assert answer(q, "10–12 members typically has one or sometimes two members") == "10–12"
     # one count, a range, alternatives or a product, stays whole; so does another question
