@@ -21,8 +21,9 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 # a list item: a line that starts with a bullet or a number ("1.", "2)"), which the
 # sentence leaves out (spaCy would make "1." a sentence of its own), then a word, a number
 # or a quote (not "- - - - x": a transcript caption's rule)
-_ITEM = re.compile(r"^[ \t]*(?:[-*+•▪‣◦]|\(?\d{1,3}[.)])[ \t]+(?=[\w\"'“‘(\[$€£¥₹])", re.M)
+_ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\(?\d{1,3}[.)])[ \t]+(?=[\w\"'“‘(\[$€£¥₹])")
 _WORD = re.compile(r"\S+")
+_NEWLINE = re.compile(r"\n")
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,8 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
     """``text[start:end]``, a paragraph, as blocks that no sentence crosses: a list item
     starts one ("consists of: * Barry Warsaw * Donghee Na" is three sentences, not a
     sentence of names run together), without its bullet or number."""
-    cuts = [(m.start(), m.end()) for m in _ITEM.finditer(text, start, end)
-            if m.start() == start or text[m.start() - 1] == "\n"]
+    lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
+    cuts = [(m.start(), m.end()) for m in (_ITEM.match(text, a, end) for a in lines) if m]
     out, pos = [], start
     for a, b in cuts:
         if text[pos:a].strip():

@@ -143,6 +143,9 @@ def test_a_list_item_is_a_sentence_of_its_own_without_its_bullet(tmp_path: Path)
         "Run it The end."]
     for s in spans:  # offsets still point at the source's words
         assert normalize_space(text[s.start:s.end]) == s.text
+    # an indented list: its first item loses its bullet too
+    assert [s.text for s in splitter.split("Members:\n\n  * Barry Warsaw\n  * Donghee Na")] == [
+        "Members:", "Barry Warsaw", "Donghee Na"]
     # a rule of spaced dashes is no list
     assert [s.text for s in splitter.split("IN THE COURT\n- - - - x\nKNOWLES, :")] == [
         "IN THE COURT - - - - x KNOWLES,:"]
