@@ -33,12 +33,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 
 from .backends import Backend
-from .records import Sentence, SourceSpan
+from .records import Sentence
 from .text import STOPWORDS, content_words, overlap
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
@@ -755,10 +755,26 @@ def file_words(path: str) -> str:
                     for w in re.split(r"[-_.\s]+", stem) if w)
 
 
-def document_name(span: SourceSpan) -> str:
-    """A document's names, as a record of one of its passages or sentences carries them:
-    its title and its file's name as words ("Style Guide for Python Code pep 8")."""
-    return f"{span.title} {file_words(span.path)}"
+class Titled(Protocol):
+    """A document, or a record of one of its passages or sentences: its title and path."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+def document_name(doc: Titled) -> str:
+    """A document's names, as it or a record of one of its passages or sentences carries
+    them: its title and its file's name as words ("Style Guide for Python Code pep 8")."""
+    return f"{doc.title} {file_words(doc.path)}"
+
+
+def named_by(doc: Titled, idents: Iterable[tuple[str, str]]) -> bool:
+    """Whether a document is titled or file-named by every numbered name ("PEP 13":
+    ``pep-0013.rst``, "PEP 13: Python Language Governance")."""
+    return all(mentions(document_name(doc), i) for i in idents)
 
 
 def heading_named(question: str, place: str) -> bool:

@@ -33,13 +33,13 @@ from .answer import (
     completed,
     document_name,
     field_values,
-    file_words,
     first_year,
     heading_named,
     identifiers,
     is_authorship,
     is_metadata,
     mentions,
+    named_by,
     names_found,
     option_in,
     own_statement,
@@ -103,11 +103,6 @@ class AskOptions:
                    reader_passages=s.reader_passages, answer_threshold=s.answer_threshold,
                    quote_sentences=s.quote_sentences)
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
-
-
-def named_by(hit: Hit, idents: Sequence[tuple[str, str]]) -> bool:
-    """Whether a passage is of a document titled or file-named by every numbered name."""
-    return all(mentions(f"{hit.title} {file_words(hit.path)}", i) for i in idents)
 
 
 class Pipeline:
@@ -339,10 +334,8 @@ class Pipeline:
     NAMED_DOCUMENTS = 2  # documents named by the question's numbered names, searched for
 
     def _named_paths(self, idents: Sequence[tuple[str, str]]) -> list[str]:
-        """The indexed documents titled or file-named by every numbered name ("PEP 13":
-        ``pep-0013.rst``, "PEP 13: Python Language Governance")."""
-        return [d.path for d in self.collection.store.documents() if all(
-            mentions(f"{d.title} {file_words(d.path)}", i) for i in idents)]
+        """The indexed documents titled or file-named by every numbered name."""
+        return [d.path for d in self.collection.store.documents() if named_by(d, idents)]
 
     def _named_hits(self, question: str, hits: Sequence[Hit]) -> list[Hit]:
         """The first passage of each document the question names by a numbered name ("What
@@ -589,8 +582,8 @@ class Pipeline:
 
         # a document so titled, or so named by its file ("pep-0008.rst"), before those
         # that cite it in passing ("… than :pep:`8` recommends")
-        named = {h.passage_id for h in kept if naming(f"{document_name(h)} {h.place}")} \
-            or {h.passage_id for h in kept if naming(f"{h.title} {h.place} {h.text}")}
+        titled = {h.passage_id for h in kept if naming(f"{document_name(h)} {h.place}")}
+        named = titled or {h.passage_id for h in kept if naming(f"{h.title} {h.place} {h.text}")}
         # ... and, first of all, a section the question names ("about one-line docstrings")
         # in a document so named
         named_paths = {h.path for h in kept if h.passage_id in named}
@@ -604,8 +597,9 @@ class Pipeline:
         chosen: list[Sentence] = []
         # "What does PEP 703 propose?": the named document's own statement of it, alone
         stem = asked_statement(question) if names or idents else None
-        own = self._own_statement(stem, idents, [h.path for h in kept if naming(
-            f"{document_name(h)} {h.place}")]) if stem is not None else None
+        own = self._own_statement(stem, idents, [h.path for h in kept
+                                                 if h.passage_id in titled]) \
+            if stem is not None else None
         if own is not None:
             chosen, ranked = [own], []
         for s in ranked:

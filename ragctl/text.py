@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation) | {"‘", "’", "“", "”", "–", "—"}
@@ -119,23 +119,25 @@ def normalize_space(raw: str) -> str:
     return "".join(out)
 
 
+def _aligned(raw: str, norm: str) -> Iterator[tuple[re.Match[str], int]]:
+    """Each word of ``raw`` with where it starts in ``norm``, ``raw``'s words with the
+    whitespace between them changed (one space, or none: :func:`normalize_space`)."""
+    pos, w = 0, 0
+    for m in _NONSPACE.finditer(raw):
+        pos += w
+        if not norm.startswith(m.group(), pos):
+            pos += 1  # the space between two words
+        w = len(m.group())
+        yield m, pos
+
+
 def line_starts(raw: str, norm: str | None = None) -> set[int]:
     """Offsets in ``norm`` (``raw``'s words, :func:`normalize_space`) of the words that
     start a line of ``raw`` (not an indented continuation line): where a mail header's or
     a PEP header's field ends."""
     norm = normalize_space(raw) if norm is None else norm
-    out: set[int] = set()
-    pos, w, previous_end = 0, 0, 0
-    for m in _NONSPACE.finditer(raw):
-        word = m.group()
-        pos += w
-        if not norm.startswith(word, pos):
-            pos += 1
-        w = len(word)
-        if previous_end and raw[m.start() - 1] == "\n":  # not an indented continuation
-            out.add(pos)
-        previous_end = m.end()
-    return out
+    return {pos for k, (m, pos) in enumerate(_aligned(raw, norm))
+            if k > 0 and raw[m.start() - 1] == "\n"}
 
 
 def raw_offsets(raw: str, start: int, end: int, norm: str | None = None) -> tuple[int, int]:
@@ -144,16 +146,10 @@ def raw_offsets(raw: str, start: int, end: int, norm: str | None = None) -> tupl
     for the sentence, which an index built by an earlier version may have joined
     differently)."""
     norm = normalize_space(raw) if norm is None else norm
-    pos = 0  # where the current word starts in the normalized text
     a = b = None
     last_end = 0
-    w = 0
-    for m in _NONSPACE.finditer(raw):
-        word = m.group()
-        pos += w
-        if not norm.startswith(word, pos):
-            pos += 1  # the space between two words
-        w = len(word)
+    for m, pos in _aligned(raw, norm):  # pos: where the word starts in the normalized text
+        w = len(m.group())
         if a is None and start < pos + w:
             a = m.start() + max(0, start - pos)
         if a is not None and end <= pos + w:
