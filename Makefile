@@ -29,9 +29,12 @@ ocr-engine:
 
 # Reinstall only when pyproject.toml changes. The CPU build of PyTorch goes first so
 # that nothing pulls the CUDA build.
-$(STAMP): pyproject.toml
+# llama.cpp is compiled here, from source, without AMX (scripts/build-llama.sh says why);
+# the flags it used are in $(VENV)/llama-build.txt.
+$(STAMP): pyproject.toml scripts/build-llama.sh
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install torch==2.13.0 $(QUIET_PIP)
+	scripts/build-llama.sh $(PY) $(QUIET_PIP)
 	$(PIP) install -e '.[generate,train,dev]' $(QUIET_PIP)
 	$(PY) -c "import torch, hnswlib, spacy, sentence_transformers, ragctl"
 	@touch $@

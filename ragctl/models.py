@@ -160,7 +160,8 @@ def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -
     if kind == "generator":
         from .generate import LlamaGenerator
 
-        return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx)
+        return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx,
+                              threads=settings.generator_threads)
     if _default_unavailable(kind, name):
         return _load(kind, NO_READER if kind == "reader" else FALLBACK, settings, **deps)
     path = model_dir(name)
@@ -404,7 +405,8 @@ def _generator(locate: Callable[[], Path], name: str) -> Factory:
     def factory(settings: Settings, **_: Any) -> Any:
         from .generate import LlamaGenerator
 
-        return LlamaGenerator(locate(), name=name, n_ctx=settings.n_ctx)
+        return LlamaGenerator(locate(), name=name, n_ctx=settings.n_ctx,
+                              threads=settings.generator_threads)
 
     return factory
 
