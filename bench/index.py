@@ -84,7 +84,7 @@ def main() -> None:
               f"bare encode {bare_rates[-1]:.1f} passages/s", file=sys.stderr)
 
     env = {**os.environ}
-    cli = [sys.executable, "-m", "ragctl"]
+    cli = [sys.executable, "-P", "-m", "ragctl"]
     with Timer() as t:
         subprocess.run([*cli, "index", str(corpus), "--index", "cli", "-q", "--json"],
                        env=env, check=True, capture_output=True)

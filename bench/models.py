@@ -62,7 +62,7 @@ def dev_index(dataset: str, path: Path, home: Path) -> str:
         f"ds=d.load(__import__('pathlib').Path({str(path)!r}), split='dev');"
         "print(e.index_dataset(ds, c.load_settings()))")
     env = dict(os.environ, RAGCTL_HOME=str(home), HF_HUB_OFFLINE="1")
-    out = subprocess.run([sys.executable, "-c", code], check=True, env=env,
+    out = subprocess.run([sys.executable, "-P", "-c", code], check=True, env=env,
                          capture_output=True, text=True)
     return out.stdout.strip().splitlines()[-1]
 

@@ -60,7 +60,7 @@ def server_rss_mb(server_pid: int) -> float:
 
 def ragctl(*args: str, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "ragctl", *args], env=env, capture_output=True,
+    r = subprocess.run([sys.executable, "-P", "-m", "ragctl", *args], env=env, capture_output=True,
                        text=True, timeout=3600)
     if r.returncode != 0:
         sys.exit(f"bench: ragctl {' '.join(args)} failed:\n{r.stderr[-2000:]}")
@@ -330,7 +330,7 @@ def writers_part(work: Path, url: str, n_files: int) -> dict[str, Any]:
         home.mkdir()
         env = {**os.environ, "RAGCTL_HOME": str(home), "RAGCTL_STORE": store_url,
                "RAGCTL_INDEX": "writers", "HF_HUB_OFFLINE": "1"}
-        procs.append(subprocess.Popen([sys.executable, "-m", "ragctl", "index", str(folder),
+        procs.append(subprocess.Popen([sys.executable, "-P", "-m", "ragctl", "index", str(folder),
                                        "--json"], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=3600) for p in procs]

@@ -98,7 +98,7 @@ def from_index_filter(ds: Any, settings: Any, questions: int) -> None:
     work = ROOT / "bench" / ".home" / "train"
     data = work / "silver" / "from-index-squad-report.jsonl"
     env = dict(os.environ)
-    cli = [sys.executable, "-m", "ragctl"]
+    cli = [sys.executable, "-P", "-m", "ragctl"]
     subprocess.run([*cli, "silver", "--from-index", index, str(data), "--questions",
                     str(questions), "--top-k", "6", "--no-passage-logprobs"], check=True,
                    env=env)

@@ -66,15 +66,28 @@ def request(method: str, path: str, payload: dict[str, Any] | None = None, *,
         if response.status == 200 and on_token is not None and \
                 response.getheader("content-type", "").startswith("application/x-ndjson"):
             return _stream(response, on_token)
-        data = json.loads(response.read() or b"{}")
+        raw = response.read()
     except (OSError, ValueError) as e:
         raise RagctlError(f"the service at {sock_path} broke off its reply: {e}") from None
     finally:
         conn.close()
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        data = None
     if response.status != 200:
-        raise ServiceError(str(data.get("error", f"HTTP {response.status}")),
-                           int(data.get("exit", 1)))
-    return dict(data)
+        raise _error(data, f"the service answered HTTP {response.status}")
+    if not isinstance(data, dict):
+        raise RagctlError(f"the service at {sock_path} sent a reply that is not a JSON object")
+    return data
+
+
+def _error(data: Any, fallback: str) -> ServiceError:
+    """The error the service reported (``{"error": ..., "exit": N}``), else ``fallback``."""
+    if not isinstance(data, dict) or not isinstance(data.get("error"), str):
+        return ServiceError(fallback)
+    code = data.get("exit", 1)
+    return ServiceError(data["error"], code if isinstance(code, int) and 0 < code < 256 else 1)
 
 
 def _stream(response: http.client.HTTPResponse,
@@ -88,6 +101,5 @@ def _stream(response: http.client.HTTPResponse,
         elif "result" in item:
             return dict(item["result"])
         elif "error" in item:
-            err = item["error"]
-            raise ServiceError(str(err.get("error")), int(err.get("exit", 1)))
+            raise _error(item["error"], "the service failed on this request")
     raise RagctlError("the service ended its reply without an answer")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -249,3 +251,340 @@ def test_quick_home_is_the_config_home(env: dict[str, str],
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert quick.home() == str(home_dir())
+
+
+# ------------------------------------------------- children, input checks and cleanup
+
+def _wait_exit(pid: int) -> int:
+    """The exit status of our child ``pid`` (a guard against a hang, not a timing test)."""
+    for _ in range(600):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already (subprocess's own clean-up)
+            return 0
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"pid {pid} did not exit")
+
+
+def _background(ragctl_home: Path) -> int:
+    r = CliRunner().invoke(cli, ["serve", "--background", "--json"])
+    assert r.exit_code == 0, r.output
+    pid = int(json.loads(r.stdout)["pid"])
+    assert (ragctl_home / "serve.sock").is_socket()
+    assert (ragctl_home / "serve.pid").read_text().strip() == str(pid)
+    return pid
+
+
+def test_background_service_ignores_modules_in_the_working_folder(
+        ragctl_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A downloaded folder with a json.py, inspect.py or email.py: `serve --background`
+    started there must not import them (the child process gets no such sys.path entry)."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    marker = tmp_path / "imported.txt"
+    for name in ("json", "inspect", "email"):
+        (folder / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
+    monkeypatch.chdir(folder)
+    pid = _background(ragctl_home)
+    try:
+        status = request("GET", "/status", home=ragctl_home)
+        assert status is not None and status["pid"] == pid
+        # a request through the whole stack: no index yet, the command line's error
+        with pytest.raises(ServiceError, match="no index named 'default'"):
+            request("POST", "/search", {"query": "cats"}, home=ragctl_home)
+    finally:
+        r = CliRunner().invoke(cli, ["serve", "--stop"])
+    assert r.exit_code == 0 and f"pid {pid}" in r.output
+    assert not marker.exists(), marker.read_text()
+
+
+def test_stop_command_removes_the_socket_and_the_pid_file(ragctl_home: Path,
+                                                          tmp_path: Path) -> None:
+    pid = _background(ragctl_home)
+    r = CliRunner().invoke(cli, ["serve", "--stop", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout) == {"stopped": pid}
+    assert not (ragctl_home / "serve.sock").exists()
+    assert not (ragctl_home / "serve.pid").exists()
+    assert _wait_exit(pid) == 0
+    r = CliRunner().invoke(cli, ["serve", "--stop"])
+    assert r.exit_code == 0 and "no service was running" in r.output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_removes_the_socket_and_the_pid_file(sig: signal.Signals,
+                                                      ragctl_home: Path) -> None:
+    pid = _background(ragctl_home)
+    os.kill(pid, sig)
+    assert _wait_exit(pid) == 0  # a clean end, not killed by the signal
+    assert not (ragctl_home / "serve.sock").exists()
+    assert not (ragctl_home / "serve.pid").exists()
+
+
+def test_ending_keeps_the_files_of_a_newer_service(ragctl_home: Path) -> None:
+    """The socket and pid file were taken over meanwhile (a newer service): the old one
+    leaves them where they are when it ends."""
+    pid = _background(ragctl_home)
+    sock_path = ragctl_home / "serve.sock"
+    sock_path.unlink()
+    newer = socket.socket(socket.AF_UNIX)
+    try:
+        newer.bind(str(sock_path))
+        newer.listen()
+        (ragctl_home / "serve.pid").write_text(f"{os.getpid()}\n")
+        os.kill(pid, signal.SIGTERM)
+        assert _wait_exit(pid) == 0
+        assert sock_path.is_socket()
+        assert (ragctl_home / "serve.pid").read_text() == f"{os.getpid()}\n"
+    finally:
+        newer.close()
+
+
+def test_stop_leaves_a_live_pid_file_of_a_service_without_socket(ragctl_home: Path) -> None:
+    """Nothing listens on the socket: the socket file is stale, but the pid file names a
+    live process (a service just starting, or one ending): it is not removed."""
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(ragctl_home / "serve.sock"))
+    s.close()
+    (ragctl_home / "serve.pid").write_text(f"{os.getpid()}\n")
+    r = CliRunner().invoke(cli, ["serve", "--stop"])
+    assert r.exit_code == 0 and "no service was running" in r.output
+    assert not (ragctl_home / "serve.sock").exists()
+    assert (ragctl_home / "serve.pid").exists()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (ragctl_home / "serve.pid").write_text(f"{dead.pid}\n")
+    assert CliRunner().invoke(cli, ["serve", "--stop"]).exit_code == 0
+    assert not (ragctl_home / "serve.pid").exists()
+
+
+class FakeService:
+    """What the web layer needs of a Service: the answers here are canned."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.worker = ThreadPoolExecutor(max_workers=1)
+        self.busy = 0
+        self.requests = 0
+        self.last_request = 0.0
+        self.seen: list[dict] = []
+
+    def ask(self, payload: dict, on_token: object) -> dict:
+        from ragctl.service import check_ask
+
+        payload = check_ask(payload)  # as the real one does
+        self.seen.append(payload)
+        if payload["question"] == "fail inside":
+            raise KeyError(f"secret detail from {__file__}")
+        return {"schema": "ragctl.answer/1", "answer": "ok"}
+
+    def search(self, payload: dict) -> dict:
+        self.seen.append(payload)
+        return {"query": payload["query"], "hits": []}
+
+    def status(self) -> dict:
+        return {"pid": os.getpid()}
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_service(ragctl_home: Path) -> Iterator[FakeService]:
+    """The real web layer (Starlette on uvicorn, on the home's socket) over a fake."""
+    import uvicorn
+
+    from ragctl.service import make_app
+
+    fake = FakeService()
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(ragctl_home / "serve.sock"))
+    server = uvicorn.Server(uvicorn.Config(make_app(fake, http_token=None),
+                                           log_level="critical", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(300):
+        if server.started:
+            break
+        time.sleep(0.1)
+    assert server.started
+    yield fake
+    server.should_exit = True
+    thread.join(timeout=60)
+    sock.close()
+
+
+def _raw(home: Path, head: bytes, body: bytes = b"") -> tuple[int, dict]:
+    """Send ``head`` and ``body`` as they are, and read the whole reply."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(60)  # a service that waits for the rest of the body fails here
+        s.connect(str(home / "serve.sock"))
+        # the service may answer and close before it took it all: as it should
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            s.sendall(head + body)
+        data = b""
+        # after the reply, a socket closed with the body unread reads as reset, not as EOF
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := s.recv(65536):
+                data += chunk
+    header, _, content = data.partition(b"\r\n\r\n")
+    return int(header.split()[1]), json.loads(content)
+
+
+def _post(home: Path, path: str, body: bytes) -> tuple[int, dict]:
+    head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    return _raw(home, head, body)
+
+
+def _clean_error(reply: dict) -> str:
+    """The error line, checked to be one line without internals."""
+    assert set(reply) == {"error", "exit"} and isinstance(reply["exit"], int), reply
+    error = reply["error"]
+    assert error and "\n" not in error and len(error) < 300, error
+    for internal in ("Traceback", ".py", "Error:", "Exception", "__init__", "<class"):
+        assert internal not in error, error
+    return error
+
+
+BAD_REQUESTS = [
+    ("/ask", b'{"question": 5}', "question must be a string, not a number"),
+    ("/ask", b'{"question": "q", "settings": "x"}', "settings must be an object"),
+    ("/ask", b'[{"question": "q"}]', "must be a JSON object, not an array"),
+    ("/ask", b'"q"', "must be a JSON object, not a string"),
+    ("/ask", b'{"question": "q", "settings": {"search_limit": "10"}}',
+     "settings.search_limit must be an integer, not a string"),
+    ("/ask", b'{"question": "q", "settings": {"top_k": 2.5}}', "settings.top_k must be an"),
+    ("/ask", b'{"question": "q", "settings": {"index": null}}', "settings.index must be a str"),
+    ("/ask", b'{"question": "q", "settings": {"filter_threshold": true}}', "must be a number"),
+    ("/ask", b'{"question": "q", "options": {"top_k": "5"}}', "options.top_k must be an"),
+    ("/ask", b'{"question": "q", "options": {"top_k": 0}}', "options.top_k must be between"),
+    ("/ask", b'{"question": "q", "options": {"context": "all"}}',
+     "options.context must be one of full, passages, filtered"),
+    ("/ask", b'{"question": "q", "options": {"nope": 1}}', "options has no field 'nope'"),
+    ("/ask", b'{"question": "q", "options": [1]}', "options must be an object"),
+    ("/ask", b'{"question": "q", "long": true}', "long must be an object"),
+    ("/ask", b'{"question": "q", "long": {"words": "many"}}', "long.words must be an int"),
+    ("/ask", b'{"question": "q", "long": {"cluster_threshold": 1e999}}', "too large"),
+    ("/ask", b'{"question": "q", "long": {"cluster_threshold": 2.5}}', "between 0 and 2"),
+    ("/ask", b'{"question": "q", "options": {"re_threshold": NaN}}', "not JSON"),
+    ("/ask", b'{"question": "q", "log": "yes"}', "log must be true or false"),
+    ("/ask", b'{"question": "q", "stream": 1}', "stream must be true or false"),
+    ("/ask", b'{"question": "\\ud800"}', "not a character"),
+    ("/ask", b'{"question": "q"', "not JSON"),
+    ("/ask", b"", "not JSON"),
+    ("/ask", '{"question": "caf\u00e9"}'.encode("latin-1"), "not UTF-8"),
+    ("/search", b'{"query": ["cats"]}', "query must be a string, not an array"),
+    ("/search", b'{"query": "cats", "mode": 3}', "mode must be a string"),
+    ("/search", b'{"query": "cats", "mode": "fuzzy"}', "unknown search mode 'fuzzy'"),
+    ("/search", b'{"query": "cats", "settings": {"search_limit": "ten"}}',
+     "settings.search_limit must be an integer"),
+    ("/search", b'{"query": "cats", "client": {"flags": {"search_limit": "5"}}}',
+     "client.flags.search_limit must be an integer"),
+    ("/search", b'{"query": "cats", "client": {"flags": {"generator": "x"}}}',
+     "client.flags takes only"),
+    ("/search", b'{"query": "cats", "client": {"environ": {"RAGCTL_INDEX": {}}}}',
+     "client.environ 'RAGCTL_INDEX' must be a string"),
+    ("/search", b'{"query": "cats", "client": "me"}', "client must be an object"),
+]
+
+
+def test_bad_requests_get_400_with_one_line(fake_service: FakeService,
+                                            ragctl_home: Path) -> None:
+    for path, body, expected in BAD_REQUESTS:
+        status, reply = _post(ragctl_home, path, body)
+        assert status == 400, (body, reply)
+        assert expected in _clean_error(reply), (body, reply)
+    assert fake_service.seen == []  # none of them reached the work
+    # the well-formed ones do, typed as the fields ask
+    status, reply = _post(ragctl_home, "/ask", json.dumps(
+        {"question": "q", "settings": {"top_k": 3, "filter_threshold": 1, "unknown": [1]},
+         "options": {"top_k": None, "abstain": False}, "long": None}).encode())
+    assert status == 200 and reply["answer"] == "ok"
+    seen = fake_service.seen[-1]
+    assert seen["settings"] == {"top_k": 3, "filter_threshold": 1.0}
+    assert seen["options"] == {"top_k": None, "abstain": False} and seen["log"] is False
+    status, reply = _post(ragctl_home, "/search", b'{"query": "cats", "client": {"flags": '
+                          b'{"search_limit": 5}, "environ": {"TERM": "xterm"}, "width": 90}}')
+    assert status == 200 and reply == {"query": "cats", "hits": []}
+    # streamed: a bad field is refused before the stream starts
+    status, reply = _post(ragctl_home, "/ask", b'{"question": "q", "stream": true, '
+                                               b'"options": {"free": "yes"}}')
+    assert status == 400 and "options.free must be true or false" in _clean_error(reply)
+    # the client shows the one line, with the exit status
+    with pytest.raises(ServiceError, match=r"^options.top_k must be an integer, not a string$"):
+        request("POST", "/ask", {"question": "q", "options": {"top_k": "5"}}, home=ragctl_home)
+
+
+def test_a_failure_inside_is_500_without_details(fake_service: FakeService,
+                                                 ragctl_home: Path) -> None:
+    for body in (b'{"question": "fail inside"}', b'{"question": "fail inside", "stream": false}'):
+        status, reply = _post(ragctl_home, "/ask", body)
+        assert status == 500
+        error = _clean_error(reply)
+        assert "secret" not in error and "KeyError" not in error
+    tokens: list[str] = []
+    with pytest.raises(ServiceError) as caught:  # streamed: the error line of the stream
+        request("POST", "/ask", {"question": "fail inside"}, home=ragctl_home,
+                on_token=tokens.append)
+    assert "secret" not in str(caught.value) and "KeyError" not in str(caught.value)
+    # Starlette's own errors are JSON too
+    status, reply = _raw(ragctl_home, b"GET /nowhere HTTP/1.1\r\nHost: x\r\n"
+                                      b"Connection: close\r\n\r\n")
+    assert status == 404 and "no such endpoint" in _clean_error(reply)
+    status, reply = _raw(ragctl_home, b"GET /ask HTTP/1.1\r\nHost: x\r\n"
+                                      b"Connection: close\r\n\r\n")
+    assert status == 405 and "GET is not allowed" in _clean_error(reply)
+
+
+def test_deep_nesting_is_refused_without_recursion(fake_service: FakeService,
+                                                   ragctl_home: Path) -> None:
+    from ragctl.service import MAX_DEPTH, nesting
+
+    # one level inside the body object: 1 + MAX_DEPTH - 1 levels pass, one more does not
+    ok = b'{"question": "q", "extra": ' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}"
+    status, reply = _post(ragctl_home, "/ask", ok)
+    assert status == 200, reply
+    too_deep = ok.replace(b"[", b"[[", 1).replace(b"]", b"]]", 1)
+    status, reply = _post(ragctl_home, "/ask", too_deep)
+    assert status == 400 and f"more than {MAX_DEPTH} levels" in _clean_error(reply)
+    # far past the recursion limit, objects and arrays, brackets inside strings ignored
+    n = 100_000
+    deep = b'{"question": ' + b'{"a": [' * n + b"]}" * n + b"}"
+    status, reply = _post(ragctl_home, "/ask", deep)
+    assert status == 400 and "levels deep" in _clean_error(reply)
+    assert nesting('{"a": "[[[[{{{{\\"[[[", "b": [[]]}') == 3
+    # the depth is measured in one pass: escaped quotes in an unterminated string do not
+    # make it scan the rest again from each of them (the socket's timeout would trip)
+    status, reply = _post(ragctl_home, "/ask", b'{"question": "' + b'a\\"' * 300_000)
+    assert status == 400 and "not JSON" in _clean_error(reply)
+    assert fake_service.seen[0]["question"] == "q" and len(fake_service.seen) == 1
+
+
+def test_a_huge_body_is_cut_off(fake_service: FakeService, ragctl_home: Path) -> None:
+    from ragctl.service import MAX_BODY
+
+    # announced: refused before any of it is read (the rest never comes)
+    head = (b"POST /ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 200000000\r\n\r\n")
+    status, reply = _raw(ragctl_home, head, b'{"question": "')
+    assert status == 413 and "larger than" in _clean_error(reply)
+    # not announced (chunked): refused once past the limit, without waiting for its end
+    head = (b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    first = b'{"query": "cats'
+    body = b"%x\r\n%s\r\n" % (len(first), first) + b"10000\r\n%s\r\n" % (b"x" * 0x10000) * 40
+    status, reply = _raw(ragctl_home, head, body)
+    assert status == 413 and f"larger than {MAX_BODY} bytes" in _clean_error(reply)
+    # up to the limit is taken
+    pad = MAX_BODY - len(b'{"question": "q", "pad": ""}')
+    status, reply = _post(ragctl_home, "/ask", b'{"question": "q", "pad": "' + b"p" * pad + b'"}')
+    assert status == 200, reply
+    status, reply = _post(ragctl_home, "/ask", b'{"question": "q", "pad": "' + b"p" * pad +
+                          b'p"}')
+    assert status == 413
+    assert [p["question"] for p in fake_service.seen] == ["q"]
