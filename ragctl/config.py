@@ -83,6 +83,8 @@ class Settings:
     rrf_k: int = 60
     include_hidden: bool = False
     ocr: str = "auto"  # scans and images: auto | tesseract | rapidocr | none
+    ocr_max_pages: int = 50  # pages read from one image file (a multi-page TIFF)
+    ocr_max_megapixels: float = 40.0  # the largest page image decoded for OCR
     # ask
     generator: str = "gemma-3-270m"
     relevance: str = "minilm-re"  # models/; "similarity" is the fallback
@@ -224,3 +226,7 @@ def validate(s: Settings) -> None:
         raise ConfigError(f"ocr must be auto, tesseract, rapidocr or none, not {s.ocr!r}")
     if s.max_file_mb <= 0:
         raise ConfigError(f"max_file_mb must be positive, not {s.max_file_mb}")
+    if s.ocr_max_pages < 1:
+        raise ConfigError(f"ocr_max_pages must be at least 1, not {s.ocr_max_pages}")
+    if s.ocr_max_megapixels < 1:
+        raise ConfigError(f"ocr_max_megapixels must be at least 1, not {s.ocr_max_megapixels}")

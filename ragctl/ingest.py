@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,10 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
            ".eml": "email", ".mbox": "mbox", **dict.fromkeys(IMAGE_SUFFIXES, "image")}
 OCR_DPI = 300  # PDF pages without a text layer are rendered at this resolution for OCR
+# Settings.ocr_max_pages and ocr_max_megapixels (docs/configuration.md): the pages of one
+# image file that are read, and the largest page image that is decoded for OCR
+OCR_MAX_PAGES = 50
+OCR_MAX_MEGAPIXELS = 40.0
 MIN_PAGE_CHARS = 20  # a PDF page with less text than this (a page number) is read by OCR
 
 
@@ -74,6 +78,12 @@ class Ocr:
     name: str = "none"
     on_page: Callable[[str], None] = lambda what: None
     given: OcrEngine | None = None  # an engine object to use instead of the named one
+    max_pages: int = OCR_MAX_PAGES  # pages read from one image file (a TIFF holds many)
+    max_megapixels: float = OCR_MAX_MEGAPIXELS  # the largest page image decoded
+
+    @property
+    def max_pixels(self) -> int:
+        return int(self.max_megapixels * 1_000_000)
 
     @property
     def engine(self) -> OcrEngine | None:
@@ -233,6 +243,7 @@ def streamed(path: Path, size: int) -> bool:
 class TextScan:
     sha256: str
     encoding: str
+    note: str = ""  # a one-line warning when the encoding is a guess in doubt
 
 
 def scan_stream(path: Path) -> TextScan:
@@ -257,8 +268,8 @@ def stream_sections(path: Path, scan: TextScan) -> Iterator[Section]:
 
 def scan_text(path: Path) -> TextScan:
     """One pass over a large text file: its SHA-256 and the encoding to read it with,
-    decided as :func:`decode_text` decides (byte-order mark, UTF-8, UTF-16 without a
-    mark, Western European, else an unambiguous guess from a 1 MB sample)."""
+    decided as :func:`read_text` decides (byte-order mark, UTF-8, UTF-16 without a mark,
+    else :func:`guess_encoding` from its first 1 MB, with its note when in doubt)."""
     import codecs
     import hashlib
 
@@ -295,14 +306,8 @@ def scan_text(path: Path) -> TextScan:
         return TextScan(digest, utf16)
     if utf8_ok:
         return TextScan(digest, "utf-8")
-    if _western(head) is not None:
-        return TextScan(digest, "cp1252")
-    from charset_normalizer import from_bytes
-
-    matches = [m for m in from_bytes(head) if m.chaos <= 0.1]
-    if matches and (len(matches) == 1 or matches[0].coherence > matches[1].coherence + 0.1):
-        return TextScan(digest, matches[0].encoding)
-    raise SkipFile("unknown text encoding (not UTF-8, UTF-16 or Western European); skipped")
+    guess = guess_encoding(head)
+    return TextScan(digest, guess.ranked[0], guess.note)
 
 
 def text_blocks(path: Path, encoding: str, *,
@@ -400,20 +405,33 @@ _BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
          (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16"))
 
 
+@dataclass(frozen=True)
+class DecodedText:
+    text: str
+    encoding: str  # a Python codec name
+    note: str = ""  # a one-line warning when the encoding is a guess in doubt
+
+
 def decode_text(data: bytes) -> str:
+    """:func:`read_text`'s text."""
+    return read_text(data).text
+
+
+def read_text(data: bytes) -> DecodedText:
     """Decode plain text: by its byte-order mark (UTF-8, UTF-16, UTF-32); UTF-8; UTF-16
-    without a mark; Windows-1252 / Latin-1 when it reads as Western text; else the
-    charset-normalizer guess when it is unambiguous. Text that cannot be decoded with
-    confidence is skipped (:class:`SkipFile`), never stored garbled."""
-    text = _decode(data)
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    without a mark; else the legacy encoding that reads it best (:func:`guess_encoding`),
+    with a note when that guess is in doubt. Line endings become "\\n". Binary data and
+    text that no encoding reads sensibly are skipped (:class:`SkipFile`)."""
+    decoded = _decode(data)
+    text = decoded.text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return DecodedText(text, decoded.encoding, decoded.note)
 
 
-def _decode(data: bytes) -> str:
+def _decode(data: bytes) -> DecodedText:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                return data.decode(encoding)
+                return DecodedText(data.decode(encoding), encoding)
             except UnicodeDecodeError:
                 raise SkipFile(f"not valid {encoding.upper()} text despite its byte-order "
                                "mark; skipped") from None
@@ -421,21 +439,22 @@ def _decode(data: bytes) -> str:
     if b"\x00" in head:
         utf16 = _utf16_without_bom(data)
         if utf16 is not None:
-            return utf16
+            return DecodedText(utf16, _utf16_encoding(data) or "utf-16")
         raise SkipFile("binary data, not text; skipped")
     try:
-        return data.decode("utf-8")
+        return DecodedText(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         pass
-    western = _western(data)
-    if western is not None:
-        return western
-    from charset_normalizer import from_bytes
-
-    matches = [m for m in from_bytes(data) if m.chaos <= 0.1]
-    if matches and (len(matches) == 1 or matches[0].coherence > matches[1].coherence + 0.1):
-        return str(matches[0])
-    raise SkipFile("unknown text encoding (not UTF-8, UTF-16 or Western European); skipped")
+    guess = guess_encoding(data)
+    for encoding in guess.ranked:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:  # a byte outside the sample that this one cannot read
+            continue
+        return DecodedText(text, encoding, guess.note if encoding == guess.ranked[0] else
+                           f"encoding unclear, read as {_shown(encoding)}; some characters "
+                           "may be wrong (saving it as UTF-8 makes it certain)")
+    raise SkipFile(_UNKNOWN_ENCODING)
 
 
 def _utf16_encoding(data: bytes) -> str | None:
@@ -464,23 +483,252 @@ def _utf16_without_bom(data: bytes) -> str | None:
     return text if printable >= 0.95 * min(len(text), 2000) else None
 
 
-def _western(data: bytes) -> str | None:
-    """Windows-1252 (a superset of Latin-1's letters) when the text reads as a Western
-    language: few letters outside ASCII, as in French, German, Spanish or Portuguese."""
+# ------------------------------------------------------------ legacy 8-bit encodings
+
+# The legacy encodings of the WHATWG Encoding Standard (those browsers read), most used
+# first (by their share of web pages): the order decides between readings that fit equally
+# well. Left out: ISO-8859-3, -4, -10, -14 and -16 and the Mac Cyrillic code page, rarely
+# used, each of which reads the text of other alphabets as plausible letters ("Zaŋóģæ" for
+# ISO-8859-2's "Zażółć"); Latin-1 and ISO-8859-9 (Windows-1252 and -1254 read them).
+LEGACY_ENCODINGS = ("cp1252", "cp1251", "cp932", "gb18030", "cp949", "euc_jp", "big5hkscs",
+                    "cp1250", "iso8859_2", "cp1256", "iso8859_15", "cp1254", "cp1253",
+                    "iso8859_7", "koi8_r", "cp1255", "cp874", "cp1257", "cp1258",
+                    "iso8859_5", "koi8_u", "iso8859_13", "iso8859_8", "iso8859_6",
+                    "mac_roman", "cp866")
+ODD_SHARE = 0.02  # readings with this few more odd characters (per non-ASCII one) fit as well
+LETTER_SHARE = 0.1  # and those with this little less of a language's common letters
+DOUBTFUL = 0.05  # a best reading with more odd characters than this is in doubt
+UNREADABLE = 0.15  # and one with more than this is no text at all
+SAMPLE_BYTES = 16_384  # the lines holding non-ASCII bytes that decide, up to this many bytes
+_UNKNOWN_ENCODING = ("unknown text encoding (not UTF-8 or UTF-16, and no legacy encoding "
+                     "reads it as text); skipped")
+
+
+@dataclass(frozen=True)
+class EncodingGuess:
+    ranked: list[str]  # encodings that read the sample, the best first
+    note: str = ""  # a one-line warning when the best is in doubt
+
+
+@dataclass(frozen=True)
+class _Reading:
+    encoding: str
+    rank: int  # in LEGACY_ENCODINGS: the more used first
+    text: str
+    odd: float  # odd characters per non-ASCII character
+    common: float  # the share of letters among a language's most common ones
+    capitals: bool  # more capitals than small letters
+    cover: int  # how many of LEGACY_ENCODINGS can write all of its letters
+
+
+def guess_encoding(data: bytes) -> EncodingGuess:
+    """The legacy encoding of text that is not UTF-8, from its lines holding non-ASCII
+    bytes. Each encoding of :data:`LEGACY_ENCODINGS` reads them, and the readings are
+    compared, most telling first:
+
+    1. how few odd characters they hold (:func:`_read`: a symbol inside a word, as
+       "Za¿ó³æ" is Windows-1250's "Zażółć" read as Windows-1252; letters of two scripts in
+       one word; a capital after a small letter, as KOI8-R's "Привет" read as Windows-1251
+       "пРИВЕТ"; a control character; a sentence begun with a small letter);
+    2. how many of their letters are among the most common ones of some language
+       (charset-normalizer's letter frequencies: Greek letters read as Cyrillic give rare
+       ones, "ѓѕќ");
+    3. small letters before capitals (prose is mostly small letters);
+    4. letters that belong together: how many encodings can write all of them (a real
+       alphabet is in several, a mixture made by the wrong encoding in few);
+    5. the more used encoding.
+
+    The guess is in doubt (``note``) when the best reading still holds odd characters, or
+    when another reading, as good on 1–3 and writable in at least half as many encodings,
+    gives other letters: Hungarian "ő" (Windows-1250) or "õ" (Windows-1252) is such a case.
+    charset-normalizer's own detector is not used: on short text it returns its first
+    fitting guess (KOI8-R Russian came back as Shift_JIS katakana), and it takes
+    ISO-8859-2 Polish for ISO-8859-10."""
+    import codecs
+
+    sample, at_start = _sample(data)
+    readings = []
+    for rank, encoding in enumerate(LEGACY_ENCODINGS):
+        try:  # a character cut at the sample's end is left out
+            text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+        except UnicodeDecodeError:
+            continue
+        readings.append(_read(encoding, rank, text, at_start))
+    least = min((r.odd for r in readings), default=1.0)
+    if least > UNREADABLE:
+        raise SkipFile(_UNKNOWN_ENCODING)
+    fit = [r for r in readings if r.odd <= least + ODD_SHARE]
+    most = max(r.common for r in fit)
+    fit = [r for r in fit if r.common >= most - LETTER_SHARE]
+    fit.sort(key=lambda r: (r.capitals, -r.cover, r.rank))
+    best = fit[0]
+    rivals = [r for r in fit[1:] if r.text != best.text and r.capitals == best.capitals
+              and 2 * r.cover >= best.cover]
+    ranked = [best.encoding] + [r.encoding for r in sorted(readings, key=lambda r: r.odd)
+                                if r is not best]
+    note = ""
+    if best.odd > DOUBTFUL:
+        note = (f"encoding unclear, read as {_shown(best.encoding)}; some characters may be "
+                "wrong (saving it as UTF-8 makes it certain)")
+    elif rivals:
+        note = (f"encoding unclear, read as {_shown(best.encoding)}; as "
+                f"{_shown(rivals[0].encoding)} some letters would differ (saving it as UTF-8 "
+                "makes it certain)")
+    return EncodingGuess(ranked, note)
+
+
+def _shown(encoding: str) -> str:
+    """A codec's name as people write it: "iso8859_2" → "iso-8859-2"."""
+    return encoding.replace("iso8859_", "iso-8859-").replace("_", "-")
+
+
+_HIGH_LINE = re.compile(rb"[^\n]*[\x80-\xff][^\n]*\n?")
+
+
+def _sample(data: bytes) -> tuple[bytes, bool]:
+    """The lines of ``data`` that hold non-ASCII bytes, up to :data:`SAMPLE_BYTES` (a
+    quarter of that from one line); and whether the sample starts where the text does."""
+    parts: list[bytes] = []
+    size = 0
+    at_start = False
+    for m in _HIGH_LINE.finditer(data):
+        if not parts:
+            at_start = not data[:m.start()].strip()
+        line = m.group()[:SAMPLE_BYTES // 4]
+        parts.append(line)
+        size += len(line)
+        if size >= SAMPLE_BYTES:
+            break
+    return b"".join(parts), at_start
+
+
+def _read(encoding: str, rank: int, text: str, at_start: bool) -> _Reading:
+    """One encoding's reading of the sample, and what :func:`guess_encoding` compares
+    (on its composed form: "e" and a combining accent count as "é")."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", text)
+    letters: dict[str, int] = {}
+    odd = 0.0
+    count = capitals = small = 0
+    end = len(text)
+    for m in _UNUSUAL.finditer(text):
+        i, ch = m.start(), m.group()
+        count += 1
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < end else " "
+        kind = _kind(ch)
+        if kind == "letter":
+            letters[ch] = letters.get(ch, 0) + 1
+            if ch.isupper():
+                capitals += 1
+                odd += before.islower()  # "пРИВЕТ"
+            elif ch.islower():
+                small += 1
+            script = _script(ch)
+            odd += before.isalpha() and _script(before) != script  # "cafй"
+            odd += after.isascii() and after.isalpha() and script != "LATIN"
+        elif kind == "mark":  # an accent or vowel sign goes on a letter of its script
+            odd += not before.isalpha() or _script(ch) not in ("COMBINING", _script(before))
+        elif kind == "control":
+            odd += 1
+        elif kind == "format":
+            odd += before.isalpha() and after.isalpha()
+        elif kind == "punctuation":
+            odd += before.isalpha() and after.isalpha()  # "Za¿ó"
+        elif kind == "number":
+            odd += after.isalpha()  # "³ódź", where "m²" is fine
+        elif kind == "symbol":  # "®eljko", "╨ЁштхЄ"; less so "┬╤╥╨┼╫└" ("╔═╗" is art)
+            odd += sum(0.5 if c.isalpha() else 0.25 if _kind(c) == "symbol" else 0
+                       for c in (before, after))
+    for m in _LONG_WORD.finditer(text):  # no word of a spaced script is this long
+        word = m.group()
+        if any(not ch.isascii() and _script(ch) not in _UNSPACED for ch in word[:8]):
+            odd += (len(word) - _LONG_WORD_CHARS) / 2
+    starts = [m.group(1) for m in _SENTENCE_START.finditer(text)]
+    if at_start and (first := re.search(r"\w", text)):
+        starts.append(first.group())
+    odd += 2 * sum(not ch.isascii() and ch.islower() for ch in starts)
+    total = sum(letters.values())
+    common = max((sum(n for ch, n in letters.items() if ch.lower() in known)
+                  for known in _common_letters()), default=0) / total if total else 1.0
+    cover = sum(all(_writes(other, ch) for ch in letters) for other in LEGACY_ENCODINGS
+                if other != "gb18030")  # GB 18030 writes every character
+    return _Reading(encoding, rank, text, odd / max(count, 1), common, capitals > small,
+                    cover)
+
+
+_UNUSUAL = re.compile(r"[^\t\n\r\f\v\x20-\x7e]")  # what is not printable ASCII
+_LONG_WORD_CHARS = 30
+_LONG_WORD = re.compile(rf"[^\W\d_]{{{_LONG_WORD_CHARS + 1},}}")
+_UNSPACED = frozenset({"CJK", "HALFWIDTH", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
+_SENTENCE_START = re.compile(r"(?:[.!?]\s+|\n[ \t]*\r?\n\s*)(\w)")
+_JOINERS = frozenset("'ʼ·\u00ad°")  # no oddity beside letters
+_PUNCTUATION_BLOCKS = ((0x2000, 0x206F), (0x3000, 0x303F), (0xFF00, 0xFFEF))
+
+
+@cache
+def _kind(ch: str) -> str:
+    import unicodedata
+
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Cn", "Co", "Cs"):
+        return "control"
+    if category == "Cf":
+        return "format"
+    if category[0] == "L":
+        return "letter"
+    if category[0] == "M":
+        return "mark"
+    if ch in _JOINERS or category[0] == "Z" or \
+            any(a <= ord(ch) <= b for a, b in _PUNCTUATION_BLOCKS):
+        return "fine"  # dashes, quotes, ellipses; CJK and full-width punctuation
+    if category[0] == "P":
+        return "punctuation"
+    if category[0] == "N":
+        return "number"
+    return "symbol"
+
+
+@cache
+def _script(ch: str) -> str:
+    """"LATIN", "CYRILLIC", "GREEK", … (the first word of the character's name); Chinese
+    characters, kana and CJK punctuation are one script, "CJK"."""
+    import unicodedata
+
+    if ch.isascii():
+        return "LATIN"
+    first = unicodedata.name(ch, "").split(" ")[0]
+    return "CJK" if first in ("CJK", "HIRAGANA", "KATAKANA", "IDEOGRAPHIC") else first
+
+
+@cache
+def _writes(encoding: str, ch: str) -> bool:
     try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError:
-        return None
-    letters = [ch for ch in text if ch.isalpha()]
-    if not letters:
-        return None
-    accented = sum(not ch.isascii() for ch in letters)
-    return text if accented <= 0.4 * len(letters) else None
+        ch.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@cache
+def _common_letters() -> list[frozenset[str]]:
+    """The most common letters of each language charset-normalizer knows (41 of them)."""
+    try:
+        from charset_normalizer.constant import FREQUENCIES
+    except ImportError:  # a version without the table: letter counts do not decide
+        return []
+    return [frozenset(ch.lower() for ch in letters) for letters in FREQUENCIES.values()]
 
 
 def _parse_text(path: Path, data: bytes) -> ParsedDocument:
-    text = decode_text(data)
-    return ParsedDocument(path, "text", path.stem, [Section(text, "", 0)])
+    decoded = read_text(data)
+    return ParsedDocument(path, "text", path.stem, [Section(decoded.text, "", 0)],
+                          _notes(decoded))
+
+
+def _notes(decoded: DecodedText) -> list[str]:
+    return [decoded.note] if decoded.note else []
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
@@ -520,7 +768,8 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
     from .markup import FENCE, plain_markdown
 
-    text = decode_text(data)
+    decoded = read_text(data)
+    text = decoded.text
     spans = _line_spans(text)
     headings: list[tuple[int, int, int, str]] = []
     in_fence = False
@@ -548,7 +797,7 @@ def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
                 for a, b, level, t in headings]
     sections = _sections_from_headings(plain_markdown(text), headings)
     title = headings[0][3] if headings else path.stem
-    return ParsedDocument(path, "markdown", title, sections)
+    return ParsedDocument(path, "markdown", title, sections, _notes(decoded))
 
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
@@ -557,7 +806,8 @@ _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
 def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
     from .markup import plain_rst
 
-    text = decode_text(data)
+    decoded = read_text(data)
+    text = decoded.text
     spans = _line_spans(text)
     levels: list[str] = []
     headings: list[tuple[int, int, int, str]] = []
@@ -581,7 +831,7 @@ def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
     headings = [(a, b, level, " ".join(plain_rst(t).split())) for a, b, level, t in headings]
     sections = _sections_from_headings(plain_rst(text), headings)
     title = _rst_header_title(text) or (headings[0][3] if headings else path.stem)
-    return ParsedDocument(path, "rst", title, sections)
+    return ParsedDocument(path, "rst", title, sections, _notes(decoded))
 
 
 _HEADER_FIELD = re.compile(r"[A-Za-z][\w-]*:[ \t]+\S")
@@ -982,8 +1232,10 @@ def _header_row(row: list[str]) -> bool:
 
 
 def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
-    """OCR of the given pages (0-based), rendered at :data:`OCR_DPI`; blank pages are not
-    sent to the engine."""
+    """OCR of the given pages (0-based), one page at a time, rendered at :data:`OCR_DPI`,
+    or less where that would make an image over ``ocr.max_pixels`` (a page can say it is
+    200 inches wide: 3.6 billion pixels at 300 dpi); blank pages are not sent to the
+    engine."""
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(data)
@@ -991,12 +1243,33 @@ def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[
         for i in indexes:
             page = pdf[i]
             try:
-                image = page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+                width, height = page.get_size()
+                scale = _render_scale(width, height, ocr.max_pixels)
+                image = page.render(scale=scale, grayscale=True).to_pil()
             finally:
                 page.close()
-            yield i, _ocr_image(image, ocr, f"p. {i + 1} of {len(pdf)}")
+            try:
+                yield i, _ocr_image(image, ocr, f"p. {i + 1} of {len(pdf)}")
+            finally:
+                image.close()
     finally:
         pdf.close()
+
+
+def _render_scale(width: float, height: float, max_pixels: int) -> float:
+    """Pixels per point to render a page of ``width`` × ``height`` points: OCR_DPI, or
+    less so that the image has at most ``max_pixels``."""
+    import math
+
+    scale = OCR_DPI / 72
+    width, height, max_pixels = max(width, 1.0), max(height, 1.0), max(max_pixels, 1)
+    if math.ceil(width * scale) * math.ceil(height * scale) > max_pixels:
+        scale = (max_pixels / (width * height)) ** 0.5
+        while math.ceil(width * scale) * math.ceil(height * scale) > max_pixels:
+            scale *= 0.999  # the renderer rounds sizes up
+        logger.debug("a page of %.0f x %.0f points is rendered at %.0f dpi, not %d",
+                     width, height, scale * 72, OCR_DPI)
+    return scale
 
 
 def _ocr_image(image: Image, ocr: Ocr, where: str = "") -> str:
@@ -1011,24 +1284,112 @@ def _ocr_image(image: Image, ocr: Ocr, where: str = "") -> str:
 
 
 def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
-    from PIL import Image, ImageSequence, UnidentifiedImageError
+    """The text of an image file, read by OCR one page (frame) at a time, so that memory
+    holds one page whatever the file: the first ``ocr.max_pages`` pages, each at most
+    ``ocr.max_pixels`` (a larger JPEG is decoded at a half, a quarter or an eighth of its
+    size; other pages that large are left out). Pages left out are told in the notes."""
+    from PIL import Image, UnidentifiedImageError
 
     if ocr.engine is None:
         raise SkipFile(f"image not read (no OCR); skipped: {ocr.how_to_enable}")
-    try:
-        img = Image.open(io.BytesIO(data))
-        frames = [f.copy() for f in ImageSequence.Iterator(img)]
-    except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise SkipFile(f"not a readable image ({e}); skipped") from None
-    if max(frames[0].size) < 200:
-        raise SkipFile("an image too small to hold text (an icon?); skipped")
-    texts = [_ocr_image(f, ocr, f"p. {n} of {len(frames)}" if len(frames) > 1 else "")
-             for n, f in enumerate(frames, start=1)]
+    texts: list[str] = []
+    notes: list[str] = []
+    too_large: list[tuple[int, int]] = []  # (page, pixels)
+    with _pillow_limit(_DRAFT_REDUCTION * ocr.max_pixels):
+        try:
+            img = Image.open(io.BytesIO(data))
+            pages = getattr(img, "n_frames", 1)
+        except Image.DecompressionBombError:
+            raise SkipFile(f"an image of over {2 * _DRAFT_REDUCTION * ocr.max_megapixels:g} "
+                           "megapixels (a decompression bomb?); skipped") from None
+        except (UnidentifiedImageError, OSError, ValueError, EOFError) as e:
+            raise SkipFile(f"not a readable image ({e}); skipped") from None
+        with img:
+            if max(img.size) < 200:
+                raise SkipFile("an image too small to hold text (an icon?); skipped")
+            read = min(pages, ocr.max_pages)
+            if pages > read:
+                notes.append(f"{pages} pages, read the first {read} (setting ocr_max_pages)")
+            for n in range(read):
+                try:
+                    img.seek(n)
+                except (EOFError, OSError, ValueError, Image.DecompressionBombError) as e:
+                    notes.append(f"page {n + 1} not readable ({e}); pages from it on not read")
+                    break
+                pixels = img.size[0] * img.size[1]
+                try:
+                    page = _page_image(img, ocr.max_pixels)
+                except (OSError, ValueError) as e:  # a truncated or damaged page
+                    if n == 0:
+                        raise SkipFile(f"not a readable image ({e}); skipped") from None
+                    notes.append(f"page {n + 1} not readable ({e}); pages from it on not read")
+                    break
+                if page is None:
+                    too_large.append((n + 1, pixels))
+                    texts.append("")
+                    continue
+                # the page is decoded into the file's one buffer, which the next page reuses
+                texts.append(_ocr_image(page, ocr, f"p. {n + 1} of {pages}" if pages > 1
+                                        else ""))
+    if too_large:
+        what = _too_large(too_large, pages, ocr.max_megapixels)
+        if len(too_large) == len(texts):
+            raise SkipFile(f"{what}; skipped")
+        notes.append(f"{what}; not read")
     if not any(t.strip() for t in texts):
         raise SkipFile("an image without text (OCR found none); skipped")
-    places = [f"p. {n}" for n in range(1, len(texts) + 1)] if len(texts) > 1 else [""]
+    places = [f"p. {n}" for n in range(1, len(texts) + 1)] if pages > 1 else [""]
     return ParsedDocument(path, "image", path.stem,
-                          [Section(t, p, 0) for t, p in zip(texts, places, strict=True)])
+                          [Section(t, p, 0) for t, p in zip(texts, places, strict=True)],
+                          notes)
+
+
+_DRAFT_REDUCTION = 64  # a JPEG can be decoded at an eighth of its width and height
+
+
+@contextmanager
+def _pillow_limit(max_pixels: int) -> Iterator[None]:
+    """Pillow's own decompression-bomb limit (``Image.MAX_IMAGE_PIXELS``: ``Image.open``
+    refuses an image of more than twice as many pixels, and warns above it) set to
+    ``max_pixels`` while a file is read, then put back. Every page is checked against
+    ``ocr.max_pixels`` before it is decoded (:func:`_page_image`); this refuses the header
+    of a bomb as soon as it is opened, as one clear line."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = max_pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
+def _page_image(img: Image, max_pixels: int) -> Image | None:
+    """The current page of an open image file, decoded: itself when it has at most
+    ``max_pixels`` pixels; a JPEG of up to 64 times as many decoded at a half, a quarter or
+    an eighth of its size (``draft``), which is about as fast and needs as little memory;
+    None for a larger page, which is never decoded."""
+    width, height = img.size
+    if width * height <= max_pixels:
+        img.load()
+        return img
+    if img.format in ("JPEG", "MPO"):
+        for factor in (2, 4, 8):
+            if width * height <= max_pixels * factor * factor:
+                img.draft(img.mode, (-(-width // factor), -(-height // factor)))
+                if img.size[0] * img.size[1] <= max_pixels:
+                    img.load()
+                    return img
+                break
+    return None
+
+
+def _too_large(pages: list[tuple[int, int]], total: int, max_megapixels: float) -> str:
+    largest = max(pixels for _, pixels in pages) / 1e6
+    which = (f"page {pages[0][0]} of {total} is" if len(pages) == 1 and total > 1 else
+             "the image is" if total == 1 else f"{len(pages)} of its {total} pages are")
+    return (f"{which} {largest:.0f} megapixels, over the {max_megapixels:g} megapixel limit "
+            f"(setting ocr_max_megapixels)")
 
 
 MAX_UNZIPPED = 200_000_000  # bytes a DOCX may expand to (its XML is read in memory)

@@ -106,11 +106,78 @@ def test_text_in_western_and_unicode_encodings_is_stored_as_written(text: str,
     assert decode_text(text.encode(encoding)) == text
 
 
-def test_text_that_cannot_be_decoded_with_confidence_is_skipped() -> None:
-    with pytest.raises(SkipFile, match="encoding"):  # Russian in Windows-1251: ambiguous
-        decode_text("Привет, как дела? Это текст на русском языке.".encode("cp1251"))
+POLISH = ("Zażółć gęślą jaźń. Pchnąć w tę łódź jeża lub ośm skrzyń fig.\n\n"
+          "Spotkanie zespołu odbędzie się w czwartek o dziesiątej. Proszę przynieść notatki "
+          "i listę otwartych spraw. Dziękuję!\n")
+RUSSIAN = "Привет, встреча в пятницу в 10 часов.\n"
+HUNGARIAN = ("Árvíztűrő tükörfúrógép. A megbeszélés csütörtökön lesz, kérem hozza a "
+             "jegyzeteket.\n")
+
+
+@pytest.mark.parametrize("text, encoding", [
+    (POLISH, "cp1250"), (POLISH, "iso-8859-2"), (RUSSIAN, "koi8-r"), (RUSSIAN, "cp1251"),
+    (RUSSIAN, "cp866"), ("Привет, как дела? Это текст на русском языке.", "cp1251"),
+    (POLISH, "utf-8"), (POLISH, "utf-16"), (RUSSIAN, "utf-16"),
+], ids=["pl-cp1250", "pl-iso-8859-2", "ru-koi8-r", "ru-cp1251", "ru-cp866", "ru-cp1251-2",
+        "pl-utf-8", "pl-utf-16", "ru-utf-16"])
+def test_legacy_and_unicode_text_is_read_exactly_without_a_warning(
+        tmp_path: Path, text: str, encoding: str) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_bytes(text.encode(encoding))
+    doc = _parse(f)
+    assert doc.sections[0].text == text
+    assert doc.notes == []
+
+
+def test_an_unclear_encoding_is_read_with_a_warning_naming_it(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_bytes(HUNGARIAN.encode("cp1250"))  # "ő" in Windows-1250 is "õ" in Windows-1252
+    doc = _parse(f)
+    assert len(doc.notes) == 1
+    assert doc.notes[0].startswith("encoding unclear, read as cp1252; as cp1250 ")
+    assert "csütörtökön" in doc.sections[0].text  # the letters both encodings share are right
+
+
+def test_text_no_encoding_reads_is_skipped() -> None:
     with pytest.raises(SkipFile, match="binary"):
         decode_text(bytes(range(256)) * 10)
+    with pytest.raises(SkipFile, match="unknown text encoding"):
+        decode_text(bytes(range(1, 256)) * 10)
+
+
+@pytest.mark.parametrize("text, encoding", [(POLISH, "iso-8859-2"), (RUSSIAN, "koi8-r")])
+def test_a_large_legacy_text_is_streamed_exactly(tmp_path: Path, text: str,
+                                                 encoding: str) -> None:
+    from ragctl.ingest import scan_text, text_blocks
+
+    f = tmp_path / "big.txt"
+    f.write_bytes((text * 400).encode(encoding))
+    scan = scan_text(f)
+    assert scan.note == ""
+    assert "".join(b.text for b in text_blocks(f, scan.encoding, block_chars=500)) == text * 400
+
+
+def test_indexing_warns_only_about_the_file_whose_encoding_is_unclear(tmp_path: Path) -> None:
+    from ragctl.collection import Collection
+    from ragctl.config import load_settings
+    from ragctl.indexer import Indexer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pl-1250.txt").write_bytes(POLISH.encode("cp1250"))
+    (docs / "pl-8859-2.txt").write_bytes(POLISH.encode("iso-8859-2"))
+    (docs / "ru.txt").write_bytes(RUSSIAN.encode("koi8-r"))
+    (docs / "hu.txt").write_bytes(HUNGARIAN.encode("cp1250"))
+    settings = load_settings(embedder="fake-hash")
+    with Collection.open(settings, create=True) as c:
+        c.lock()
+        summary = Indexer(c).run([docs]).to_dict()
+        sentences = [row[0] for row in c.store.db.execute("SELECT text FROM sentences")]
+    assert summary["added"] == 4 and summary["skipped"] == 0
+    assert [(Path(w["path"]).name, w["reason"].split(";")[0]) for w in summary["warnings"]] \
+        == [("hu.txt", "encoding unclear, read as cp1252")]
+    assert sentences.count("Zażółć gęślą jaźń.") == 2
+    assert "Привет, встреча в пятницу в 10 часов." in sentences
 
 
 @pytest.mark.parametrize("name, reason", [

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +255,178 @@ def test_a_text_layer_that_is_not_text_is_read_like_a_scan(tmp_path: Path) -> No
     assert engine.pages == 1 and doc.sections[1].text == SCANNED  # OCR'd, not indexed as is
     doc = parse(tmp_path / "ledger.pdf", data, ocr=Ocr("none"))
     assert [s.place for s in doc.sections] == ["p. 1"] and "unreadable text" in doc.notes[0]
+
+
+def multipage_tiff(page: Image.Image, pages: int) -> bytes:
+    """A TIFF of ``pages`` copies of a bilevel ``page`` (CCITT group 4), every page
+    pointing at one compressed strip: as many pages as a 10 MB file of blank scans holds,
+    made in no time."""
+    import struct
+
+    buf = io.BytesIO()
+    page.save(buf, format="TIFF", compression="group4", strip_size=1 << 30)
+    tags = Image.open(io.BytesIO(buf.getvalue())).tag_v2  # type: ignore[attr-defined]
+    (start,), (size,) = tags[273], tags[279]
+    strip = buf.getvalue()[start:start + size] + b"\0" * (size % 2)
+    width, height = page.size
+    entries = [(256, 4, width), (257, 4, height), (258, 3, 1), (259, 3, 4),
+               (262, 3, tags[262]), (273, 4, 8), (278, 4, height), (279, 4, size)]
+    out = bytearray(b"II*\0" + struct.pack("<I", 8 + len(strip)) + strip)
+    for n in range(pages):
+        out += struct.pack("<H", len(entries))
+        for tag, kind, value in entries:  # LONG or SHORT values, one each
+            out += struct.pack("<HHII" if kind == 4 else "<HHIH2x", tag, kind, 1, value)
+        out += struct.pack("<I", len(out) + 4 if n + 1 < pages else 0)
+    return bytes(out)
+
+
+def marked_page(width: int, height: int, mode: str = "1") -> Image.Image:
+    """A white page with one black bar: not blank, so every page reaches the engine."""
+    page = Image.new(mode, (width, height), "white")
+    ImageDraw.Draw(page).rectangle((width // 20, height // 20, width // 2, height // 15),
+                                   fill="black")
+    return page
+
+
+CHILD = """
+import json, resource, sys
+from pathlib import Path
+from ragctl.ingest import Ocr, parse
+
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a bomb fails, not the machine
+
+class Engine:
+    name = "fake"
+    pages = 0
+
+    def read(self, image):
+        Engine.pages += 1
+        return "The words recognised on this page."
+
+path = Path(sys.argv[1])
+data = path.read_bytes()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+doc = parse(path, data, ocr=Ocr(given=Engine()))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"notes": doc.notes, "places": [s.place for s in doc.sections],
+                  "pages": Engine.pages, "grew_kb": peak - before}))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss and RLIMIT_AS as on Linux")
+def test_a_tiff_of_200_large_pages_is_read_page_by_page_in_bounded_memory(
+        tmp_path: Path) -> None:
+    """200 pages of 6000 x 6000 pixels (36 MB each once decoded) once took over 5 GB."""
+    import subprocess
+
+    tiff = tmp_path / "photo.tiff"
+    tiff.write_bytes(multipage_tiff(marked_page(6000, 6000), 200))
+    assert tiff.stat().st_size < 100_000
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(script), str(tiff)], capture_output=True,
+                          text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["notes"] == ["200 pages, read the first 50 (setting ocr_max_pages)"]
+    assert result["pages"] == 50  # each page decoded and sent to the engine
+    assert result["places"] == [f"p. {n}" for n in range(1, 51)]
+    assert result["grew_kb"] < 400_000  # one page at a time: about 80 MB, not 50 x 36 MB
+
+
+def test_pages_over_the_pixel_limit_are_never_decoded(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    from ragctl.config import Settings
+
+    assert (Ocr().max_pages, Ocr().max_megapixels) == \
+        (Settings().ocr_max_pages, Settings().ocr_max_megapixels)
+
+    def png_header(width: int, height: int) -> bytes:
+        """A PNG that says it is ``width`` x ``height`` and holds no pixels at all."""
+        ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+        chunk = b"IHDR" + ihdr
+        return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk
+                + struct.pack(">I", zlib.crc32(chunk)) + b"\0\0\0\0IEND\xaeB`\x82")
+
+    engine = FakeEngine()
+    with pytest.raises(SkipFile, match=r"^the image is 81 megapixels, over the 40 megapixel "
+                                       r"limit \(setting ocr_max_megapixels\); skipped"):
+        parse(tmp_path / "huge.png", png_header(9000, 9000), ocr=Ocr(given=engine))
+    with pytest.raises(SkipFile, match="decompression bomb"):  # Pillow's own check, at open
+        parse(tmp_path / "bomb.png", png_header(100_000, 100_000), ocr=Ocr(given=engine))
+    tiff = io.BytesIO()
+    small, large = marked_page(1000, 1000, "L"), marked_page(3000, 2000, "L")
+    small.save(tiff, format="TIFF", save_all=True, append_images=[large, small])
+    doc = parse(tmp_path / "scan.tiff", tiff.getvalue(),
+                ocr=Ocr(given=engine, max_megapixels=5))
+    assert [s.place for s in doc.sections] == ["p. 1", "p. 3"] and engine.pages == 2
+    assert doc.notes == ["page 2 of 3 is 6 megapixels, over the 5 megapixel limit "
+                         "(setting ocr_max_megapixels); not read"]
+    jpeg = io.BytesIO()
+    large.save(jpeg, format="JPEG")
+    sizes: list[tuple[int, int]] = []
+
+    class Sizes(FakeEngine):
+        def read(self, image: Image.Image) -> str:
+            sizes.append(image.size)
+            return super().read(image)
+
+    doc = parse(tmp_path / "photo.jpg", jpeg.getvalue(), ocr=Ocr(given=Sizes(),
+                                                                 max_megapixels=2))
+    assert sizes == [(1500, 1000)]  # a JPEG is decoded at half its size instead
+
+
+def test_a_huge_pdf_page_is_rendered_within_the_pixel_limit(tmp_path: Path) -> None:
+    """A page of 194 x 194 inches would be 3.5 billion pixels at 300 dpi."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format=(14000, 14000))
+    pdf.add_page()
+    pdf.set_fill_color(0)
+    pdf.rect(1000, 1000, 8000, 600, style="F")  # a bar, no text: read by OCR
+    sizes: list[tuple[int, int]] = []
+
+    class Sizes(FakeEngine):
+        def read(self, image: Image.Image) -> str:
+            sizes.append(image.size)
+            return super().read(image)
+
+    doc = parse(tmp_path / "poster.pdf", bytes(pdf.output()), ocr=Ocr(given=Sizes()))
+    assert doc.sections[0].text == SCANNED and len(sizes) == 1
+    width, height = sizes[0]
+    assert 39_000_000 < width * height <= 40_000_000
+
+
+def test_the_page_limit_is_a_setting_and_raising_it_reads_the_file_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl.collection import Collection
+    from ragctl.errors import ConfigError
+    from ragctl.indexer import Indexer
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fax.tiff").write_bytes(multipage_tiff(marked_page(1700, 2200), 3))
+    engine = FakeEngine()
+    monkeypatch.setattr(ocr, "engine", lambda name="auto": engine)
+
+    def run() -> dict:
+        with Collection.open(load_settings(embedder="fake-hash"), create=True) as c:
+            c.lock()
+            return Indexer(c).run([docs]).to_dict()
+
+    monkeypatch.setenv("RAGCTL_OCR_MAX_PAGES", "2")
+    first = run()
+    assert first["added"] == 1 and engine.pages == 2
+    assert [(Path(w["path"]).name, w["reason"]) for w in first["warnings"]] == \
+        [("fax.tiff", "3 pages, read the first 2 (setting ocr_max_pages)")]
+    assert run()["unchanged"] == 1 and engine.pages == 2
+    monkeypatch.setenv("RAGCTL_OCR_MAX_PAGES", "3")
+    third = run()
+    assert third["updated"] == 1 and third["warnings"] == [] and engine.pages == 5
+    monkeypatch.setenv("RAGCTL_OCR_MAX_PAGES", "0")
+    with pytest.raises(ConfigError, match="ocr_max_pages must be at least 1"):
+        load_settings()
