@@ -677,17 +677,21 @@ def logs(query: str | None, index_name: str | None, limit: int, as_json: bool) -
 @cli.command()
 @index_option
 @click.option("--dry-run", is_flag=True, help="Only report problems; change nothing.")
+@click.option("--full", is_flag=True,
+              help="Compare every vector of the HNSW file with its passage's, not a "
+                   "sample of 200 (slower).")
 @json_option
 @command_errors
-def doctor(index_name: str | None, dry_run: bool, as_json: bool) -> None:
+def doctor(index_name: str | None, dry_run: bool, full: bool, as_json: bool) -> None:
     """Check that the store and the vector index agree, and repair what does not.
 
     Repairs rebuild the HNSW file from the vectors kept in the store (no re-embedding)
-    and the full-text index from the passages.
+    and the full-text index from the passages, and read again the files of passages
+    whose text was damaged on disk.
     """
     from .collection import check_index
 
-    report = check_index(_settings(index=index_name), repair=not dry_run)
+    report = check_index(_settings(index=index_name), repair=not dry_run, full=full)
     _emit(as_json, {"ok": report.ok, "problems": report.problems, "repaired": report.repaired,
                     **report.info}, "render_doctor", report)
     if not report.ok:

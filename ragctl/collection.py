@@ -32,6 +32,7 @@ logger = logging.getLogger("ragctl.collection")
 DB_FILE = "ragctl.db"
 HNSW_FILE = "vectors.hnsw"
 LOCK_FILE = "lock"
+SAMPLE = 200  # vectors of the HNSW file compared with the stored ones by a plain doctor
 
 
 def list_indexes() -> list[str]:
@@ -258,9 +259,13 @@ class Collection:
         if self.store.get_meta("vectors_rebuild") != "1" and self.hnsw_path.exists():
             check = self.file_check()
             if check is not None and not check.matches(self.hnsw_path):
-                logger.warning("%s does not match the index (damaged, or left by an "
-                               "interrupted save); using the stored vectors instead",
-                               self.hnsw_path)
+                if self.store.unread_changes:  # the file holds changes not read here
+                    logger.info("%s holds changes that cannot be read here; using the "
+                                "stored vectors", self.hnsw_path)
+                else:
+                    logger.warning("%s does not match the index (damaged, or left by an "
+                                   "interrupted save); using the stored vectors instead",
+                                   self.hnsw_path)
             else:
                 try:
                     vi = VectorIndex.load(self.hnsw_path, dim, params)
@@ -385,19 +390,34 @@ class Collection:
         return (self.store.data_version(), hnsw_stamp)
 
     # ------------------------------------------------------------------ checks
-    def doctor(self, *, repair: bool = True) -> DoctorReport:
+    def doctor(self, *, repair: bool = True, full: bool = False) -> DoctorReport:
         """Check everything that can go wrong on disk and repair what can be derived: the
-        database's integrity, the full-text index against the passages, orphans, stored
-        vectors, the HNSW file against its recorded checksum and against a sample of the
-        stored vectors, runs left "running" by a killed process, permissions."""
+        database's integrity, every passage's text against the SHA-256 recorded when it
+        was indexed (a damaged one is read again from its file), the full-text index
+        against the passages, orphans, every stored vector against its passage's
+        recorded check (a wrong one is embedded again), the HNSW file against its
+        recorded checksum, the store's ids and a sample of the stored vectors (with
+        ``full``: every one), runs left "running" by a killed process, permissions."""
         report = DoctorReport()
         store = self.store
+        if store.unread_changes:
+            report.problems.append("the newest changes to this index cannot be read here "
+                                   f"(they are in {DB_FILE}-wal and {DB_FILE}-shm is "
+                                   "missing from a folder that cannot be written), so they "
+                                   "were not checked; checked: the index as it was before "
+                                   "them")
         integrity = store.integrity()
         if integrity != "ok":
             report.problems.append(f"SQLite integrity check failed: {integrity}; the "
                                    "database itself cannot be repaired from here: move "
                                    f"{self.dir} away and index the folders again")
             return report
+        damaged_texts = store.damaged_texts()
+        if damaged_texts:
+            docs = store.paths_of(damaged_texts)
+            report.problems.append(
+                f"{len(damaged_texts)} passages of {len(docs)} documents hold other text "
+                f"than was indexed (changed on disk), e.g. in {next(iter(docs))}")
         fts = store.fts_problem()
         if fts is not None:
             report.problems.append(f"full-text index does not match the passages ({fts})")
@@ -428,11 +448,13 @@ class Collection:
         if not self._check_stored(report):
             return report
         n_passages, dim = report.info["passages"], self.dim
+        if dim is not None:
+            self._check_stored_vectors(dim, set(damaged_texts), report, repair)
         pending = len(store.journal()[1])
         report.info["pending_vector_changes"] = pending
-        if dim is None:
-            return report
-        problem = self._check_hnsw(dim, n_passages, report)
+        if dim is None or store.unread_changes:  # the HNSW file holds what is not read
+            return self._reread(damaged_texts, report, repair)
+        problem = self._check_hnsw(dim, n_passages, report, full=full)
         if problem:
             report.problems.append(problem)
             if repair:
@@ -445,7 +467,95 @@ class Collection:
         tmp = self.hnsw_path.with_name(HNSW_FILE + ".tmp")
         if tmp.exists() and repair:
             os.unlink(tmp)
+        return self._reread(damaged_texts, report, repair)
+
+    def _reread(self, damaged: list[int], report: DoctorReport, repair: bool
+                ) -> DoctorReport:
+        """Passages whose text was damaged on disk come back as the files they came from
+        are read again (the way a changed file is indexed again; their vectors are
+        reused by the recorded SHA-256 of their text, so nothing needs embedding); those
+        whose file is gone, or cannot be read, are said to be so."""
+        if not damaged or not repair:
+            return report
+        docs = self.store.paths_of(damaged)
+        there = [p for p in docs if os.path.isfile(p)]
+        failed = ""
+        if there:
+            from .indexer import Indexer
+
+            try:
+                Indexer(self).reread(there)
+            except RagctlError as e:  # no model to embed with, a full disk: said below
+                failed = str(e)
+            self.forget_vectors()
+        left = self.store.paths_of(self.store.damaged_texts())
+        fixed = [p for p in docs if p not in left]
+        if fixed:
+            report.repaired.append(f"read {len(fixed)} documents again from their files "
+                                   "for their damaged passages")
+        if left:
+            gone = [p for p in left if not os.path.isfile(p)]
+            n = sum(len(v) for v in left.values())
+            if gone:
+                why = (f"the file of {len(gone)} of them is gone (e.g. {gone[0]}): restore "
+                       "it, or run ragctl index to drop it")
+            elif failed:
+                why = f"reading their files again failed: {failed}"
+            else:
+                why = f"their files could not be read again (e.g. {next(iter(left))})"
+            report.problems.append(f"{n} damaged passages of {len(left)} documents cannot "
+                                   f"be repaired: {why}")
         return report
+
+    def _check_stored_vectors(self, dim: int, text_damaged: set[int], report: DoctorReport,
+                              repair: bool) -> None:
+        """Every stored vector against its passage's recorded check (cheap: no vector is
+        compared, a hash is computed); a wrong one takes the vector of a sound passage
+        with the same text, or is embedded again from its passage's text with the index's
+        own model. A passage whose text is damaged too is left to :meth:`_reread`. Done
+        before the HNSW file is compared with the store, which is then right."""
+        store = self.store
+        wrong = [i for i in store.damaged_vectors() if i not in text_damaged]
+        report.info["stored_vectors_checked"] = report.info.get("passages", 0)
+        if not wrong:
+            return
+        report.problems.append(f"{len(wrong)} stored vectors are not their passage's "
+                               "(swapped or changed on disk)")
+        if not repair:
+            return
+        import numpy as np
+
+        rows = store.text_rows(wrong)
+        sound = store.embeddings_by_hash(h for _, _, h in rows)
+        todo = [(pid, text) for pid, text, h in rows if h not in sound]
+        vectors = {pid: np.frombuffer(sound[h], dtype=np.float32) for pid, _, h in rows
+                   if h in sound}
+        if todo:
+            name = self.embedder_name or ""
+            try:
+                from . import models
+
+                embedder = models.load("embedder", name, self.settings.replace(embedder=name),
+                                       light=True)
+                new = embedder.embed([t for _, t in todo],
+                                     batch_size=self.settings.embed_batch_size)
+            except (RagctlError, OSError) as e:
+                report.problems.append(f"cannot embed {len(todo)} passages again with "
+                                       f"{name} here ({e})")
+                todo = []
+                new = np.zeros((0, dim), dtype=np.float32)
+            if len(new) and np.asarray(new).shape[1] != dim:
+                report.problems.append(f"{name} now gives vectors of another dimension "
+                                       f"than {dim}: the passages were not embedded again")
+                todo = []
+            vectors.update({pid: new[k] for k, (pid, _) in enumerate(todo)})
+        if vectors:
+            ids = sorted(vectors)
+            store.set_embeddings(ids, np.stack([vectors[i] for i in ids]))
+            self.forget_vectors()
+            report.repaired.append(f"gave {len(ids)} passages their own vectors again "
+                                   f"({len(ids) - len(todo)} from passages of the same text, "
+                                   f"{len(todo)} embedded again)")
 
     def _check_stored(self, report: DoctorReport, **info: Any) -> bool:
         """Counts (and ``info``) into the report; a problem for passages without a
@@ -464,7 +574,8 @@ class Collection:
                 report.problems.append(f"{bad} stored vectors are not of dimension {dim}")
         return True
 
-    def _check_hnsw(self, dim: int, n_passages: int, report: DoctorReport) -> str | None:
+    def _check_hnsw(self, dim: int, n_passages: int, report: DoctorReport, *,
+                    full: bool = False) -> str | None:
         if not self.hnsw_path.exists():
             return f"{HNSW_FILE} is missing" if n_passages else None
         if self.store.get_meta("vectors_rebuild") == "1":
@@ -486,22 +597,28 @@ class Collection:
         if missing or extra:
             return (f"{HNSW_FILE} disagrees with the store: {len(missing)} passages missing, "
                     f"{len(extra)} unknown ids")
-        wrong = self._sample_vectors(vi, sorted(store_ids), dim)
+        wrong = self._sample_vectors(vi, sorted(store_ids), dim,
+                                     n=len(store_ids) if full else SAMPLE)
+        report.info["hnsw_vectors_checked"] = min(len(store_ids), SAMPLE) if not full \
+            else len(store_ids)
         if wrong:
-            return f"{HNSW_FILE} holds other vectors than the store for {wrong} sampled passages"
+            what = "passages" if full else "sampled passages"
+            return f"{HNSW_FILE} holds other vectors than the store for {wrong} {what}"
         self._vectors = vi  # sound and current: later calls need not load it again
         return None
 
-    def _sample_vectors(self, vi: VectorIndex, ids: list[int], dim: int, n: int = 200) -> int:
-        """How many of ``n`` sampled passages have another vector in the HNSW file than
-        in the store."""
+    def _sample_vectors(self, vi: VectorIndex, ids: list[int], dim: int, n: int = SAMPLE
+                        ) -> int:
+        """How many of ``n`` sampled passages (all of them when ``n`` is as many as there
+        are) have another vector in the HNSW file than in the store."""
         import random
 
         import numpy as np
 
-        sample = random.Random(0).sample(ids, min(n, len(ids)))
+        batches = self.store.vectors(dim=dim) if n >= len(ids) else \
+            self.store.vectors(random.Random(0).sample(ids, n), dim=dim)
         wrong = 0
-        for got_ids, stored in self.store.vectors(sample, dim=dim):
+        for got_ids, stored in batches:
             held = vi.items(got_ids.tolist())
             norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(held, axis=1)
             cos = (held * stored).sum(1) / np.maximum(norms, 1e-12)
@@ -555,8 +672,10 @@ def status(collection: Collection) -> dict[str, Any]:
         last["status"] = "interrupted"  # its process was killed; the next run closes it
     integrity = store.integrity(quick=True)
     check = collection.file_check()
-    hnsw_ok = check is None or not collection.hnsw_path.exists() or \
-        check.matches(collection.hnsw_path)
+    unread = getattr(store, "unread_changes", None)  # (a PostgreSQL store reads all)
+    # a file newer than what can be read here (changes left in the WAL) is not damaged
+    hnsw_ok = check is None or not collection.hnsw_path.exists() or unread is not None \
+        or check.matches(collection.hnsw_path)
     from collections import Counter
 
     from .ingest import skip_kind
@@ -584,6 +703,7 @@ def status(collection: Collection) -> dict[str, Any]:
         "pending_vector_changes": len(store.journal()[1]),
         "last_run": last,
         "read_only": store.readonly,
+        "unread_changes": unread,
         "damaged": [*([f"database: {integrity}"] if integrity != "ok" else []),
                     *([] if hnsw_ok else [f"{HNSW_FILE} does not match its checksum"])],
     }
@@ -602,9 +722,11 @@ def index_logs(settings: Settings, *, limit: int = 20, query: str | None = None
         return collection.store.logs(limit, query=query)
 
 
-def check_index(settings: Settings, *, repair: bool = True) -> DoctorReport:
+def check_index(settings: Settings, *, repair: bool = True, full: bool = False
+                ) -> DoctorReport:
     """``doctor``: check the index of ``settings``, repairing (under the writer's lock)
-    unless ``repair`` is off. A database too damaged to open is a report, not an error."""
+    unless ``repair`` is off; with ``full``, every vector (see :meth:`Collection.doctor`).
+    A database too damaged to open is a report, not an error."""
     try:
         collection = Collection.open(settings)
     except DamagedIndexError as e:
@@ -615,4 +737,4 @@ def check_index(settings: Settings, *, repair: bool = True) -> DoctorReport:
     with collection:
         if repair:
             collection.lock()
-        return collection.doctor(repair=repair)
+        return collection.doctor(repair=repair, full=full)

@@ -45,6 +45,10 @@ class ReadOnlyIndexError(RagctlError):
     """The index cannot be written: its folder or database is read-only."""
 
 
+class DiskFullError(RagctlError):
+    """The disk holding the index is full; what was committed before is kept."""
+
+
 class ModelMismatchError(RagctlError):
     """The index was built with another embedding model than the one asked for."""
 

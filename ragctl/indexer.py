@@ -209,7 +209,7 @@ class Indexer:
             raise DamagedIndexError(f"the index database is damaged ({damage}); nothing was "
                                     "written: run ragctl doctor")
         run_id = self.store.start_run()
-        status = "failed"
+        status = "failed"  # also what a full disk leaves (DiskFullError, from the store)
         try:
             self._check_model()
             stored = self.collection.embedder_name
@@ -224,14 +224,33 @@ class Indexer:
             status = "interrupted"
             raise
         finally:
-            self._save(force=True)
-            self.collection.settle_vectors()
-            self.summary.seconds = round(time.perf_counter() - started, 3)
-            self.store.finish_run(run_id, status, self.summary.to_dict())
+            try:
+                self._save(force=True)
+                self.collection.settle_vectors()
+            except BaseException:  # the vectors could not be saved (a full disk)
+                status = "failed" if status == "ok" else status
+                raise
+            finally:  # the run is marked as it ended, even when saving failed too
+                self.summary.seconds = round(time.perf_counter() - started, 3)
+                self.store.finish_run(run_id, status, self.summary.to_dict())
         if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
             raise AllFilesFailedError(
                 f"none of the {self.summary.files_seen} files could be indexed "
                 "(see the warnings above)")
+        return self.summary
+
+    def reread(self, paths: Sequence[str]) -> IndexSummary:
+        """Read these indexed files again whatever their size, time and content say, with
+        the index's own embedding model (``doctor``: passages whose text was damaged on
+        disk; their vectors are reused by the SHA-256 of their text). Nothing else is
+        walked, added or removed."""
+        name = self.collection.embedder_name
+        if name:
+            self.settings = self.settings.replace(embedder=name)
+        try:
+            self._index([], only=[Path(p) for p in paths])
+        finally:
+            self._save(force=True)
         return self.summary
 
     def _roots(self, paths: Sequence[Path]) -> list[str]:
@@ -256,27 +275,36 @@ class Indexer:
                               "for example: ragctl index ~/Documents")
         return roots
 
-    def _index(self, paths: Sequence[Path]) -> None:
-        roots = self._roots(paths)
-        self.reporter.phase("scanning")
-        files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
-                          include_hidden=self.settings.include_hidden, warn=self._warn,
-                          exclude=[home_dir() / "index", home_dir() / "models",
-                                   home_dir() / "training",
-                                   *([self.collection.dir] if self.collection.dir else [])]))
-        for r in roots:
-            if not os.path.lexists(r):
-                self._warn(Path(r), "indexed folder no longer exists; its documents are removed")
-        if not files:
-            kinds = " ".join(sorted(FORMATS))
-            self._warn(Path(roots[0]) if len(roots) == 1 else Path("."),
-                       f"no files ragctl can read were found (it reads {kinds})")
+    def _index(self, paths: Sequence[Path], *, only: Sequence[Path] | None = None) -> None:
+        """Index ``paths`` (the stored roots when none), or, with ``only``, read just
+        those files again (:meth:`reread`)."""
+        if only is None:
+            roots = self._roots(paths)
+            self.reporter.phase("scanning")
+            files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
+                              include_hidden=self.settings.include_hidden, warn=self._warn,
+                              exclude=[home_dir() / "index", home_dir() / "models",
+                                       home_dir() / "training",
+                                       *([self.collection.dir] if self.collection.dir
+                                         else [])]))
+            for r in roots:
+                if not os.path.lexists(r):
+                    self._warn(Path(r), "indexed folder no longer exists; its documents are "
+                               "removed")
+            if not files:
+                kinds = " ".join(sorted(FORMATS))
+                self._warn(Path(roots[0]) if len(roots) == 1 else Path("."),
+                           f"no files ragctl can read were found (it reads {kinds})")
+        else:
+            roots, files = [], list(only)  # no roots: nothing is found gone or forgotten
         known = {d.path: d for d in self.store.documents()}
-        rechunk = self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
+        rechunk = only is None and \
+            self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
         self._skips = self.store.skips()
         self._readers = self._reader_settings()
         seen: set[str] = set()
-        reread: set[str] = set()  # read in part before; what can be read has changed since
+        # read in part before, and what can be read has changed since; or to read again
+        reread: set[str] = {str(f) for f in only or ()}
         candidates: list[tuple[Path, os.stat_result]] = []
         for f in files:
             key = str(f)
@@ -378,7 +406,9 @@ class Indexer:
                 with time_limit(self.settings.max_file_seconds) as deadline:
                     doc = parse(f, data, ocr=Ocr(self.settings.ocr,
                                                  on_page=partial(self._slow_page, deadline,
-                                                                 f.name)))
+                                                                 f.name),
+                                                 max_pages=self.settings.ocr_max_pages,
+                                                 max_megapixels=self.settings.ocr_max_megapixels))
                     sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:
                 self._skip(f, str(e), old)
@@ -403,7 +433,8 @@ class Indexer:
             self._apply([([], ids, None)])
             self.summary.removed += 1
             self.summary.passages_removed += len(ids)
-        self.store.set_meta(chunker=_json(self._chunker_settings()))
+        if only is None:
+            self.store.set_meta(chunker=_json(self._chunker_settings()))
 
     def _load_embedder(self, name: str) -> Embedder:
         """The embedder through its CTranslate2 copy (the same vectors, less memory, no
@@ -459,7 +490,9 @@ class Indexer:
         if engine == "auto":
             engine = (ocr.available() or ["none"])[0]
         return _json({"ocr": engine, "max_file_mb": self.settings.max_file_mb,
-                      "max_file_seconds": self.settings.max_file_seconds})
+                      "max_file_seconds": self.settings.max_file_seconds,
+                      "ocr_max_pages": self.settings.ocr_max_pages,
+                      "ocr_max_megapixels": self.settings.ocr_max_megapixels})
 
     def _remember_read(self, path: Path, notes: list[str]) -> None:
         """A file was indexed: forget an old skip, or remember a partial read (pages of
@@ -548,10 +581,12 @@ class Indexer:
                     add(pending)
                 if not writer.ids:
                     raise SkipFile("no sentences found; skipped")
-                self._remember_read(path, [])
+                self._remember_read(path, [scan.note] if scan.note else [])
         except SkipFile as e:
             self._skip(path, str(e), old)
             return
+        if scan.note:  # the encoding was a guess in doubt
+            self._warn(path, scan.note)
         # Committed: mirror it in the HNSW index, reading the vectors back in batches.
         seq = self.store.journal_seq()
         vi = self.collection.vectors()

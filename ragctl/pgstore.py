@@ -904,7 +904,9 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
     def claims(self) -> PgClaims:
         return PgClaims(self.store)
 
-    def doctor(self, *, repair: bool = True) -> Any:
+    def doctor(self, *, repair: bool = True, full: bool = False) -> Any:
+        """The SQLite doctor's checks that apply here (``full`` changes nothing: the
+        vectors are kept in the passages' rows, with no file of their own to compare)."""
         from .collection import DoctorReport
 
         report = DoctorReport()

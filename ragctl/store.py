@@ -3,7 +3,10 @@
 Written through sqlite-utils, in WAL mode, with numbered migrations. Every vector is
 kept as a float32 blob so the HNSW file can be rebuilt without re-embedding, and every
 change to the set of passages is journalled in ``vector_journal`` in the same
-transaction, so the HNSW file can be brought up to date after a crash.
+transaction, so the HNSW file can be brought up to date after a crash. Each passage
+keeps the SHA-256 of its text (``hash``) and a check tying its vector to that text
+(``vec_check``), so that ``doctor`` can find either changed on disk. A full disk is
+:class:`DiskFullError`, never a damaged database.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,10 +27,13 @@ import numpy as np
 import sqlite_utils
 
 from .chunk import Chunk
-from .errors import DamagedIndexError, RagctlError
+from .errors import DamagedIndexError, DiskFullError, RagctlError
 from .records import Passage, Sentence
 
+logger = logging.getLogger("ragctl.store")
+
 SCHEMA_VERSION_KEY = "schema_version"
+SQLITE_FULL = 13  # "database or disk is full"
 
 
 def now() -> str:
@@ -35,6 +42,55 @@ def now() -> str:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def vector_check(text_sha: str, embedding: bytes) -> str:
+    """What ties a stored vector to its passage: a hash of the passage text's SHA-256 and
+    the vector's bytes. A vector swapped with another passage's, or changed on disk, no
+    longer matches it (``doctor`` checks every one)."""
+    return hashlib.blake2b(text_sha.encode("ascii", "replace") + bytes(embedding),
+                           digest_size=16).hexdigest()
+
+
+def _vector_check_sql(text_sha: Any, embedding: Any) -> str | None:
+    if text_sha is None or embedding is None:
+        return None
+    return vector_check(str(text_sha), bytes(embedding))
+
+
+def _functions(db: sqlite_utils.Database) -> None:
+    """SQL functions the statements here use (``ragctl_vec_check(hash, embedding)``)."""
+    db.conn.create_function("ragctl_vec_check", 2, _vector_check_sql, deterministic=True)
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's "database or disk is full" (or the OS's ENOSPC)."""
+    import errno
+    import sqlite3
+
+    if isinstance(error, sqlite3.OperationalError):
+        return getattr(error, "sqlite_errorcode", None) == SQLITE_FULL \
+            or "database or disk is full" in str(error)
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full_error(folder: Path | str) -> DiskFullError:
+    return DiskFullError(f"the disk holding {folder} is full (ENOSPC / SQLITE_FULL): free "
+                         "space and run again; what was committed before is kept")
+
+
+@contextmanager
+def naming_a_full_disk(folder: Path | str) -> Iterator[None]:
+    """SQLite's "database or disk is full" inside becomes :class:`DiskFullError`, which
+    names the disk (not a damaged database)."""
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.OperationalError as e:
+        if disk_full(e):
+            raise disk_full_error(folder) from None
+        raise
 
 
 IN_BATCH = 500  # values bound in one "IN (...)": under SQLite's limit on parameters
@@ -140,12 +196,22 @@ def _m005_fts_place(db: sqlite_utils.Database) -> None:
                                     tokenize="porter unicode61 remove_diacritics 2")
 
 
+def _m006_vector_check(db: sqlite_utils.Database) -> None:
+    """Each passage's :func:`vector_check`, so that ``doctor`` can tell a stored vector
+    that is not its passage's (an existing index gets it from the vectors it holds now:
+    the best that can be done). About 40 s per million passages, once."""
+    db.execute("ALTER TABLE passages ADD COLUMN vec_check TEXT")
+    db.execute("UPDATE passages SET vec_check = ragctl_vec_check(hash, embedding)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
-    _m001_initial, _m002_sentence_raw, _m003_log, _m004_skips, _m005_fts_place]
+    _m001_initial, _m002_sentence_raw, _m003_log, _m004_skips, _m005_fts_place,
+    _m006_vector_check]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
     """Apply the numbered migrations not applied yet; returns the schema version."""
+    _functions(db)
     db.execute("CREATE TABLE IF NOT EXISTS _ragctl_migrations "
                "(number INTEGER PRIMARY KEY, name TEXT, applied TEXT)")
     done = {r[0] for r in db.execute("SELECT number FROM _ragctl_migrations").fetchall()}
@@ -190,10 +256,16 @@ class Store:
 
         self.path = path
         self.readonly = readonly
+        # why the newest committed changes cannot be read here (None when they can)
+        self.unread_changes: str | None = None
         try:
             if readonly:
-                self.db = sqlite_utils.Database(_read_only(path))
+                conn, self.unread_changes = _read_only(path)
+                self.db = sqlite_utils.Database(conn)
+                _functions(self.db)
                 self.schema_version = int(self.get_meta(SCHEMA_VERSION_KEY) or 0)
+                if self.unread_changes:
+                    logger.warning("%s", self.unread_changes)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 new = not path.exists()
@@ -206,6 +278,8 @@ class Store:
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self.schema_version = migrate(self.db)
         except sqlite3.DatabaseError as e:
+            if disk_full(e):
+                raise disk_full_error(path.parent) from None
             raise DamagedIndexError(
                 f"the index database {path} is damaged or is not a ragctl index ({e}); "
                 "run: ragctl doctor") from None
@@ -225,7 +299,9 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self.db.atomic():
+        """One transaction (a savepoint inside another); a full disk rolls it back and
+        raises :class:`DiskFullError`."""
+        with naming_a_full_disk(self.path.parent), self.db.atomic():
             yield
 
     # ------------------------------------------------------------------ meta
@@ -234,7 +310,7 @@ class Store:
         return row[0] if row else default
 
     def set_meta(self, **values: Any) -> None:
-        with self.db.atomic():
+        with self.transaction():
             self.db.table("meta").upsert_all(
                 [{"key": k, "value": v if isinstance(v, str) else json.dumps(v)}
                  for k, v in values.items()], pk="key")
@@ -266,12 +342,12 @@ class Store:
         return [_doc(r) for r in self.db.table("documents").rows_where("sha256 = ?", [sha])]
 
     def touch_document(self, doc_id: int, *, size: int, mtime_ns: int) -> None:
-        with self.db.atomic():
+        with self.transaction():
             self.db.table("documents").update(doc_id, {"size": size, "mtime_ns": mtime_ns})
 
     def move_document(self, doc_id: int, *, path: str, size: int, mtime_ns: int) -> None:
         """A renamed file: keep its passages and vectors, change its path."""
-        with self.db.atomic():
+        with self.transaction():
             self.db.table("documents").update(doc_id, {"path": path, "size": size,
                                                  "mtime_ns": mtime_ns, "indexed_at": now()})
 
@@ -288,7 +364,7 @@ class Store:
 
     def delete_document(self, doc_id: int) -> list[int]:
         """Remove a document, its passages and sentences; returns the passage ids."""
-        with self.db.atomic():
+        with self.transaction():
             return self._delete_document_rows(doc_id)
 
     def replace_document(self, *, path: str, format: str, title: str, size: int,
@@ -309,7 +385,7 @@ class Store:
                          mtime_ns: int, sha256: str) -> Iterator[DocumentWriter]:
         """Replace one file's rows part by part (a file read as a stream), all in one
         transaction: an exception inside leaves the previous version untouched."""
-        with self.db.atomic():
+        with self.transaction():
             old = self.document(path)
             old_ids = self._delete_document_rows(old.id) if old is not None else []
             doc_id = _pk(self.db.table("documents").insert({
@@ -330,13 +406,13 @@ class Store:
 
     def record_skip(self, path: str, *, size: int, mtime_ns: int, reason: str,
                     readers: str, partial: bool = False) -> None:
-        with self.db.atomic():
+        with self.transaction():
             self.db.table("skips").upsert(
                 {"path": path, "size": size, "mtime_ns": mtime_ns, "reason": reason,
                  "readers": readers, "partial": int(partial)}, pk="path")
 
     def forget_skips(self, paths: Iterable[str]) -> None:
-        with self.db.atomic():
+        with self.transaction():
             for part, marks in in_parts(paths):
                 self.db.execute(f"DELETE FROM skips WHERE path IN ({marks})", part)
 
@@ -348,12 +424,15 @@ class Store:
         return [r[0] for r in self.db.execute("SELECT id FROM passages ORDER BY id")]
 
     def embeddings_by_hash(self, hashes: Iterable[str]) -> dict[str, bytes]:
-        """Stored vectors of passages with these texts (reused instead of re-embedding)."""
+        """Stored vectors of passages with these texts (reused instead of re-embedding);
+        never a vector that no longer matches its :func:`vector_check`."""
         found: dict[str, bytes] = {}
         for part, marks in in_parts(set(hashes)):
-            for h, blob in self.db.execute(
-                    f"SELECT hash, embedding FROM passages WHERE hash IN ({marks})", part):
-                found[h] = blob
+            for h, blob, check in self.db.execute(
+                    f"SELECT hash, embedding, vec_check FROM passages WHERE hash IN ({marks})",
+                    part):
+                if h not in found and (check is None or vector_check(h, blob) == check):
+                    found[h] = blob
         return found
 
     def vectors(self, ids: Sequence[int] | None = None, *, dim: int,
@@ -486,6 +565,7 @@ class Store:
         with self.transaction():
             self.db.execute("UPDATE passages SET embedding = (SELECT s.embedding FROM "
                             "reembed_staging s WHERE s.passage_id = passages.id)")
+            self.db.execute("UPDATE passages SET vec_check = ragctl_vec_check(hash, embedding)")
             self.db.execute("DELETE FROM reembed_staging")
             self.db.execute("DELETE FROM vector_journal")
             self.set_meta(**meta)
@@ -549,6 +629,80 @@ class Store:
                 {"passage_id": i, "op": "delete"} for i in ids)
         return len(ids)
 
+    def damaged_texts(self, *, batch: int = 2000) -> list[int]:
+        """Passages whose text, or the text of whose sentences, is no longer the text they
+        were indexed with: its SHA-256 is kept with each passage (``hash``), and a
+        passage's text is its sentences joined by spaces. Read as bytes, so that text
+        garbled into invalid UTF-8 is found too."""
+        bad: list[int] = []
+        last = -1
+        while True:
+            rows = self.db.execute(
+                "SELECT id, CAST(text AS BLOB), CAST(hash AS BLOB) FROM passages "
+                "WHERE id > ? ORDER BY id LIMIT ?", [last, batch]).fetchall()
+            if not rows:
+                return bad
+            first, last = rows[0][0], rows[-1][0]
+            joined: dict[int, list[bytes]] = {}
+            for pid, text in self.db.execute(
+                    "SELECT passage_id, CAST(text AS BLOB) FROM sentences WHERE passage_id "
+                    "BETWEEN ? AND ? ORDER BY passage_id, seq", [first, last]):
+                joined.setdefault(int(pid), []).append(bytes(text or b""))
+            for pid, text, recorded in rows:
+                recorded = bytes(recorded or b"")
+                if hashlib.sha256(bytes(text or b"")).hexdigest().encode() != recorded or \
+                        hashlib.sha256(b" ".join(joined.get(int(pid), []))).hexdigest() \
+                        .encode() != recorded:
+                    bad.append(int(pid))
+
+    def damaged_vectors(self, *, batch: int = 2000) -> list[int]:
+        """Passages whose stored vector no longer matches its :func:`vector_check` (a
+        vector swapped with another passage's, or changed on disk)."""
+        bad: list[int] = []
+        last = -1
+        while True:
+            rows = self.db.execute(
+                "SELECT id, CAST(hash AS BLOB), embedding, vec_check FROM passages "
+                "WHERE id > ? ORDER BY id LIMIT ?", [last, batch]).fetchall()
+            if not rows:
+                return bad
+            last = rows[-1][0]
+            for pid, h, blob, check in rows:
+                if check is not None and (blob is None or vector_check(
+                        bytes(h or b"").decode("ascii", "replace"), bytes(blob)) != check):
+                    bad.append(int(pid))
+
+    def paths_of(self, passage_ids: Iterable[int]) -> dict[str, list[int]]:
+        """The documents these passages belong to: path → passage ids."""
+        out: dict[str, list[int]] = {}
+        for part, marks in in_parts(int(i) for i in passage_ids):
+            for pid, path in self.db.execute(
+                    f"SELECT p.id, d.path FROM passages p JOIN documents d "
+                    f"ON d.id = p.document_id WHERE p.id IN ({marks}) ORDER BY d.path, p.id",
+                    part):
+                out.setdefault(str(path), []).append(int(pid))
+        return out
+
+    def text_rows(self, passage_ids: Iterable[int]) -> list[tuple[int, str, str]]:
+        """(id, text, hash) of these passages."""
+        out: list[tuple[int, str, str]] = []
+        for part, marks in in_parts(int(i) for i in passage_ids):
+            out += [(int(r[0]), str(r[1]), str(r[2])) for r in self.db.execute(
+                f"SELECT id, text, hash FROM passages WHERE id IN ({marks}) ORDER BY id",
+                part)]
+        return out
+
+    def set_embeddings(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Give these passages new vectors (and their checks), journalled for the HNSW
+        file, in one transaction."""
+        with self.transaction():
+            for pid, vec in zip(ids, vectors, strict=True):
+                blob = np.asarray(vec, dtype=np.float32).tobytes()
+                self.db.execute("UPDATE passages SET embedding = ?, vec_check = "
+                                "ragctl_vec_check(hash, ?) WHERE id = ?", [blob, blob, int(pid)])
+            self.db.table("vector_journal").insert_all(
+                {"passage_id": int(i), "op": "add"} for i in ids)
+
     def bad_vector_count(self, dim: int) -> int:
         """Stored vectors whose size is not ``dim`` float32 values."""
         return int(self.db.execute("SELECT count(*) FROM passages WHERE length(embedding) != ?",
@@ -570,28 +724,40 @@ class Store:
                    .fetchone()[0])
 
     def clear_journal(self, upto: int) -> None:
-        with self.db.atomic():
+        with self.transaction():
             self.db.execute("DELETE FROM vector_journal WHERE seq <= ?", [upto])
 
     # ------------------------------------------------------------------ runs
     def start_run(self) -> int:
-        with self.db.atomic():
+        with self.transaction():
             return _pk(self.db.table("runs").insert(
                 {"started": now(), "status": "running"}).last_pk)
 
     def finish_run(self, run_id: int, status: str, summary: dict[str, Any]) -> None:
-        with self.db.atomic():
-            self.db.table("runs").update(run_id, {"finished": now(), "status": status,
-                                            "summary": json.dumps(summary)})
+        """Record how a run ended; on a full disk, at least its status (which needs no
+        more room than the row has), and then the :class:`DiskFullError`."""
+        try:
+            with self.transaction():
+                self.db.table("runs").update(run_id, {"finished": now(), "status": status,
+                                                      "summary": json.dumps(summary)})
+        except DiskFullError:
+            with self.transaction():
+                self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
+                                [status, now(), run_id])
+            raise
 
     # ------------------------------------------------------------------ the log
     def log_answer(self, question: str, answer: str, abstained: bool,
                    result: dict[str, Any]) -> None:
-        """Keep a question and its answer (with its sources) for ``ragctl logs``."""
-        with self.db.atomic():
-            self.db.table("log").insert({"asked": now(), "question": question,
-                                         "answer": answer, "abstained": int(abstained),
-                                         "result": json.dumps(result, default=str)})
+        """Keep a question and its answer (with its sources) for ``ragctl logs``; on a
+        full disk the answer is not kept, with a warning (it was given all the same)."""
+        try:
+            with self.transaction():
+                self.db.table("log").insert({"asked": now(), "question": question,
+                                             "answer": answer, "abstained": int(abstained),
+                                             "result": json.dumps(result, default=str)})
+        except DiskFullError as e:
+            logger.warning("the answer is not kept in the log: %s", e)
 
     def logs(self, limit: int = 20, *, query: str | None = None) -> list[dict[str, Any]]:
         """The latest questions asked (containing ``query``), newest first."""
@@ -608,7 +774,7 @@ class Store:
 
     def close_stale_runs(self) -> int:
         """Mark runs left "running" as interrupted (call under the writer's lock)."""
-        with self.db.atomic():
+        with self.transaction():
             cur = self.db.execute("UPDATE runs SET status = 'interrupted', finished = ? "
                                   "WHERE status = 'running'", [now()])
         return int(cur.rowcount)
@@ -622,14 +788,46 @@ class Store:
         return row
 
 
-def _read_only(path: Path) -> Any:
-    """A read-only connection: ``immutable`` when the folder cannot be written (SQLite
-    could not even keep its WAL index there), ``mode=ro`` otherwise."""
+def _read_only(path: Path) -> tuple[Any, str | None]:
+    """A read-only connection, and why the newest committed changes cannot be read through
+    it (None when they can).
+
+    ``mode=ro`` reads the changes still in the WAL (``-wal``) too; for that SQLite needs
+    the WAL's index (``-shm``), which it makes when it can write the folder and otherwise
+    uses where it is. ``immutable`` ignores the WAL: used for a folder that cannot be
+    written when the WAL is empty (the state is all in the database file), or, when
+    ``mode=ro`` cannot read the WAL, as the last resort, and then that is said.
+    """
     import sqlite3
     from urllib.parse import quote
 
-    flag = "mode=ro" if os.access(path.parent, os.W_OK) else "immutable=1"
-    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?{flag}", uri=True)
+    uri = f"file:{quote(str(path.resolve()))}"
+    wal = Path(f"{path}-wal")
+    try:
+        pending = wal.stat().st_size > 0
+    except OSError:
+        pending = False
+    writable = os.access(path.parent, os.W_OK)
+    if writable or pending:
+        conn = None
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn, None
+        except sqlite3.OperationalError as e:
+            if conn is not None:
+                conn.close()
+            if writable:
+                raise
+            logger.debug("%s cannot be read with its WAL: %s", path, e)
+    conn = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+    if not pending:
+        return conn, None
+    return conn, (f"the newest changes to the index in {path.parent} cannot be read here: "
+                  f"they are still in {wal.name}, which SQLite cannot read without "
+                  f"{path.name}-shm, and it cannot make that in a read-only folder; shown is "
+                  f"the index as it was before them (copy {path.name}-shm along, or open "
+                  "the index once where it can be written)")
 
 
 def _unpack(rows: list[Any], dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -662,12 +860,16 @@ class DocumentWriter:
         first = len(self.ids)
         last_id = db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
         vecs = np.asarray(embeddings, dtype=np.float32)
-        db.table("passages").insert_all(({
-            "document_id": self.doc_id, "seq": first + k, "place": c.place,
-            "start_char": c.start, "end_char": c.end, "text": c.text,
-            "n_words": c.n_words, "hash": text_hash(c.text),
-            "embedding": vecs[k].tobytes(),
-        } for k, c in enumerate(chunks)), batch_size=200)
+
+        def row(k: int, c: Chunk) -> dict[str, Any]:
+            h, blob = text_hash(c.text), vecs[k].tobytes()
+            return {"document_id": self.doc_id, "seq": first + k, "place": c.place,
+                    "start_char": c.start, "end_char": c.end, "text": c.text,
+                    "n_words": c.n_words, "hash": h, "embedding": blob,
+                    "vec_check": vector_check(h, blob)}
+
+        db.table("passages").insert_all((row(k, c) for k, c in enumerate(chunks)),
+                                        batch_size=200)
         ids = [r[0] for r in db.execute(
             "SELECT id FROM passages WHERE id > ? ORDER BY id", [last_id])]
         db.table("sentences").insert_all(({

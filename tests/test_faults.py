@@ -9,6 +9,7 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -220,6 +221,8 @@ def test_a_full_disk_while_saving_vectors_keeps_the_previous_file(
     assert out.exit_code == 1 and "cannot save" in out.output and "previous file is kept" \
         in out.output and _one_line(out.output)
     assert hnsw.read_bytes() == before_bytes
+    last = json.loads(CliRunner().invoke(cli, ["status", "--json"]).stdout)["last_run"]
+    assert last["status"] == "failed"  # not left "running", nor "ok"
     monkeypatch.setattr(hnswlib.Index, "save_index", real)
     # nothing committed is lost: the old documents are found as before, and the new one,
     # committed with its vector journalled, too
@@ -352,3 +355,270 @@ def test_a_file_that_takes_too_long_to_read_is_skipped(
     summary = json.loads(out.stdout)
     assert summary["added"] == 1 and summary["skipped"] == 1
     assert "longer than 0.5 s" in summary["warnings"][0]["reason"]
+
+
+def _copy_read_only(src: Path, home: Path, names: list[str],
+                    monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of some files of an index into ``home``'s index folder, made read-only; for
+    root (which may write anyway) os.access says so too."""
+    import shutil
+
+    dest = home / "index" / "default"
+    dest.mkdir(parents=True)
+    for name in names:
+        shutil.copy2(src / name, dest / name)
+    for p in dest.iterdir():
+        os.chmod(p, 0o400)
+    os.chmod(dest, 0o500)
+    real = os.access
+
+    def access(path: object, mode: int, *args: object, **kw: object) -> bool:
+        if mode & os.W_OK and str(path).startswith(str(dest)):
+            return False
+        return real(path, mode, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setenv("RAGCTL_HOME", str(home))
+    return dest
+
+
+@pytest.mark.parametrize("with_shm", [True, False], ids=["with-shm", "without-shm"])
+def test_a_read_only_copy_with_changes_in_its_wal(indexed: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  with_shm: bool) -> None:
+    """Committed changes not yet checkpointed live in ragctl.db-wal. A read-only copy
+    reads them (SQLite can when ragctl.db-shm came along), or says plainly in one line
+    that it cannot; never that the index is damaged."""
+    src = index_dir("default")
+    holder = sqlite3.connect(src / DB_FILE)  # an open reader: the WAL stays on close
+    try:
+        holder.execute("SELECT count(*) FROM documents").fetchone()
+        (indexed / "new.txt").write_text("The dentist appointment is on Thursday at 3 pm.")
+        out = CliRunner().invoke(cli, ["index", str(indexed), "-q"])
+        assert out.exit_code == 0, out.output
+        names = [DB_FILE, DB_FILE + "-wal", HNSW_FILE, "lock",
+                 *([DB_FILE + "-shm"] if with_shm else [])]
+        dest = _copy_read_only(src, tmp_path / "copy", names, monkeypatch)
+    finally:
+        holder.close()
+    old = sqlite3.connect(f"file:{dest / DB_FILE}?immutable=1", uri=True)
+    assert old.execute("SELECT count(*) FROM documents").fetchone()[0] == len(DOCS)
+    old.close()  # the database file alone is a step behind: the new file is in the WAL
+    if not with_shm and os.geteuid() == 0:
+        # root's SQLite would make the -shm in the read-only folder; a user's cannot
+        real_connect = sqlite3.connect
+
+        def connect(database: str, *args: Any, **kw: Any) -> sqlite3.Connection:
+            if "mode=ro" in str(database) and str(dest) in str(database):
+                raise sqlite3.OperationalError("unable to open database file")
+            return real_connect(database, *args, **kw)
+
+        monkeypatch.setattr(sqlite3, "connect", connect)
+    before = sorted(p.name for p in dest.iterdir())
+
+    out = CliRunner().invoke(cli, ["status", "--json"])
+    assert out.exit_code == 0, out.output
+    status = json.loads(out.stdout)
+    assert status["read_only"] is True and status["damaged"] == []
+    text = CliRunner().invoke(cli, ["status"])
+    assert text.exit_code == 0, text.output
+    code, hits, searched = _search("dentist appointment Thursday")
+    doctor = CliRunner().invoke(cli, ["doctor", "--dry-run"])
+    said = out.stderr + text.output + searched + doctor.output
+    assert "damaged" not in said and "Traceback" not in said
+    if with_shm:  # the newest state, all of it
+        assert status["documents"] == len(DOCS) + 1 and status["unread_changes"] is None
+        assert code == 0 and hits[0] == "new.txt"
+        assert doctor.exit_code == 0 and doctor.output.startswith("ok:"), doctor.output
+    else:  # the state before, and a plain word that the newest changes cannot be read
+        assert status["documents"] == len(DOCS) and "cannot be read" in out.stderr
+        assert "cannot be read" in status["unread_changes"]
+        assert code == 0 and "new.txt" not in hits and "cannot be read" in searched
+        assert [line for line in out.stderr.splitlines() if line.strip()] == \
+            [f"warning: {status['unread_changes']}"]  # one line
+        assert doctor.exit_code == 1 and "newest changes to this index cannot be read" \
+            in doctor.output
+    assert sorted(p.name for p in dest.iterdir()) == before  # nothing written there
+
+
+def test_a_full_disk_names_the_disk_marks_the_run_failed_and_keeps_the_index(
+        indexed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database may not grow (SQLite's own SQLITE_FULL, through max_page_count): the
+    run says the disk is full, not that the index is damaged; its row says "failed"; what
+    was indexed before answers as before, and doctor does not send the user in circles."""
+    from ragctl.store import Store
+
+    before = _top_hits()
+    real_init = Store.__init__
+
+    def full_disk(self: Store, path: Path, *, readonly: bool = False) -> None:
+        real_init(self, path, readonly=readonly)
+        if not readonly:
+            pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+            self.db.execute(f"PRAGMA max_page_count = {pages}")
+
+    monkeypatch.setattr(Store, "__init__", full_disk)
+    words = " ".join(f"appointment{k} dentist Thursday" for k in range(40))
+    (indexed / "new.txt").write_text(". ".join([words] * 30) + ".")
+    out = CliRunner().invoke(cli, ["index", str(indexed)])
+    assert out.exit_code == 1 and _one_line(out.output), out.output
+    assert "the disk holding" in out.output and "is full" in out.output
+    assert str(index_dir("default")) in out.output
+    assert "damaged" not in out.output and "doctor" not in out.output
+    out = CliRunner().invoke(cli, ["doctor"])  # still full: it must not blame itself
+    assert "run: ragctl doctor" not in out.output and "Traceback" not in out.output
+    assert out.exit_code == 0, out.output
+    monkeypatch.setattr(Store, "__init__", real_init)
+
+    db = sqlite3.connect(index_dir("default") / DB_FILE)
+    runs = db.execute("SELECT status FROM runs ORDER BY id").fetchall()
+    db.close()
+    assert runs[-1] == ("failed",) and ("running",) not in runs
+    assert _top_hits() == before
+    assert "new.txt" not in _search("dentist appointment3 Thursday")[1]
+    out = CliRunner().invoke(cli, ["index", str(indexed)])  # room again: it goes through
+    assert out.exit_code == 0, out.output
+    assert _search("dentist appointment3 Thursday")[1][0] == "new.txt"
+
+
+def _many_passages(root: Path, files: int = 30) -> None:
+    """About 240 passages of made-up words: more than the doctor's sample of vectors."""
+    import random
+
+    rng = random.Random(7)
+    vocab = [f"{a}{b}{c}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "si", "tu")
+             for b in ("ba", "de", "fi", "go", "hu") for c in ("n", "r", "s", "t", "x")]
+    root.mkdir()
+    for f in range(files):
+        sentences = [" ".join(rng.choice(vocab) for _ in range(12)).capitalize() + "."
+                     for _ in range(70)]
+        (root / f"notes{f:02d}.txt").write_text(" ".join(sentences))
+
+
+def _hnsw_disagrees() -> set[int]:
+    """Passages whose vector in the HNSW file is not their stored one."""
+    from ragctl.store import Store
+
+    with Store(index_dir("default") / DB_FILE, readonly=True) as s:
+        dim = int(s.get_meta("dim") or 0)
+        stored = {int(i): v for ids, vecs in s.vectors(dim=dim)
+                  for i, v in zip(ids, vecs, strict=True)}
+    from ragctl.vectors import VectorIndex
+
+    vi = VectorIndex.load(index_dir("default") / HNSW_FILE, dim)
+    ids = sorted(stored)
+    held = vi.items(ids)
+    return {i for i, v in zip(ids, held, strict=True)
+            if float(v @ stored[i]) / float(np.linalg.norm(v) * np.linalg.norm(stored[i]))
+            < 0.999}
+
+
+def test_doctor_full_finds_the_one_swapped_pair_its_sample_misses(
+        tmp_path: Path, fake_embedder: str) -> None:
+    import random
+
+    from ragctl.collection import SAMPLE
+
+    root = tmp_path / "notes"
+    _many_passages(root)
+    assert CliRunner().invoke(cli, ["index", str(root), "-q"]).exit_code == 0
+    with Collection.open(load_settings()) as c:
+        vi = c.vectors()
+        assert vi is not None
+        ids = sorted(c.store.passage_ids())
+        assert len(ids) > SAMPLE
+        sampled = set(random.Random(0).sample(ids, SAMPLE))  # the plain doctor's sample
+        a, b = [i for i in ids if i not in sampled][:2]
+        vi.add(np.array([a, b]), vi.items([b, a]))  # one pair swapped, outside the sample
+        c.lock()
+        c.save_vectors()  # recorded as sound: only a look at the vectors can tell
+    assert _hnsw_disagrees() == {a, b}
+    out = CliRunner().invoke(cli, ["doctor", "--dry-run"])
+    assert out.exit_code == 0, out.output  # the sample of 200 does not see it
+    out = CliRunner().invoke(cli, ["doctor", "--full", "--dry-run", "--json"])
+    assert out.exit_code == 1
+    report = json.loads(out.stdout)
+    assert report["problems"] == [f"{HNSW_FILE} holds other vectors than the store for 2 "
+                                  "passages"]
+    assert report["hnsw_vectors_checked"] == len(ids)
+    out = CliRunner().invoke(cli, ["doctor", "--full"])
+    assert out.exit_code == 0 and f"rebuilt {HNSW_FILE}" in out.output, out.output
+    assert _hnsw_disagrees() == set()
+    assert CliRunner().invoke(cli, ["doctor", "--full", "--dry-run"]).exit_code == 0
+
+
+def test_stored_vectors_swapped_in_the_database_are_given_back(indexed: Path) -> None:
+    """Swapped in SQLite itself, the store would be wrong and the HNSW file right: doctor
+    must not rebuild the file from the store, but give each passage its own vector."""
+    before = _top_hits("vector")
+    db = sqlite3.connect(index_dir("default") / DB_FILE)
+    (a, ea), (b, eb) = db.execute("SELECT id, embedding FROM passages WHERE id IN "
+                                  "(SELECT min(id) FROM passages UNION "
+                                  "SELECT max(id) FROM passages)").fetchall()
+    db.execute("UPDATE passages SET embedding = ? WHERE id = ?", [eb, a])
+    db.execute("UPDATE passages SET embedding = ? WHERE id = ?", [ea, b])
+    db.commit()
+    db.close()
+    assert _hnsw_disagrees() == {a, b}
+    out = CliRunner().invoke(cli, ["doctor", "--dry-run"])
+    assert out.exit_code == 1 and "2 stored vectors are not their passage's" in out.output
+    out = CliRunner().invoke(cli, ["doctor"])
+    assert out.exit_code == 0 and "gave 2 passages their own vectors again" in out.output
+    assert f"rebuilt {HNSW_FILE}" not in out.output, out.output
+    assert _hnsw_disagrees() == set() and _top_hits("vector") == before
+    out = CliRunner().invoke(cli, ["index", str(indexed)])  # the store has them right too
+    assert out.exit_code == 0 and _top_hits("vector") == before
+
+
+def _overwrite(db: Path, old: bytes, new: bytes, *, every: bool) -> int:
+    """Overwrite bytes of the database file in place (same length: SQLite's pages stay
+    sound), as a bad disk or a stray write would; returns how many places."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file
+    conn.close()
+    assert len(old) == len(new)
+    data = db.read_bytes()
+    n = data.count(old) if every else 1
+    assert data.count(old) >= n > 0
+    db.write_bytes(data.replace(old, new, n))
+    return n
+
+
+@pytest.mark.parametrize("every", [False, True], ids=["one-copy", "every-copy"])
+def test_doctor_finds_text_overwritten_on_disk_and_reads_the_file_again(
+        indexed: Path, every: bool) -> None:
+    db = index_dir("default") / DB_FILE
+    assert _overwrite(db, b"serviced every October", b"serviced XXXXX October",
+                      every=every) >= 1
+    assert CliRunner().invoke(cli, ["status"]).exit_code == 0  # SQLite sees nothing wrong
+    out = CliRunner().invoke(cli, ["doctor", "--dry-run"])
+    assert out.exit_code == 1 and "1 passages of 1 documents hold other text than was " \
+        "indexed" in out.output and "boiler.md" in out.output, out.output
+    out = CliRunner().invoke(cli, ["doctor"])
+    assert out.exit_code == 0 and "read 1 documents again" in out.output, out.output
+    assert b"XXXXX" not in _sqlite_text(db)
+    hit = json.loads(CliRunner().invoke(cli, ["search", "boiler", "--json"]).stdout)["hits"][0]
+    assert "serviced every October" in hit["text"]
+    out = CliRunner().invoke(cli, ["doctor", "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert _top_hits() == [_search(q)[1] for q in QUERIES]
+
+
+def _sqlite_text(db: Path) -> bytes:
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT CAST(text AS BLOB) FROM passages UNION ALL "
+                        "SELECT CAST(text AS BLOB) FROM sentences").fetchall()
+    conn.close()
+    return b"\n".join(r[0] for r in rows)
+
+
+def test_text_overwritten_on_disk_whose_file_is_gone_is_said_so(indexed: Path) -> None:
+    before = _top_hits()
+    _overwrite(index_dir("default") / DB_FILE, b"serviced every October",
+               b"serviced XXXXX October", every=True)
+    (indexed / "boiler.md").unlink()
+    out = CliRunner().invoke(cli, ["doctor"])
+    assert out.exit_code == 1 and "cannot be repaired" in out.output
+    assert "boiler.md is gone" not in out.output and "is gone (e.g." in out.output
+    assert str(indexed / "boiler.md") in out.output
+    assert _top_hits()[1:] == before[1:]  # the rest answers as before

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,10 +27,10 @@ def _vecs(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
     with Store(tmp_path / "a.db") as s:
-        assert s.get_meta("schema_version") == "5"
+        assert s.get_meta("schema_version") == "6"
     with Store(tmp_path / "a.db") as s:
-        assert s.schema_version == 5
-        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 5
+        assert s.schema_version == 6
+        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 6
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -150,3 +151,88 @@ def test_a_large_index_is_saved_without_a_second_copy(tmp_path: Path,
     assert labels[0] == 7
     vi.add(np.array([50]), data[:1])  # and it still takes new vectors
     assert vi.element_count == 51
+
+
+def _swap_embeddings(s: Store, a: int, b: int) -> None:
+    """Two passages' stored vectors swapped behind the store's back."""
+    ea, eb = (s.db.execute("SELECT embedding FROM passages WHERE id = ?", [i]).fetchone()[0]
+              for i in (a, b))
+    s.db.execute("UPDATE passages SET embedding = ? WHERE id = ?", [eb, a])
+    s.db.execute("UPDATE passages SET embedding = ? WHERE id = ?", [ea, b])
+    s.db.conn.commit()
+
+
+def test_an_older_index_gets_its_vector_checks_on_open(tmp_path: Path) -> None:
+    """Schema 6 adds a check tying each stored vector to its passage's text; an index made
+    before gets it from the vectors it holds, in place."""
+    from ragctl.store import text_hash, vector_check
+
+    path = tmp_path / "a.db"
+    with Store(path) as s:
+        ids, _ = s.replace_document(path="/a", format="text", title="", size=1, mtime_ns=1,
+                                    sha256="x", chunks=_chunks("one", "two", "three"),
+                                    embeddings=_vecs(3))
+        assert s.damaged_vectors() == []
+        s.db.execute("DELETE FROM _ragctl_migrations WHERE number = 6")
+        s.db.execute("ALTER TABLE passages DROP COLUMN vec_check")  # as schema 5 made it
+        s.db.conn.commit()
+    with Store(path) as s:
+        assert s.schema_version == 6
+        rows = s.db.execute("SELECT hash, embedding, vec_check FROM passages").fetchall()
+        assert [c for _, _, c in rows] == [vector_check(h, e) for h, e, _ in rows]
+        assert rows[0][0] == text_hash("one") and s.damaged_vectors() == []
+        _swap_embeddings(s, ids[0], ids[2])
+        assert s.damaged_vectors() == [ids[0], ids[2]]
+        # a damaged vector is never reused for a new passage of the same text
+        assert s.embeddings_by_hash([text_hash("one"), text_hash("two")]).keys() == \
+            {text_hash("two")}
+        s.set_embeddings([ids[0], ids[2]], _vecs(3)[[0, 2]])
+        assert s.damaged_vectors() == []
+        assert s.journal()[1][ids[0]] == "add"  # for the HNSW file
+
+
+def test_text_changed_on_disk_is_found(tmp_path: Path) -> None:
+    """A passage's text, or one of its sentences, changed behind the store's back (same
+    length, even into bytes that are not UTF-8) no longer matches its recorded SHA-256."""
+    s = Store(tmp_path / "a.db")
+    ids, _ = s.replace_document(path="/a", format="text", title="", size=1, mtime_ns=1,
+                                sha256="x", chunks=_chunks("the boiler is serviced in October",
+                                                           "the rent is 900 euros"),
+                                embeddings=_vecs(2))
+    assert s.damaged_texts() == []
+    s.db.execute("UPDATE passages SET text = 'the boiler is servXXXXX in October' "
+                 "WHERE id = ?", [ids[0]])
+    s.db.conn.commit()
+    assert s.damaged_texts() == [ids[0]]
+    assert s.paths_of(s.damaged_texts()) == {"/a": [ids[0]]}
+    s.db.execute("UPDATE passages SET text = 'the boiler is serviced in October' "
+                 "WHERE id = ?", [ids[0]])
+    s.db.execute("UPDATE sentences SET text = CAST(X'7468652072656e742069732039ff3020657572' "
+                 "|| X'6f73' AS TEXT) WHERE passage_id = ?", [ids[1]])
+    s.db.conn.commit()
+    assert s.damaged_texts() == [ids[1]]
+
+
+def test_a_full_disk_names_the_disk_and_keeps_what_was_there(tmp_path: Path) -> None:
+    """SQLite's own SQLITE_FULL (the database may not grow): one error that names the
+    disk, the transaction rolled back, and the run still marked failed."""
+    from ragctl.errors import DiskFullError
+
+    s = Store(tmp_path / "a.db")
+    kw: dict[str, Any] = dict(path="/x/a.md", format="markdown", title="a", size=1,
+                              mtime_ns=1, sha256="h1")
+    ids, _ = s.replace_document(chunks=_chunks("alpha one", "beta two"), embeddings=_vecs(2),
+                                **kw)
+    run = s.start_run()
+    pages = s.db.execute("PRAGMA page_count").fetchone()[0]
+    s.db.execute(f"PRAGMA max_page_count = {pages}")
+    many = _chunks(*(f"gamma {k} " + "word " * 150 for k in range(40)))
+    with pytest.raises(DiskFullError, match=r"the disk holding .* is full \(ENOSPC / SQLITE"):
+        s.replace_document(chunks=many, embeddings=_vecs(40), **kw)
+    assert [r["text"] for r in s.db["passages"].rows] == ["alpha one", "beta two"]
+    assert [pid for pid, _ in s.fts_search("beta", 5)] == [ids[1]]
+    with pytest.raises(DiskFullError):  # no room for the summary: the status at least
+        s.finish_run(run, "failed", {"big": "x" * 50_000})
+    assert s.last_run()["status"] == "failed"  # type: ignore[index]
+    s.log_answer("q?", "a", False, {"big": "x" * 50_000})  # an answer given is not undone
+    assert s.logs() == []
