@@ -223,6 +223,9 @@ def run(settings: Any, *, use_service: bool = True, log: bool = True) -> None:
             except KeyboardInterrupt:
                 print()
                 continue
+            except UnicodeDecodeError:
+                display.render_line("(that line holds bytes that are not UTF-8; type it again)")
+                continue
             if not line:
                 continue
             try:

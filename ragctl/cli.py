@@ -23,6 +23,7 @@ import click
 from . import __version__
 from .config import load_settings
 from .errors import EXIT_INTERRUPTED, EXIT_NOT_FOUND, RagctlError
+from .text import readable
 
 F = TypeVar("F", bound=Callable[..., Any])
 QUANTIZATIONS = ["int8", "int8_float16", "int8_float32", "float16", "float32"]
@@ -190,6 +191,48 @@ class _Commands(click.Group):
             register(self)
         return super().get_command(ctx, name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Under ``--json``, an error is also a JSON object on stdout — ``{"error": the
+        one-line message, "code": the exit status}`` — so that a script reading stdout
+        always gets one; the message still goes to stderr. Usage errors (a bad option) are
+        raised while the command's own options are parsed, so they are caught here."""
+        # the arguments left to the subcommand, before invoke consumes them
+        as_json = _wants_json([*getattr(ctx, "_protected_args", []), *ctx.args])
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as e:
+            if as_json:
+                _print_json({"error": e.format_message(), "code": e.exit_code})
+            raise
+        except SystemExit as e:
+            if e.code == EXIT_INTERRUPTED and as_json:
+                _print_json({"error": "interrupted", "code": EXIT_INTERRUPTED})
+            raise
+
+
+def _wants_json(args: list[str]) -> bool:
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _question(text: str, what: str = "question") -> str:
+    """The question as text that can be encoded again: bytes that are not UTF-8 (from
+    argv, or a file piped in) become U+FFFD, with a one-line warning."""
+    clean, replaced = readable(text)
+    if replaced:
+        click.echo(f"warning: the {what} holds bytes that are not UTF-8; each was read as "
+                   "U+FFFD", err=True)
+    return clean
+
+
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
+
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragctl")
@@ -277,6 +320,7 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str, no_
     Example:
         ragctl search "notice period for the flat" -n 5
     """
+    query = _question(query, "query")
     settings = _settings(index=index_name, search_limit=limit)
     found = None if no_service else _service("/search", settings, query=query, mode=mode)
     if found is not None:
@@ -363,7 +407,8 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
     if question is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a QUESTION, or pipe one in")
-        question = sys.stdin.read()
+        question = _read_stdin()
+    question = _question(question)
     settings = _settings(index=index_name, generator=generator, relevance=relevance,
                          context_filter=context_filter, reader=reader, top_n=top_n, top_k=top_k,
                          re_threshold=re_threshold, long_words=words, long_facets=facets,

@@ -156,8 +156,12 @@ def make_fast_copy(model_path: Path, *, name: str) -> Path | None:
     offline()
     import contextlib
     import io
+    import re
+
+    from .files import remove_stale
 
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
+    remove_stale(out.parent, re.escape(out.name) + r"\.tmp-(?P<pid>\d+)")
     try:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         shutil.rmtree(tmp, ignore_errors=True)

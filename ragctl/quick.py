@@ -160,8 +160,13 @@ def search(args: list[str]) -> int | None:
     client = {"flags": parsed["flags"], "environ": environ, "render": not parsed["json"],
               "tty": sys.stdout.isatty(), "width": _width(), "cwd": os.getcwd(),
               "home": os.path.expanduser("~")}
+    from .text import readable
+
+    query, replaced = readable(parsed["query"])
+    if replaced:
+        return None  # the command line warns about the bytes that are not UTF-8
     found = request(sock_path, "/search",
-                    {"query": parsed["query"], "mode": parsed["mode"], "client": client})
+                    {"query": query, "mode": parsed["mode"], "client": client})
     if found is None:
         return None
     status, reply = found
@@ -170,8 +175,12 @@ def search(args: list[str]) -> int | None:
     if status != 200:
         if "error" not in reply:
             return None
+        code = int(reply.get("exit", 1))
+        if parsed["json"]:  # as the command line does: the error as JSON on stdout too
+            sys.stdout.write(json.dumps({"error": reply["error"], "code": code}, indent=2,
+                                        ensure_ascii=False) + "\n")
         sys.stderr.write(f"Error: {reply['error']}\n")
-        return int(reply.get("exit", 1))
+        return code
     try:
         if parsed["json"]:
             reply.pop("text", None)

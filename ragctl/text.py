@@ -161,3 +161,23 @@ def raw_offsets(raw: str, start: int, end: int, norm: str | None = None) -> tupl
     if b is None:
         b = last_end
     return a, max(a, b)
+
+
+def readable(text: str) -> tuple[str, bool]:
+    """``text`` with bytes that were not UTF-8 replaced by U+FFFD, and whether any were.
+
+    Python hands undecodable bytes of argv (and of stdin read with ``surrogateescape``) over
+    as lone surrogates, which cannot be encoded again: tokenizers, SQLite and the terminal
+    then fail on them."""
+    try:
+        text.encode("utf-8")
+        return text, False
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogateescape") if _only_escapes(text) else \
+            text.encode("utf-8", "surrogatepass")
+        return raw.decode("utf-8", "replace"), True
+
+
+def _only_escapes(text: str) -> bool:
+    """Every lone surrogate is one that ``surrogateescape`` made (U+DC80..U+DCFF)."""
+    return all(not 0xD800 <= ord(ch) <= 0xDFFF or 0xDC80 <= ord(ch) <= 0xDCFF for ch in text)
