@@ -54,6 +54,7 @@ test-fast: install
 lint: install
 	$(VENV)/bin/ruff check ragctl tests bench
 	$(VENV)/bin/mypy ragctl
+	$(VENV)/bin/lint-imports
 
 docs: install
 	$(PY) docs/cli_reference.py

@@ -67,7 +67,7 @@ def _plan(split: str, seed: int = 0, only: HeldOut | None = None
     with ``only``, from those questions alone: every paragraph holding one gets a hole for
     one of them, and all of them are the answerable questions, asked of the split's
     whole index (``answerable_index``): the more of each, the steadier the threshold."""
-    from ragctl.sentences import SentenceSplitter
+    from ragctl.index.sentences import SentenceSplitter
     from ragctl.text import contains_answer
 
     articles = squad_articles(split)
@@ -111,9 +111,9 @@ def holes_index(split: str, only: HeldOut | None = None) -> str:
     """Index the split with the answer sentences of its unanswerable questions deleted."""
     use_bench_home()
     from bench.common import write_paragraphs
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     name = f"squad-{split}-holes" if only is None else f"squad-{split}-heldout-all-holes"
     corpus = BENCH_HOME / "corpora" / name

@@ -36,7 +36,7 @@ STAGES = ("retrieve", "relevance", "filter", "answer")
 def default_answers(pipe: Any, settings: Any, questions: list[dict[str, Any]]
                     ) -> dict[str, Any]:
     """ask's default answer for every question (no abstention), scored."""
-    from ragctl.pipeline import AskOptions
+    from ragctl.ask.pipeline import AskOptions
     from ragctl.text import contains_answer, exact_match, max_f1
 
     opts = AskOptions.from_settings(settings, abstain=False)
@@ -74,8 +74,8 @@ def default_answers(pipe: Any, settings: Any, questions: list[dict[str, Any]]
 def free_modes(pipe: Any, settings: Any, questions: list[dict[str, Any]], speed_prompts: int
                ) -> dict[str, Any]:
     """The generator's own words with FULL, PSG and FILCO context (FilCo's comparison)."""
-    from ragctl.generate import build_prompt
-    from ragctl.pipeline import AskOptions
+    from ragctl.ask.pipeline import AskOptions
+    from ragctl.models.generate import build_prompt
     from ragctl.text import contains_answer, exact_match, max_f1
 
     per_mode: dict[str, dict[str, list[float]]] = {
@@ -160,9 +160,9 @@ def main() -> None:
     args = ap.parse_args()
 
     name, articles = squad_index(args.split)
-    from ragctl.collection import Collection
+    from ragctl.ask.pipeline import Pipeline
     from ragctl.config import load_settings
-    from ragctl.pipeline import Pipeline
+    from ragctl.store.collection import Collection
 
     questions = squad_questions(articles, args.questions, seed=0)
     settings = load_settings(index=name)

@@ -61,10 +61,10 @@ def main() -> None:
     args = ap.parse_args()
 
     name, articles = squad_index("dev")
-    from ragctl.collection import Collection
+    from ragctl.ask.retrieve import Retriever
     from ragctl.config import load_settings
-    from ragctl.relevance import SimilarityRelevance
-    from ragctl.retrieve import Retriever
+    from ragctl.models.relevance import SimilarityRelevance
+    from ragctl.store.collection import Collection
     from ragctl.text import contains_answer
 
     squad = squad_questions(articles, args.questions, seed=1)
@@ -145,8 +145,8 @@ def calibrate_model(name: str, rows: list[Any], settings: Any, result: dict[str,
     """Platt-fit a trained estimator's logits on the SQuAD dev pairs (has-answer labels).
 
     Returns the estimator, re-calibrated, and its probabilities for every row."""
-    from ragctl.models import model_dir
-    from ragctl.relevance import CT2Relevance
+    from ragctl.models.registry import model_dir
+    from ragctl.models.relevance import CT2Relevance
     from ragctl.text import contains_answer, passage_text
     from ragctl.training.trainer import fit_calibration
 
@@ -183,10 +183,10 @@ def tune_generation(c: Any, retriever: Any, re: Any, questions: list[dict[str, A
                     generators: list[str] | None, config_args: list[str] | None
                     ) -> dict[str, Any]:
     from ragctl import models
-    from ragctl.filter import SimilarityFilter
-    from ragctl.generate import build_prompt
+    from ragctl.ask.verify import strip_citations
+    from ragctl.models.filter import SimilarityFilter
+    from ragctl.models.generate import build_prompt
     from ragctl.text import contains_answer, exact_match, max_f1
-    from ragctl.verify import strip_citations
 
     filt = SimilarityFilter(retriever.embedder)
     prepared = []

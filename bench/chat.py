@@ -6,7 +6,7 @@ putting a pronoun in the phrase's place ("When did the Normans conquer England?"
 "Who led the Normans?" -> "Who led them?"). For each pair, the gold answer must be in
 the top 5 passages retrieved for: the original second question (the ceiling), the bare
 follow-up (no rewrite), and the follow-up rewritten from the first question
-(``ragctl.chat.rewrite``). Also: how often the rewrite gives back the original question.
+(``ragctl.app.chat.rewrite``). Also: how often the rewrite gives back the original question.
 
 Prints a table and writes bench/results/chat.json. Usage: python bench/chat.py [-n 200]
 """
@@ -87,10 +87,10 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200)
     args = ap.parse_args()
     index, articles = squad_index("dev")
-    from ragctl.chat import Turn, rewrite
-    from ragctl.collection import Collection
+    from ragctl.app.chat import Turn, rewrite
+    from ragctl.ask.retrieve import Retriever
     from ragctl.config import load_settings
-    from ragctl.retrieve import Retriever
+    from ragctl.store.collection import Collection
 
     sample = pairs(articles, args.n)
     found = {"original": 0, "follow-up": 0, "rewritten": 0}

@@ -24,8 +24,8 @@ from bench.common import machine, print_table, save, squad_articles
 def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     from ragctl import models
-    from ragctl.ct2 import encode, load_ctranslate2, load_tokenizer
-    from ragctl.embed import FAST_MANIFEST, make_fast_copy
+    from ragctl.models.ct2 import encode, load_ctranslate2, load_tokenizer
+    from ragctl.models.embed import FAST_MANIFEST, make_fast_copy
 
     path = make_fast_copy(models.locate("embedder", "all-MiniLM-L6-v2"),
                           name="all-MiniLM-L6-v2")

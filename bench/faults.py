@@ -83,7 +83,7 @@ def truncate_db(home: Path) -> None:
 
 
 def shuffle_vectors(home: Path) -> None:
-    code = ("import numpy as np; from ragctl.collection import Collection; "
+    code = ("import numpy as np; from ragctl.store.collection import Collection; "
             "from ragctl.config import load_settings\n"
             "with Collection.open(load_settings()) as c:\n"
             "    vi = c.vectors(); ids = np.array(sorted(vi.labels()))\n"

@@ -52,10 +52,10 @@ def main() -> None:
     n_files = write_paragraphs(articles, corpus)
 
     from ragctl import models
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.embed import make_fast_copy
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.models.embed import make_fast_copy
+    from ragctl.store.collection import Collection
 
     make_fast_copy(models.locate("embedder", "all-MiniLM-L6-v2"), name="all-MiniLM-L6-v2")
     # what `ragctl index` uses: the CTranslate2 copy; sentence-transformers for comparison

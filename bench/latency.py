@@ -44,9 +44,9 @@ def equality(index: str, articles: list[dict[str, Any]]) -> dict[str, Any]:
     import numpy as np
 
     from ragctl import models
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.embed import CT2Embedder, SentenceTransformerEmbedder, make_fast_copy
+    from ragctl.models.embed import CT2Embedder, SentenceTransformerEmbedder, make_fast_copy
+    from ragctl.store.collection import Collection
 
     path = models.locate("embedder", "all-MiniLM-L6-v2")
     fast_dir = make_fast_copy(path, name="all-MiniLM-L6-v2")
@@ -94,7 +94,7 @@ def shell_times(index: str, questions: list[str], label: str) -> dict[str, Any]:
 
 def imports() -> list[tuple[str, float]]:
     r = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                        "from ragctl.cli import cli; import ragctl.pipeline"],
+                        "from ragctl.app.cli import cli; import ragctl.ask.pipeline"],
                        capture_output=True, text=True, env=env(), cwd=ROOT)
     rows = []
     for line in r.stderr.splitlines():
@@ -165,7 +165,7 @@ def warm_part(index: str, questions: list[str], cold: dict[str, Any] | None) -> 
         service = psutil.Process(proc.pid)
         # the service embeds the passages ahead of questions while idle: wait for it
         t0 = time.perf_counter()
-        from ragctl.client import request
+        from ragctl.app.client import request
 
         last, still = -1, 0
         while still < 3 and time.perf_counter() - t0 < 1800:

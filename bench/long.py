@@ -76,8 +76,8 @@ def baseline(pipe: Any, question: str, words: int) -> tuple[str, dict[int, str],
     """One prompt over the top-5 passages (reranked), capped at the word budget."""
     import numpy as np
 
-    from ragctl.longform import clip_words
-    from ragctl.verify import verify
+    from ragctl.ask.longform import clip_words
+    from ragctl.ask.verify import verify
 
     t = time.perf_counter()
     hits = pipe.retriever.search(question, limit=20)
@@ -107,10 +107,10 @@ def main() -> None:
     rows = load_hotpot()[: args.questions]
     corpus = BENCH_HOME / "corpora" / "hotpot100"
     write_corpus(rows, corpus)
-    from ragctl.collection import Collection
+    from ragctl.ask.pipeline import LongOptions, Pipeline
     from ragctl.config import load_settings
-    from ragctl.indexer import Indexer
-    from ragctl.pipeline import LongOptions, Pipeline
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     settings = load_settings(index="hotpot100")
     with Collection.open(settings, create=True) as c:

@@ -39,7 +39,7 @@ CHILD = ("import sys; sys.path.insert(0, {root!r}); from ragctl import models; "
          "from tests.fakes import HashEmbedder; "
          "models.register('embedder', 'fake-hash', "
          "lambda settings, **_: HashEmbedder('fake-hash', {dim})); "
-         "from ragctl.cli import cli; cli()")
+         "from ragctl.app.cli import cli; cli()")
 
 
 FAKE_DIM = 64

@@ -21,7 +21,7 @@ from bench.common import print_table, save
 def main() -> None:
     import sqlite_utils
 
-    from ragctl import store
+    from ragctl.store import sqlite as store
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--passages", type=int, default=100_000)

@@ -244,7 +244,7 @@ def _rounding_lines(m: dict) -> list[str]:
             "questions, passages and sentences from the training data: the layers' output "
             f"error is {r['output_error_vs_nearest']:.2f}× that of plain rounding. At run "
             "time the candidates within the near-tie margin of the best are scored again "
-            "in float32 from the same weights (ragctl/ct2.py), so the top choice matches "
+            "in float32 from the same weights (ragctl/models/ct2.py), so the top choice matches "
             "the float32 model's (see README, int8 against float32)."]
 
 

@@ -99,7 +99,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=6)
     ap.add_argument("--engines", default="rapidocr,tesseract")
     args = ap.parse_args()
-    from ragctl import ocr
+    from ragctl.index import ocr
 
     texts = page_texts(args.split, args.pages)
     results: dict[str, Any] = {}

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answerable import HeldOut, answerable_index, held_out, holes_index, question_sets
 from bench.common import print_table, save
-from ragctl.answer import shortest_of_near_ties, vetoed
+from ragctl.ask.answer import shortest_of_near_ties, vetoed
 
 FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
 CANDIDATES = 20  # spans kept per question
@@ -44,9 +44,9 @@ def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any
         passages: int) -> list[dict[str, Any]]:
     """One row per question: its set, gold answers, the relevance gate's best score and the
     candidates' features."""
-    from ragctl.collection import Collection
+    from ragctl.ask.pipeline import AskOptions, Pipeline
     from ragctl.config import load_settings
-    from ragctl.pipeline import AskOptions, Pipeline
+    from ragctl.store.collection import Collection
     from ragctl.text import contains_answer, max_f1
 
     rows = []
@@ -150,7 +150,7 @@ def answerable_p(c: dict[str, Any], model: dict[str, Any]) -> float:
 
 def chosen(row: dict[str, Any], model: dict[str, Any]) -> dict[str, Any] | None:
     """The span ask answers with: the most probably answerable, then the best ranked, then
-    the shortest of its near-ties (as ragctl.answer.choose orders them)."""
+    the shortest of its near-ties (as ragctl.ask.answer.choose orders them)."""
     ordered = sorted(row["candidates"],
                      key=lambda c: (-answerable_p(c, model), -_p(c, model["ranking"])))
     ordered = shortest_of_near_ties(ordered, lambda c: answerable_p(c, model),

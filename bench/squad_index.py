@@ -22,9 +22,9 @@ def use_bench_home() -> Path:
 def squad_index(split: str) -> tuple[str, list[dict[str, Any]]]:
     """Index the split's paragraphs as index ``squad-<split>``; returns (name, articles)."""
     use_bench_home()
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     articles = squad_articles(split)
     corpus = BENCH_HOME / "corpora" / f"squad-{split}"

@@ -96,9 +96,9 @@ def corpus_part(work: Path, url: str) -> tuple[dict[str, Any], np.ndarray]:
     n_files = write_paragraphs(articles, corpus)
     questions = [(qa["question"].strip(), f"{a['title'][:60]}_{k:03d}.txt".replace("/", "_"))
                  for a in articles for k, p in enumerate(a["paragraphs"]) for qa in p["qas"]]
-    from ragctl.collection import Collection
+    from ragctl.ask.retrieve import Retriever
     from ragctl.config import load_settings
-    from ragctl.retrieve import Retriever
+    from ragctl.store.collection import Collection
 
     results: dict[str, Any] = {"files": n_files, "questions": len(questions)}
     bases: list[np.ndarray] = []
@@ -175,8 +175,8 @@ def exact_top(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
 
 def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
                server_pid: int | None) -> dict[str, Any]:
-    from ragctl.chunk import Chunk
-    from ragctl.sentences import Span
+    from ragctl.index.chunk import Chunk
+    from ragctl.index.sentences import Span
 
     dim = bases.shape[1]
     sigma = 0.04
@@ -227,8 +227,8 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
                            "bases": len(bases), "m": HNSW_M,
                            "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF}
     # ---------------------------------------------------------------- SQLite + hnswlib
-    from ragctl.store import Store
-    from ragctl.vectors import HnswParams, VectorIndex
+    from ragctl.store.sqlite import Store
+    from ragctl.store.vectors import HnswParams, VectorIndex
 
     gc.collect()
     rss0 = rss_mb()
@@ -262,7 +262,7 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
     shutil.rmtree(db.parent, ignore_errors=True)
     gc.collect()
     # ---------------------------------------------------------------- PostgreSQL + pgvector
-    from ragctl.pgstore import PgStore
+    from ragctl.store.postgres import PgStore
 
     rss0 = rss_mb()
     pg = PgStore(url, f"scale{n}", create=True)
@@ -314,7 +314,7 @@ def scale_part(work: Path, url: str, bases: np.ndarray, n: int, n_queries: int,
 # --------------------------------------------------------------------------- writers
 
 def writers_part(work: Path, url: str, n_files: int) -> dict[str, Any]:
-    from ragctl.pgstore import PgStore
+    from ragctl.store.postgres import PgStore
 
     folder = work / "writers"
     articles = squad_articles("report")

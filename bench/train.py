@@ -117,15 +117,15 @@ MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)  # near-tie refinement margins tried (
 
 def agreement(ds: Any, settings: Any, name: str, limit: int, seed: int) -> list[dict[str, Any]]:
     """int8 vs float32 exports of one trained model on the same questions: one row per
-    near-tie refinement margin (0 = plain int8; see ragctl.ct2.REFINE_MARGIN)."""
+    near-tie refinement margin (0 = plain int8; see ragctl.models.ct2.REFINE_MARGIN)."""
     import random
 
     import numpy as np
 
-    from ragctl.collection import Collection
-    from ragctl.ct2 import REFINE_MARGIN, CT2Scorer
+    from ragctl.ask.pipeline import Pipeline
     from ragctl.eval.evaluate import index_dataset
-    from ragctl.pipeline import Pipeline
+    from ragctl.models.ct2 import REFINE_MARGIN, CT2Scorer
+    from ragctl.store.collection import Collection
     from ragctl.text import passage_text
     from ragctl.training.export import export_model
 

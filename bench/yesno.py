@@ -25,10 +25,10 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     name, articles = squad_index("dev")
-    from ragctl.answer import question_type
-    from ragctl.collection import Collection
+    from ragctl.ask.answer import question_type
+    from ragctl.ask.pipeline import AskOptions, Pipeline
     from ragctl.config import load_settings
-    from ragctl.pipeline import AskOptions, Pipeline
+    from ragctl.store.collection import Collection
     from ragctl.text import exact_match
 
     dev = json.loads((HERE / "yesno-dev.json").read_text())

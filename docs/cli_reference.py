@@ -14,7 +14,7 @@ sys.path.insert(0, str(HERE.parent))
 HEADER = """# Command reference
 
 Generated from the commands' own `--help` by `make docs` (docs/cli_reference.py); edit the
-docstrings and options in `ragctl/cli.py` and `ragctl/training/cli.py`, not this file.
+docstrings and options in `ragctl/app/cli.py` and `ragctl/app/train.py`, not this file.
 """
 
 
@@ -34,7 +34,7 @@ def commands(group: click.Group, prefix: str = "ragctl") -> list[tuple[str, clic
 
 
 def render() -> str:
-    from ragctl.cli import cli
+    from ragctl.app.cli import cli
 
     parts = [HEADER]
     for full, cmd in [("ragctl", cli), *commands(cli)]:

@@ -30,18 +30,20 @@ _API = {
     "SourceSpan": "records", "Passage": "records", "Sentence": "records", "Hit": "records",
     "PassageScore": "records", "ScoredSentence": "records", "Citation": "records",
     # indexes
-    "Collection": "collection", "index_status": "collection", "check_index": "collection",
-    "Indexer": "indexer", "IndexOptions": "indexer", "IndexSummary": "indexer",
-    "index_paths": "indexer",
+    "Collection": "store.collection", "index_status": "store.collection",
+    "check_index": "index.doctor",
+    "Indexer": "index.indexer", "IndexOptions": "index.indexer", "IndexSummary": "index.indexer",
+    "index_paths": "index.indexer",
     # asking
-    "Retriever": "retrieve", "search_index": "retrieve",
-    "Pipeline": "pipeline", "AskOptions": "pipeline", "Answer": "pipeline",
-    "ask_index": "pipeline",
-    "LongOptions": "longform", "LongAnswer": "longform",
+    "Retriever": "ask.retrieve", "search_index": "ask.retrieve",
+    "Pipeline": "ask.pipeline", "AskOptions": "ask.pipeline", "Answer": "ask.pipeline",
+    "ask_index": "ask.pipeline",
+    "LongOptions": "ask.longform", "LongAnswer": "ask.longform",
     # models
-    "models": "", "Embedder": "backends", "RelevanceEstimator": "backends",
-    "ContextFilter": "backends", "Generator": "backends", "SupportChecker": "backends",
-    "Completion": "backends",
+    "models": "", "Embedder": "models.backends", "RelevanceEstimator": "models.backends",
+    "ContextFilter": "models.backends", "Generator": "models.backends",
+    "SupportChecker": "models.backends",
+    "Completion": "models.backends",
 }
 
 __all__ = ["__version__", *_API]

@@ -1,3 +1,3 @@
-from .quick import main
+from ragctl.app.quick import main
 
 main()

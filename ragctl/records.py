@@ -52,7 +52,7 @@ class Sentence(SourceSpan):
 
     def source_offsets(self, start: int, end: int) -> tuple[int, int]:
         """Source offsets of ``text[start:end]`` (a part of this sentence)."""
-        from .text import raw_offsets
+        from ragctl.text import raw_offsets
 
         a, b = raw_offsets(self.raw if self.raw is not None else self.text, start, end,
                           self.text)
@@ -160,7 +160,7 @@ class Answer:
     @property
     def answer_text(self) -> str:
         """What the generator answered, without citation markers."""
-        from .verify import strip_citations
+        from ragctl.text import strip_citations
 
         return strip_citations(self.raw_answer)[0]
 
@@ -212,3 +212,40 @@ def _value(hint: Any, value: Any) -> Any:
             if a is not type(None) and dataclasses.is_dataclass(a) and isinstance(value, dict):
                 return from_dict(a, value)  # type: ignore[arg-type]
     return value
+
+
+# Sentences and passages as the write path makes them (index.sentences, index.chunk),
+# before they are stored.
+
+@dataclass(frozen=True)
+class Span:
+    """A sentence: ``text`` is whitespace-normalized, offsets point into the source;
+    ``raw`` is the source between them when it differs from ``text`` (line breaks, runs of
+    spaces), so that places inside the sentence can be mapped back to the source."""
+
+    start: int
+    end: int
+    text: str
+    raw: str | None = None
+
+    @property
+    def n_words(self) -> int:
+        return len(self.text.split())
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage: its place, absolute offsets and the sentences it is made of."""
+
+    place: str
+    start: int
+    end: int
+    sentences: tuple[Span, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def n_words(self) -> int:
+        return sum(s.n_words for s in self.sentences)

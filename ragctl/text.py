@@ -181,3 +181,18 @@ def readable(text: str) -> tuple[str, bool]:
 def _only_escapes(text: str) -> bool:
     """Every lone surrogate is one that ``surrogateescape`` made (U+DC80..U+DCFF)."""
     return all(not 0xD800 <= ord(ch) <= 0xDFFF or 0xDC80 <= ord(ch) <= 0xDCFF for ch in text)
+
+
+_CITE = re.compile(r"\s*\[(\d{1,3})\]")
+
+
+def strip_citations(text: str) -> tuple[str, list[int]]:
+    """``text`` without its citation markers (``[1]``), and the numbers they held."""
+    numbers = [int(m) for m in _CITE.findall(text)]
+    return " ".join(_CITE.sub(" ", text).split()), numbers
+
+
+def skip_kind(reason: str) -> str:
+    """What a skip reason counts as in summaries: "corrupt PDF (…); skipped" → "corrupt
+    PDF"."""
+    return reason.split(";")[0].split(" (")[0].strip()

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from ragctl import models
-from ragctl.answer import (
+from ragctl.app.cli import cli
+from ragctl.ask.answer import (
     Choice,
     Context,
     answer_types,
@@ -29,14 +30,13 @@ from ragctl.answer import (
     type_agreement,
     whole_words,
 )
-from ragctl.cli import cli
-from ragctl.collection import Collection
+from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.errors import EXIT_NOT_FOUND
-from ragctl.filter import collapse_duplicates, split_long
-from ragctl.indexer import Indexer
-from ragctl.pipeline import AskOptions, Pipeline
+from ragctl.index.indexer import Indexer
+from ragctl.models.filter import collapse_duplicates, split_long
 from ragctl.records import Answer, Sentence
+from ragctl.store.collection import Collection
 from ragctl.text import raw_offsets
 from tests.fakes import FakeGenerator, FakeReader
 
@@ -87,7 +87,7 @@ def test_answer_types_and_agreement() -> None:
 
 
 def test_a_number_the_question_names_must_be_in_the_context() -> None:
-    from ragctl.answer import missing_numbers
+    from ragctl.ask.answer import missing_numbers
 
     report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
     assert missing_numbers("What was Mozilla's revenue for 2015?", report) == 1.0
@@ -103,7 +103,7 @@ def test_a_number_the_question_names_must_be_in_the_context() -> None:
 
 
 def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
-    from ragctl.answer import features_of, missing_dates, vetoed
+    from ragctl.ask.answer import features_of, missing_dates, vetoed
 
     report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
     invoice = "Billing period July 1 - July 31, 2014. Total amount due: $4.11."
@@ -156,7 +156,7 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
 
 
 def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> None:
-    from ragctl.answer import Context, choose, missing_names, question_names, question_type
+    from ragctl.ask.answer import Context, choose, missing_names, question_names, question_type
 
     aws = "Amazon Web Services invoice. Total for this invoice: $4.11."
     azure = "Global Wholesaler Azure Interior, Fremont. Total $ 279.84."
@@ -313,7 +313,7 @@ def test_duplicates_collapse_and_long_sentences_are_windowed() -> None:
 
 
 def test_windows_of_one_sentence_quoted_together_are_one_piece_of_it() -> None:
-    from ragctl.filter import joined
+    from ragctl.models.filter import joined
 
     raw = " ".join(f"step {i} sets valve {i} open" for i in range(12))
     s = Sentence(id=7, passage_id=1, path="p", start_char=10, end_char=10 + len(raw), text=raw)
@@ -391,7 +391,7 @@ def test_no_confident_span_is_an_abstention(notes: Path) -> None:
 
 
 def test_a_lead_in_is_never_quoted_alone(notes: Path) -> None:
-    from ragctl.answer import unquotable
+    from ragctl.ask.answer import unquotable
 
     assert unquotable("The steering council shall work to:")
     assert unquotable("PEP: 20 Title: The Zen of Python Author: Tim Peters")
@@ -438,7 +438,7 @@ def test_the_cli_prints_one_answer_and_exits_3_for_an_empty_one(
 
 
 def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
-    from ragctl.answer import identifiers, mentions
+    from ragctl.ask.answer import identifiers, mentions
     from ragctl.records import Hit
 
     assert identifiers("Who is the author of PEP 723?") == [("PEP", "723")]
@@ -468,7 +468,7 @@ def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
 
 
 def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
-    from ragctl.answer import Choice, with_unit
+    from ragctl.ask.answer import Choice, with_unit
 
     text = "The Sports Zone opened a 10,000 square foot facility in Upland; 40% of it is turf."
     s = Sentence(id=1, passage_id=1, path="p", text=text)
@@ -487,7 +487,7 @@ def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
 
 
 def test_a_number_with_the_unit_the_question_names_is_the_bare_number() -> None:
-    from ragctl.answer import Choice, completed
+    from ragctl.ask.answer import Choice, completed
 
     text = "By 2000, 587,000 square kilometres of the forest and 40% of its birds had been lost."
     s = Sentence(id=1, passage_id=1, path="p", text=text)
@@ -508,7 +508,7 @@ def test_a_number_with_the_unit_the_question_names_is_the_bare_number() -> None:
 def completing(text: str) -> Callable[[str, str], str]:
     """``answer(question, span)``: what :func:`completed` makes of ``span`` of ``text`` as
     the only choice, checked to be the text at its own offsets."""
-    from ragctl.answer import Choice, completed
+    from ragctl.ask.answer import Choice, completed
 
     s = Sentence(id=1, passage_id=1, path="p", text=text)
 
@@ -552,7 +552,7 @@ def test_how_many_gets_one_count_of_a_span_that_runs_on() -> None:
 
 
 def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
-    from ragctl.answer import Choice, completed
+    from ragctl.ask.answer import Choice, completed
 
     text = "The fight is between two companies: Arduino LLC and Arduino SRL."
     s = Sentence(id=1, passage_id=1, path="p", text=text)
@@ -582,7 +582,7 @@ def quoted(notes: Path, files: dict[str, str], question: str, **options: Any) ->
 
 
 def test_what_a_named_document_proposes_is_its_own_statement(notes: Path) -> None:
-    from ragctl.answer import asked_statement, own_statement
+    from ragctl.ask.answer import asked_statement, own_statement
 
     assert question_type("What does PEP 572 propose?").kind == "quote"
     assert question_type("What does PEP 13 define?").kind == "quote"
@@ -685,7 +685,7 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
 
 
 def test_the_shortest_of_near_ties_is_chosen() -> None:
-    from ragctl.answer import shortest_of_near_ties
+    from ragctl.ask.answer import shortest_of_near_ties
 
     def order(*spans: tuple[str, float]) -> list[str]:
         got = shortest_of_near_ties(list(spans), lambda s: s[1], lambda s: s[0])
@@ -785,7 +785,7 @@ def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path
 
 
 def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
-    from ragctl.answer import heading_named
+    from ragctl.ask.answer import heading_named
 
     q = "What does PEP 257 say about one-line docstrings?"
     assert heading_named(q, "Specification > One-line Docstrings")
@@ -806,7 +806,7 @@ def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
 
 
 def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
-    from ragctl.answer import choice_options, first_year, time_order
+    from ragctl.ask.answer import choice_options, first_year, time_order
 
     assert choice_options("Who is older, Annie Morton or Terry Richardson?") == (
         "Annie Morton", "Terry Richardson")
@@ -823,7 +823,7 @@ def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
               "How many couples or partnerships were there?",
               "Is the invoice paid or not?", "Is the clinic open on Sundays?"):
         assert choice_options(q) is None, q
-    from ragctl.answer import option_in
+    from ragctl.ask.answer import option_in
 
     assert option_in("the Azure Interior invoice", "Billed by Azure Interior.") == (10, 24)
     assert option_in("Terry Richardson", "photographed by Terry Richardson's team") == (16, 34)
@@ -838,7 +838,7 @@ def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
 
 
 def test_a_yes_no_question_about_two_things_names_both() -> None:
-    from ragctl.answer import pair_named, stated_share
+    from ragctl.ask.answer import pair_named, stated_share
 
     assert pair_named("Are both Elko Regional Airport and Gerald R. Ford International "
                       "Airport located in Michigan?") == (
@@ -858,7 +858,7 @@ def test_a_yes_no_question_about_two_things_names_both() -> None:
 
 
 def test_a_yes_no_question_the_sentence_is_silent_on() -> None:
-    from ragctl.answer import silent_on, unstated
+    from ragctl.ask.answer import silent_on, unstated
 
     game = "Super Bowl 50 was played on February 7, 2016, at Levi's Stadium."
     assert unstated("Did it rain during Super Bowl 50?", game) == ["rain"]
@@ -928,7 +928,7 @@ def test_yes_only_when_what_is_said_of_both_states_it(
     assert {Path(s.path).name for s in no.sources} == {"ada.txt", "grace.txt"}
     assert yes.answer_text == "Yes" and yes.answer == "Yes [1] [2]"
     assert one.answer_text == "Yes" and Path(one.sources[0].path).name == "rent.md"
-    from ragctl import display
+    from ragctl.app import display
 
     display.render_explain(no)  # --explain says how it was decided
     assert "yes or no from what is said of each: it states 0% of the question's words " \
@@ -956,7 +956,7 @@ def test_yes_only_when_what_is_said_of_both_states_it(
 
 def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
         notes: Path) -> None:
-    from ragctl.answer import file_words
+    from ragctl.ask.answer import file_words
 
     assert file_words("/n/pep-0008.rst") == "pep 8"
     a = quoted(notes, {
@@ -970,7 +970,7 @@ def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
 
 def test_what_a_document_named_by_its_file_says_first_includes_its_header(
         notes: Path) -> None:
-    from ragctl.answer import stated_year, title_rank
+    from ragctl.ask.answer import stated_year, title_rank
 
     assert title_rank("PEP 703", "Making the GIL Optional", "/n/pep-0703.rst") == 0
     assert title_rank("the PEP 703", "Making the GIL Optional", "/n/pep-0704.rst") == 2

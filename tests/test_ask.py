@@ -6,16 +6,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragctl.backends import ContextFilter
-from ragctl.collection import Collection
+from ragctl.ask.pipeline import AskOptions, Pipeline
+from ragctl.ask.verify import LexicalEmbeddingSupport, split_answer, strip_citations, verify
 from ragctl.config import load_settings
 from ragctl.errors import RagctlError
-from ragctl.generate import build_prompt
-from ragctl.indexer import Indexer
-from ragctl.pipeline import AskOptions, Pipeline
+from ragctl.index.indexer import Indexer
+from ragctl.models.backends import ContextFilter
+from ragctl.models.generate import build_prompt
+from ragctl.models.relevance import SimilarityRelevance, re_logit, re_weights
 from ragctl.records import Hit, Sentence
-from ragctl.relevance import SimilarityRelevance, re_logit, re_weights
-from ragctl.verify import LexicalEmbeddingSupport, split_answer, strip_citations, verify
+from ragctl.store.collection import Collection
 from tests.fakes import FakeGenerator
 
 DOCS = {

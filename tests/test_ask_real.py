@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
-from ragctl.ct2 import CT2Scorer
+from ragctl.app.cli import cli
 from ragctl.errors import EXIT_NOT_FOUND
+from ragctl.models.ct2 import CT2Scorer
 from tests.tiny_models import build_bi_encoder, build_llama, build_t5
 
 pytestmark = pytest.mark.real
@@ -190,9 +190,9 @@ def test_the_generator_cites_the_sentence_that_holds_the_answer() -> None:
     """The few-shot prompt teaches no citation number: with two sentences, the answer is
     cited to the one that holds it, first or second, and no number is invented."""
     from ragctl import models
-    from ragctl.generate import build_prompt
+    from ragctl.ask.verify import LexicalEmbeddingSupport, verify
+    from ragctl.models.generate import build_prompt
     from ragctl.records import Sentence
-    from ragctl.verify import LexicalEmbeddingSupport, verify
 
     gen = models.load("generator", "gemma-3-270m")
     checker = LexicalEmbeddingSupport(models.load("embedder", "all-MiniLM-L6-v2"))
@@ -215,10 +215,10 @@ def test_the_generator_cites_the_sentence_that_holds_the_answer() -> None:
 def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, Path],
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  tmp_path: Path) -> None:
+    from ragctl.app.service import Service
     from ragctl.config import load_settings
-    from ragctl.ct2 import BiEncoderBackend
-    from ragctl.service import Service
-    from ragctl.store import VectorCache
+    from ragctl.models.ct2 import BiEncoderBackend
+    from ragctl.store.sqlite import VectorCache
     from ragctl.text import passage_text
 
     monkeypatch.setenv("RAGCTL_CACHE", str(tmp_path / "cache"))  # empty
@@ -277,7 +277,7 @@ def test_vector_cache_and_the_service_warming_it(notes: Path, models: dict[str, 
 
 
 def test_a_broken_vector_cache_is_ignored(tmp_path: Path) -> None:
-    from ragctl.store import VectorCache
+    from ragctl.store.sqlite import VectorCache
 
     path = tmp_path / "v.db"
     path.write_bytes(b"not a database" * 100)

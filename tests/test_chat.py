@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragctl.chat import Turn, rewrite, topic
-from ragctl.cli import cli
+from ragctl.app.chat import Turn, rewrite, topic
+from ragctl.app.cli import cli
 
 
 @pytest.mark.parametrize("first, answer, follow, expected", [
@@ -53,7 +53,7 @@ def test_session_commands(ragctl_home: Path, fake_embedder: str, tmp_path: Path)
 @pytest.mark.real
 def test_follow_up_with_the_real_models(ragctl_home: Path, tmp_path: Path,
                                         model_defaults: None) -> None:
-    from ragctl.chat import Session
+    from ragctl.app.chat import Session
     from ragctl.config import load_settings
 
     docs = tmp_path / "docs"

@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
+from ragctl.app.cli import cli
 from ragctl.errors import EXIT_ALL_FAILED, EXIT_USAGE
 from tests.corpus import BAD, GOOD, make_corpus
 
@@ -29,7 +29,7 @@ def test_every_command_has_help() -> None:
 
 
 def test_help_is_fast_and_imports_nothing_heavy() -> None:
-    code = ("import sys; from ragctl.cli import cli\n"
+    code = ("import sys; from ragctl.app.cli import cli\n"
             "heavy = {'torch', 'spacy', 'sentence_transformers', 'hnswlib', 'rich', 'numpy'}\n"
             "print(sorted(heavy & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -159,7 +159,7 @@ def test_ask_reads_the_question_from_stdin_keeps_a_log_and_checks_models_first(
     human = runner.invoke(cli, ["logs", "dentist"])
     assert "When is the dentist appointment?" in human.stdout and "3 pm" in human.stdout
     # a typo in a model's name fails at once, before any model loads
-    import ragctl.models as models
+    import ragctl.models.registry as models
 
     loaded: list[str] = []
     real = models.load
@@ -180,7 +180,7 @@ def test_a_first_run_that_indexes_nothing_leaves_no_index(runner: CliRunner,
 
 def test_progress_is_a_line_per_n_files_when_stderr_is_not_a_terminal(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from ragctl.progress import RichReporter
+    from ragctl.app.progress import RichReporter
 
     reporter = RichReporter(enabled=True)
     reporter.LINE_FILES = 2

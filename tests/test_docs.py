@@ -28,7 +28,7 @@ def _reference() -> object:
 
 def test_every_command_is_in_the_cli_reference() -> None:
     ref = _reference()
-    from ragctl.cli import cli
+    from ragctl.app.cli import cli
 
     text = (ROOT / "docs" / "cli.md").read_text()
     names = [name for name, _ in ref.commands(cli)]  # type: ignore[attr-defined]

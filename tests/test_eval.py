@@ -122,7 +122,7 @@ def test_reader_errors(tmp_path: Path) -> None:
 def test_eval_end_to_end_on_a_tiny_dataset(tmp_path: Path, fake_embedder: str) -> None:
     from click.testing import CliRunner
 
-    from ragctl.cli import cli
+    from ragctl.app.cli import cli
 
     paras = [("Paris", "Paris is the capital of France. It has many museums."),
              ("Rome", "Rome is the capital of Italy. It was founded in 753 BC."),
@@ -150,8 +150,8 @@ def test_eval_end_to_end_on_a_tiny_dataset(tmp_path: Path, fake_embedder: str) -
 
 
 def test_supporting_fact_recall() -> None:
+    from ragctl.ask.verify import LexicalEmbeddingSupport
     from ragctl.eval.evaluate import supporting_fact_recall
-    from ragctl.verify import LexicalEmbeddingSupport
 
     golds = ["Ann founded the company in 1990.", "The company makes bicycles."]
     sources = {1: "Ann founded the company in 1990.", 2: "It rains a lot in Bergen."}

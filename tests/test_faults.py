@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
-from ragctl.collection import DB_FILE, HNSW_FILE, Collection
+from ragctl.app.cli import cli
 from ragctl.config import index_dir, load_settings
+from ragctl.store.collection import DB_FILE, HNSW_FILE, Collection
 
 DOCS = {
     "boiler.md": "# Boiler\n\nThe boiler is serviced every October by Termo Lisboa.",
@@ -190,7 +190,7 @@ def test_a_read_only_home_as_root_sees_it_too(indexed: Path,
 
 def test_read_only_store_opens_without_writing(indexed: Path) -> None:
     """The read-only path itself (root ignores permissions, so it is forced here)."""
-    from ragctl.store import Store
+    from ragctl.store.sqlite import Store
 
     db = index_dir("default") / DB_FILE
     size = db.stat().st_size
@@ -239,7 +239,7 @@ def test_a_run_killed_while_saving_is_settled_by_the_next_run(indexed: Path) -> 
     (indexed / "new.txt").write_text("The dentist appointment is on Thursday at 3 pm.")
     with Collection.open(load_settings(embedder="fake-hash")) as c:
         c.lock()
-        from ragctl.indexer import Indexer
+        from ragctl.index.indexer import Indexer
 
         ix = Indexer(c)
         c.settle_vectors = lambda: None  # type: ignore[method-assign]
@@ -270,7 +270,7 @@ def test_broad_roots_need_confirmation_and_system_folders_are_never_walked(
     status = CliRunner().invoke(cli, ["status", "--json"])
     if status.exit_code == 0:
         assert "/" not in json.loads(status.stdout)["roots"]
-    from ragctl.ingest import walk
+    from ragctl.index.ingest import walk
 
     root = tmp_path / "root"
     (root / "notes").mkdir(parents=True)
@@ -286,7 +286,7 @@ def test_a_zip_bomb_docx_is_refused(tmp_path: Path) -> None:
     import io
     import zipfile
 
-    from ragctl.ingest import SkipFile, parse
+    from ragctl.index.ingest import SkipFile, parse
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
@@ -303,7 +303,7 @@ def test_a_truncated_model_file_is_joined_again(tmp_path: Path,
     import hashlib
     import types
 
-    from ragctl import generate
+    from ragctl.models import generate
 
     parts = []
     for k in range(3):
@@ -335,7 +335,7 @@ def test_a_file_that_takes_too_long_to_read_is_skipped(
         tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    import ragctl.indexer as indexer
+    import ragctl.index.indexer as indexer
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -446,7 +446,7 @@ def test_a_full_disk_names_the_disk_marks_the_run_failed_and_keeps_the_index(
     """The database may not grow (SQLite's own SQLITE_FULL, through max_page_count): the
     run says the disk is full, not that the index is damaged; its row says "failed"; what
     was indexed before answers as before, and doctor does not send the user in circles."""
-    from ragctl.store import Store
+    from ragctl.store.sqlite import Store
 
     before = _top_hits()
     real_init = Store.__init__
@@ -497,13 +497,13 @@ def _many_passages(root: Path, files: int = 30) -> None:
 
 def _hnsw_disagrees() -> set[int]:
     """Passages whose vector in the HNSW file is not their stored one."""
-    from ragctl.store import Store
+    from ragctl.store.sqlite import Store
 
     with Store(index_dir("default") / DB_FILE, readonly=True) as s:
         dim = int(s.get_meta("dim") or 0)
         stored = {int(i): v for ids, vecs in s.vectors(dim=dim)
                   for i, v in zip(ids, vecs, strict=True)}
-    from ragctl.vectors import VectorIndex
+    from ragctl.store.vectors import VectorIndex
 
     vi = VectorIndex.load(index_dir("default") / HNSW_FILE, dim)
     ids = sorted(stored)
@@ -517,7 +517,7 @@ def test_doctor_full_finds_the_one_swapped_pair_its_sample_misses(
         tmp_path: Path, fake_embedder: str) -> None:
     import random
 
-    from ragctl.collection import SAMPLE
+    from ragctl.store.collection import SAMPLE
 
     root = tmp_path / "notes"
     _many_passages(root)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.collection import Collection
+from ragctl.ask.retrieve import Retriever
 from ragctl.config import load_settings
 from ragctl.errors import AllFilesFailedError, ModelMismatchError
-from ragctl.indexer import Indexer, IndexOptions, IndexSummary
-from ragctl.retrieve import Retriever
+from ragctl.index.indexer import Indexer, IndexOptions, IndexSummary
+from ragctl.store.collection import Collection
 from tests.conftest import FAKES
 
 
@@ -222,7 +222,7 @@ def test_second_writer_is_refused(docs: Path) -> None:
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files over 2 kB are read as a stream of ~500-character blocks, each written as it
     comes."""
-    from ragctl import indexer, ingest
+    from ragctl.index import indexer, ingest
 
     monkeypatch.setattr(ingest, "STREAM_BYTES", 2000)
     monkeypatch.setattr(ingest, "BLOCK_CHARS", 500)
@@ -231,7 +231,7 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_large_text_file_is_streamed_with_exact_offsets(tmp_path: Path,
                                                         small_blocks: None) -> None:
-    from ragctl.ingest import decode_text
+    from ragctl.index.ingest import decode_text
 
     d = tmp_path / "big"
     d.mkdir()
@@ -259,7 +259,7 @@ def test_interrupted_stream_keeps_the_previous_version(tmp_path: Path, small_blo
     f = d / "log.txt"
     write(f, "".join(f"Old line {k} about the harbour.\n\n" for k in range(200)))
     first = run([d])
-    from ragctl import indexer
+    from ragctl.index import indexer
 
     calls = {"n": 0}
     real = indexer.Indexer._vectors
@@ -284,7 +284,7 @@ def test_interrupted_stream_keeps_the_previous_version(tmp_path: Path, small_blo
 
 def test_large_mail_archive_is_read_message_by_message(tmp_path: Path, small_blocks: None,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl import ingest
+    from ragctl.index import ingest
 
     d = tmp_path / "mail"
     d.mkdir()
@@ -348,7 +348,7 @@ def test_progress_lines_name_the_indexing_and_its_total_while_the_model_loads(
         docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the embedding model loads after the first file is read: its loading is a detail of
     # "indexing", not a phase that would restart the count without its total
-    from ragctl.progress import RichReporter
+    from ragctl.app.progress import RichReporter
 
     reporter = RichReporter(enabled=True)
     reporter.LINE_FILES = 1

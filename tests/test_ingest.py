@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.ingest import SkipFile, decode_text, parse, read_bytes, walk
+from ragctl.index.ingest import SkipFile, decode_text, parse, read_bytes, walk
 from tests.corpus import BAD, GOOD, make_corpus
 
 
@@ -148,7 +148,7 @@ def test_text_no_encoding_reads_is_skipped() -> None:
 @pytest.mark.parametrize("text, encoding", [(POLISH, "iso-8859-2"), (RUSSIAN, "koi8-r")])
 def test_a_large_legacy_text_is_streamed_exactly(tmp_path: Path, text: str,
                                                  encoding: str) -> None:
-    from ragctl.ingest import scan_text, text_blocks
+    from ragctl.index.ingest import scan_text, text_blocks
 
     f = tmp_path / "big.txt"
     f.write_bytes((text * 400).encode(encoding))
@@ -158,9 +158,9 @@ def test_a_large_legacy_text_is_streamed_exactly(tmp_path: Path, text: str,
 
 
 def test_indexing_warns_only_about_the_file_whose_encoding_is_unclear(tmp_path: Path) -> None:
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -207,7 +207,7 @@ def test_text_blocks_give_the_whole_decoded_text_with_offsets(tmp_path: Path,
                                                               encoding: str) -> None:
     import random
 
-    from ragctl.ingest import scan_text, text_blocks
+    from ragctl.index.ingest import scan_text, text_blocks
 
     rng = random.Random(7)
     words = ["alpha", "beta", "café", "élève", "Grüße", "x"]
@@ -227,7 +227,7 @@ def test_text_blocks_give_the_whole_decoded_text_with_offsets(tmp_path: Path,
 
 
 def test_text_blocks_cut_a_line_without_breaks(tmp_path: Path) -> None:
-    from ragctl.ingest import text_blocks
+    from ragctl.index.ingest import text_blocks
 
     f = tmp_path / "one-line.txt"
     f.write_text("word " * 5000)
@@ -241,7 +241,7 @@ def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.C
     import logging
     import warnings
 
-    from ragctl import ingest
+    from ragctl.index import ingest
 
     def noisy(path: Path, data: bytes) -> ingest.ParsedDocument:
         logging.getLogger("pypdf").warning("Ignoring wrong pointing object 17 0 (offset 0)")
@@ -270,7 +270,7 @@ def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.C
 def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     import docx
 
-    from ragctl.ingest import table_lines
+    from ragctl.index.ingest import table_lines
 
     rows = [["Item", "Qty", "Price"], ["USB-C cable", "2", "$12.99"], ["Total", "", "$25.98"]]
     assert table_lines(rows) == ["Item | Qty | Price",
@@ -441,7 +441,7 @@ def test_html_tables_the_extractor_drops_are_kept_but_not_navigation(tmp_path: P
 
 
 def test_a_title_row_spanning_a_table_is_not_its_header() -> None:
-    from ragctl.ingest import table_lines
+    from ragctl.index.ingest import table_lines
 
     rows = [["New Zealand", ""], ["Capital", "Wellington"], ["Largest city", "Auckland"]]
     assert table_lines(rows, header=True) == ["New Zealand", "Capital: Wellington",

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ragctl import cpus, llamacpp
+from ragctl import cpus
 from ragctl.errors import RagctlError
+from ragctl.models import llamacpp
 
 CRASH = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
 
@@ -19,7 +20,7 @@ CRASH = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
 @pytest.fixture
 def gguf() -> Path:
     pytest.importorskip("llama_cpp")
-    from ragctl.generate import gemma3_path
+    from ragctl.models.generate import gemma3_path
 
     return gemma3_path()
 
@@ -124,7 +125,7 @@ def test_a_cpu_another_process_keeps_busy_is_not_counted_free() -> None:
 
 
 def test_the_generator_takes_the_threads_setting(gguf: Path) -> None:
-    from ragctl.generate import LlamaGenerator
+    from ragctl.models.generate import LlamaGenerator
 
     gen = LlamaGenerator(gguf, n_ctx=256, threads=1)
     try:

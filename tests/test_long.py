@@ -4,10 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragctl.collection import Collection
-from ragctl.config import load_settings
-from ragctl.indexer import Indexer
-from ragctl.longform import (
+from ragctl.ask.longform import (
     Facet,
     LongOptions,
     Nugget,
@@ -20,9 +17,12 @@ from ragctl.longform import (
     verify_span,
     with_leads,
 )
-from ragctl.pipeline import Pipeline
+from ragctl.ask.pipeline import Pipeline
+from ragctl.ask.verify import LexicalEmbeddingSupport
+from ragctl.config import load_settings
+from ragctl.index.indexer import Indexer
 from ragctl.records import Hit, ScoredSentence, Sentence
-from ragctl.verify import LexicalEmbeddingSupport
+from ragctl.store.collection import Collection
 from tests.fakes import FakeGenerator
 
 

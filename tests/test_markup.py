@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragctl.ingest import parse
-from ragctl.markup import plain_markdown, plain_rst
-from ragctl.sentences import SentenceSplitter
+from ragctl.index.ingest import parse
+from ragctl.index.markup import plain_markdown, plain_rst
+from ragctl.index.sentences import SentenceSplitter
 from ragctl.text import normalize_space
 
 MARKDOWN = """# Install `ragctl`

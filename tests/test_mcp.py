@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
+from ragctl.app.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CHILD = ("import sys; sys.path.insert(0, {root!r}); import tests.conftest; "
-         "from ragctl.cli import cli; cli()")
+         "from ragctl.app.cli import cli; cli()")
 
 
 def test_tools_through_the_sdk_client(ragctl_home: Path, fake_embedder: str, tmp_path: Path,
@@ -226,8 +226,8 @@ def test_tool_errors_carry_the_reason(raw_server: RawServer, ragctl_home: Path) 
 
 def test_damaged_index_and_bad_argument_are_reported(raw_server: RawServer,
                                                      ragctl_home: Path) -> None:
-    from ragctl.collection import DB_FILE
     from ragctl.config import index_dir
+    from ragctl.store.collection import DB_FILE
 
     damaged = index_dir("broken")
     damaged.mkdir(parents=True)
@@ -258,7 +258,7 @@ def test_damaged_index_and_bad_argument_are_reported(raw_server: RawServer,
     ('{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": null}', True, None),
 ])
 def test_check_line(line: str, forward: bool, reply: tuple[int, Any] | None) -> None:
-    from ragctl.mcpserver import check_line
+    from ragctl.app.mcpserver import check_line
 
     forwarded, answer = check_line(line)
     assert forwarded is forward
@@ -275,8 +275,8 @@ def test_unexpected_tool_failure_is_one_line(caplog: pytest.LogCaptureFixture) -
 
     from mcp.types import CallToolResult, TextContent
 
+    from ragctl.app.mcpserver import _reported
     from ragctl.errors import IndexNotFoundError
-    from ragctl.mcpserver import _reported
 
     def crashes(question: str) -> dict[str, Any]:
         raise ValueError("first line\nsecond line")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from ragctl import ocr
 from ragctl.config import load_settings
-from ragctl.ingest import Ocr, SkipFile, parse
-from ragctl.ocr import _Box, dehyphenate, lines_to_text
+from ragctl.index import ocr
+from ragctl.index.ingest import Ocr, SkipFile, parse
+from ragctl.index.ocr import _Box, dehyphenate, lines_to_text
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf"
 SCANNED = ("The lighthouse keeper Ann Morrow kept the light burning until dawn on the "
@@ -125,8 +125,8 @@ def test_boxes_become_lines_and_paragraphs() -> None:
 
 def test_index_remembers_skips_and_reads_scans_when_ocr_arrives(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl.collection import Collection
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -164,7 +164,7 @@ def test_cli_lists_files_skipped_as_before_only_when_asked(tmp_path: Path,
                                                           ) -> None:
     from click.testing import CliRunner
 
-    from ragctl.cli import cli
+    from ragctl.app.cli import cli
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -200,8 +200,8 @@ def test_real_tesseract_reads_a_rendered_page_with_its_page_number(tmp_path: Pat
 
 def test_the_progress_names_the_page_being_recognised(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl.collection import Collection
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     class Recorder:
         def __init__(self) -> None:
@@ -238,7 +238,7 @@ GARBLED = ("o(h0..i.p3xSTRxtT3xR2tTOR /xNhyM/TTw2W 9nhmmmimm02vxS0/TxV2tORR2SPON
 def test_a_text_layer_that_is_not_text_is_read_like_a_scan(tmp_path: Path) -> None:
     from fpdf import FPDF
 
-    from ragctl.ingest import garbled_text
+    from ragctl.index.ingest import garbled_text
 
     assert garbled_text(GARBLED)
     assert not garbled_text(TYPED * 3) and not garbled_text(SCANNED * 2)
@@ -291,7 +291,7 @@ def marked_page(width: int, height: int, mode: str = "1") -> Image.Image:
 CHILD = """
 import json, resource, sys
 from pathlib import Path
-from ragctl.ingest import Ocr, parse
+from ragctl.index.ingest import Ocr, parse
 
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a bomb fails, not the machine
 
@@ -403,9 +403,9 @@ def test_a_huge_pdf_page_is_rendered_within_the_pixel_limit(tmp_path: Path) -> N
 
 def test_the_page_limit_is_a_setting_and_raising_it_reads_the_file_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl.collection import Collection
     from ragctl.errors import ConfigError
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
-from ragctl.collection import Collection
+from ragctl.app.cli import cli
+from ragctl.ask.retrieve import Retriever
 from ragctl.config import load_settings
-from ragctl.indexer import index_paths
-from ragctl.pgstore import PgStore, connect, redact
-from ragctl.retrieve import Retriever
+from ragctl.index.indexer import index_paths
+from ragctl.store.collection import Collection
+from ragctl.store.postgres import PgStore, connect, redact
 
 pytestmark = pytest.mark.pg
 

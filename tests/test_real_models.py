@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from ragctl import models
-from ragctl.collection import Collection
+from ragctl.ask.retrieve import Retriever
 from ragctl.config import load_settings
-from ragctl.embed import DEFAULT_EMBEDDER, packaged_minilm_dir
-from ragctl.indexer import Indexer
-from ragctl.retrieve import Retriever
+from ragctl.index.indexer import Indexer
+from ragctl.models.embed import DEFAULT_EMBEDDER, packaged_minilm_dir
+from ragctl.store.collection import Collection
 
 pytestmark = pytest.mark.real
 

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from ragctl.chunk import chunk_section
-from ragctl.ingest import Section
-from ragctl.sentences import SentenceSplitter
+from ragctl.index.chunk import chunk_section
+from ragctl.index.ingest import Section
+from ragctl.index.sentences import SentenceSplitter
 
 TEXT = ("Dr. Smith went to Washington.  He arrived at 5 p.m. on Monday!\n"
         "Was it raining? Nobody knows.\n\n  A new paragraph starts here without a stop\n"

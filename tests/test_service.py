@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
-from ragctl.client import ServiceError, request
+from ragctl.app.cli import cli
+from ragctl.app.client import ServiceError, request
 
 ROOT = Path(__file__).resolve().parents[1]
 # the service process registers the same fakes as this one (tests/conftest.py)
 CHILD = ("import sys; sys.path.insert(0, {root!r}); import tests.conftest; "
-         "from ragctl.cli import cli; cli()")
+         "from ragctl.app.cli import cli; cli()")
 
 
 def start(home: Path, *args: str) -> subprocess.Popen[str]:
@@ -183,7 +183,7 @@ def test_quick_search_is_the_command_lines_output(service: subprocess.Popen[str]
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """`ragctl search` answered by the service without click or rich in the client: the
     same bytes as the command line working in-process, and it did go through the service."""
-    from ragctl import quick
+    from ragctl.app import quick
 
     before = request("GET", "/status", home=ragctl_home)["requests"]  # type: ignore[index]
     cases = [["train to Porto"], ["train to Porto", "--json"], ["cats", "-n", "1", "--mode",
@@ -223,7 +223,7 @@ def test_quick_search_in_a_coloured_terminal(service: subprocess.Popen[str], ind
 
 
 def test_quick_search_without_a_service(indexed: Path, ragctl_home: Path) -> None:
-    from ragctl import quick
+    from ragctl.app import quick
 
     assert quick.search(["cats"]) is None  # no socket
     s = socket.socket(socket.AF_UNIX)
@@ -233,8 +233,8 @@ def test_quick_search_without_a_service(indexed: Path, ragctl_home: Path) -> Non
 
 
 def test_quick_knows_the_search_modes() -> None:
-    from ragctl import quick
-    from ragctl.retrieve import MODES
+    from ragctl.app import quick
+    from ragctl.ask.retrieve import MODES
 
     assert quick.MODES == MODES
 
@@ -243,7 +243,7 @@ def test_quick_knows_the_search_modes() -> None:
                                  {}])
 def test_quick_home_is_the_config_home(env: dict[str, str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl import quick
+    from ragctl.app import quick
     from ragctl.config import home_dir
 
     for key in ("RAGCTL_HOME", "XDG_CONFIG_HOME"):
@@ -374,7 +374,7 @@ class FakeService:
         self.seen: list[dict] = []
 
     def ask(self, payload: dict, on_token: object) -> dict:
-        from ragctl.service import check_ask
+        from ragctl.app.service import check_ask
 
         payload = check_ask(payload)  # as the real one does
         self.seen.append(payload)
@@ -398,7 +398,7 @@ def fake_service(ragctl_home: Path) -> Iterator[FakeService]:
     """The real web layer (Starlette on uvicorn, on the home's socket) over a fake."""
     import uvicorn
 
-    from ragctl.service import make_app
+    from ragctl.app.service import make_app
 
     fake = FakeService()
     sock = socket.socket(socket.AF_UNIX)
@@ -543,7 +543,7 @@ def test_a_failure_inside_is_500_without_details(fake_service: FakeService,
 
 def test_deep_nesting_is_refused_without_recursion(fake_service: FakeService,
                                                    ragctl_home: Path) -> None:
-    from ragctl.service import MAX_DEPTH, nesting
+    from ragctl.app.service import MAX_DEPTH, nesting
 
     # one level inside the body object: 1 + MAX_DEPTH - 1 levels pass, one more does not
     ok = b'{"question": "q", "extra": ' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}"
@@ -566,7 +566,7 @@ def test_deep_nesting_is_refused_without_recursion(fake_service: FakeService,
 
 
 def test_a_huge_body_is_cut_off(fake_service: FakeService, ragctl_home: Path) -> None:
-    from ragctl.service import MAX_BODY
+    from ragctl.app.service import MAX_BODY
 
     # announced: refused before any of it is read (the rest never comes)
     head = (b"POST /ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"

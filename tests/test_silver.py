@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
+from ragctl.app.cli import cli
 from ragctl.errors import RagctlError
 from ragctl.training.silver import (
     AnswerScorer,
@@ -176,9 +176,9 @@ def question_writer(table: dict[str, str]) -> FakeGenerator:
 
 def test_from_index_keeps_only_questions_that_pass_every_check(tmp_path: Path,
                                                                fake_embedder: str) -> None:
-    from ragctl.collection import Collection
     from ragctl.config import load_settings
-    from ragctl.indexer import Indexer
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
     from ragctl.training.silver import LlamaAnswerScorer
     from ragctl.training.synth import SynthStats, parse, synthesize
 

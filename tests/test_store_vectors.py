@@ -6,10 +6,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragctl.chunk import Chunk
-from ragctl.sentences import Span
-from ragctl.store import Store
-from ragctl.vectors import VectorIndex
+from ragctl.index.chunk import Chunk
+from ragctl.index.sentences import Span
+from ragctl.store.sqlite import Store
+from ragctl.store.vectors import VectorIndex
 
 
 def _chunks(*texts: str) -> list[Chunk]:
@@ -61,7 +61,7 @@ def test_replace_document_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_full_text_search_reads_the_section_heading_too(tmp_path: Path) -> None:
-    from ragctl import store as store_module
+    from ragctl.store import sqlite as store_module
 
     path = tmp_path / "a.db"
     kw = dict(format="rst", title="PEP 20", size=1, mtime_ns=1, sha256="h")
@@ -103,7 +103,7 @@ def test_vectors_roundtrip_and_embedding_reuse(tmp_path: Path) -> None:
                                 embeddings=vecs)
     got_ids, got = next(s.vectors(dim=8))
     assert got_ids.tolist() == ids and np.allclose(got, vecs)
-    from ragctl.store import text_hash
+    from ragctl.store.sqlite import text_hash
 
     reuse = s.embeddings_by_hash([text_hash("two"), text_hash("nope")])
     assert list(reuse) == [text_hash("two")]
@@ -137,7 +137,7 @@ def test_search_with_fewer_elements_than_k() -> None:
 
 def test_a_large_index_is_saved_without_a_second_copy(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragctl import vectors
+    from ragctl.store import vectors
 
     monkeypatch.setattr(vectors, "ADOPT_BYTES", 0)  # every index counts as large
     vi = VectorIndex(8, capacity=16)
@@ -165,7 +165,7 @@ def _swap_embeddings(s: Store, a: int, b: int) -> None:
 def test_an_older_index_gets_its_vector_checks_on_open(tmp_path: Path) -> None:
     """Schema 6 adds a check tying each stored vector to its passage's text; an index made
     before gets it from the vectors it holds, in place."""
-    from ragctl.store import text_hash, vector_check
+    from ragctl.store.sqlite import text_hash, vector_check
 
     path = tmp_path / "a.db"
     with Store(path) as s:

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ragctl.cli import cli
-from ragctl.ct2 import CT2Scorer
+from ragctl.app.cli import cli
 from ragctl.errors import RagctlError
-from ragctl.filter import CT2Filter
+from ragctl.models.ct2 import CT2Scorer
+from ragctl.models.filter import CT2Filter
+from ragctl.models.relevance import CT2Relevance
 from ragctl.records import Hit, Sentence
-from ragctl.relevance import CT2Relevance
 from ragctl.text import passage_text
 from ragctl.training.architectures import ARCHITECTURES, BI_INIT, BiEncoder, resolve_architecture
 from ragctl.training.export import export_model
@@ -347,9 +347,9 @@ def test_bi_encoder_starts_as_the_fallback_formula_and_needs_an_encoder(
 def test_a_missing_default_model_falls_back_to_similarity_with_a_warning(
         model_defaults: None, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    import ragctl.models as models
+    import ragctl.models.registry as models
     from ragctl.config import load_settings
-    from ragctl.relevance import SimilarityRelevance
+    from ragctl.models.relevance import SimilarityRelevance
 
     monkeypatch.setattr(models, "find_model", lambda name: None)
     settings = load_settings()

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from ragctl import models
-from ragctl.cli import cli
+from ragctl.app.cli import cli
+from ragctl.models.relevance import CT2Relevance
 from ragctl.records import Hit, Sentence
-from ragctl.relevance import CT2Relevance
 from ragctl.training.export import export_model
 from ragctl.training.silver import SilverInput, SilverLabeler, write_silver
 from ragctl.training.trainer import Trainer, TrainOptions
@@ -111,7 +111,7 @@ def test_untrained_minilm_bi_encoder_is_the_similarity_fallback() -> None:
     """Training starts from the fallback: same embeddings, same filter and RE scores."""
     import torch
 
-    from ragctl.filter import SimilarityFilter
+    from ragctl.models.filter import SimilarityFilter
     from ragctl.training.architectures import BI_INIT, resolve_architecture
     from ragctl.training.trainer import PairScorer
 

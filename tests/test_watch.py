@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.collection import Collection
 from ragctl.config import load_settings
+from ragctl.store.collection import Collection
 
 
 def _paths() -> dict[str, int]:
@@ -20,7 +20,7 @@ def _paths() -> dict[str, int]:
 
 def test_watch_follows_creates_edits_moves_deletes_and_atomic_saves(
         ragctl_home: Path, fake_embedder: str, tmp_path: Path) -> None:
-    from ragctl.watch import watch
+    from ragctl.index.watch import watch
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -68,7 +68,7 @@ def test_watch_follows_creates_edits_moves_deletes_and_atomic_saves(
 
 def test_watch_needs_something_to_watch(ragctl_home: Path, fake_embedder: str) -> None:
     from ragctl.errors import RagctlError
-    from ragctl.watch import watch
+    from ragctl.index.watch import watch
 
     with pytest.raises(RagctlError):
         watch(load_settings(), [], say=print)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RagctlError
+from ragctl.errors import RagctlError
 
 FORMATS = ("squad", "dpr", "hotpot", "hotpot-paragraphs", "beir")
 ALIASES = {"nq": "dpr", "scifact": "beir"}  # the shared data by name

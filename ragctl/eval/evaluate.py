@@ -2,7 +2,7 @@
 
 The dataset's passages are written out one Markdown file each and indexed with the
 normal indexer (reused when dataset, split and settings are unchanged); every question
-then goes through :class:`~ragctl.pipeline.Pipeline` — no second code path. SILVER mode
+then goes through :class:`~ragctl.ask.pipeline.Pipeline` — no second code path. SILVER mode
 is the same pipeline with a filter that keeps the StrInc silver sentence (FilCo §2.2).
 """
 
@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import ContextFilter
-from ..collection import Collection
-from ..config import Settings, home_dir
-from ..indexer import Indexer
-from ..pipeline import AskOptions, LongOptions, Pipeline
-from ..records import Sentence
-from ..text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
-from .datasets import Dataset, Example
+from ragctl.ask.pipeline import AskOptions, LongOptions, Pipeline
+from ragctl.config import Settings, home_dir
+from ragctl.eval.datasets import Dataset, Example
+from ragctl.index.indexer import Indexer
+from ragctl.models.backends import ContextFilter
+from ragctl.records import Sentence
+from ragctl.store.collection import Collection
+from ragctl.text import contains_answer, exact_match, max_f1, normalize_answer, tokens, unigram_f1
 
 # "answer": ask's default (a span, a quote, yes/no); the others give the generator the
 # FULL passages, the reranked passages (PSG), the FILCO-filtered sentences, or the StrInc
@@ -272,7 +272,7 @@ def supporting_fact_recall(answer: str, sources: dict[int, str], golds: Sequence
     A gold sentence is recalled when an answer sentence cites a source that matches it
     and that source supports the answer sentence: the answer includes it and cites it.
     """
-    from ..verify import split_answer, strip_citations
+    from ragctl.ask.verify import split_answer, strip_citations
 
     found: set[int] = set()
     supported = 0

@@ -3,7 +3,7 @@
 Each class says how its torch model is built from a base, how it scores a batch of
 (question, text) pairs while training (z = log P(true) − log P(false)), which loss the
 filter uses, what the exported directory needs besides the converted weights, and which
-CTranslate2 backend (:data:`ragctl.ct2.BACKENDS`) scores it at run time:
+CTranslate2 backend (:data:`ragctl.models.ct2.BACKENDS`) scores it at run time:
 
 - :class:`BiEncoder` (``ct2-bi-encoder``): an encoder embeds question and text apart (mean
   pooling, unit length, as sentence-transformers does) and z = w₁·cos + w₂·overlap + b,
@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import RagctlError
-from ..filter import SIMILARITY_WEIGHT
-from ..relevance import SIMILARITY_CENTER, SIMILARITY_SCALE
-from ..text import first_words, overlap
+from ragctl.errors import RagctlError
+from ragctl.models.filter import SIMILARITY_WEIGHT
+from ragctl.models.relevance import SIMILARITY_CENTER, SIMILARITY_SCALE
+from ragctl.text import first_words, overlap
 
 DEFAULT_PROMPT = "Question: {a} Context: {b} Relevant:"
 BI_FEATURES = ("cosine", "overlap")
@@ -218,7 +218,7 @@ def resolve_base(base: str) -> tuple[str, Path, str | None]:
     """(architecture, directory, gguf file name or None) for a base name or directory:
     ``minilm`` (the installed embedder), ``smollm2`` or a ``.gguf`` file (a generator of
     the registry), or a local Hugging Face model directory."""
-    from .. import models
+    from ragctl.models import registry as models
 
     if models.spec("embedder", base) is not None:
         return BiEncoder.name, models.locate("embedder", base), None

@@ -1,6 +1,6 @@
 """Export a trained filter or relevance model to a quantized CTranslate2 directory.
 
-The result is what :class:`ragctl.ct2.CT2Scorer` loads: the converted model, the
+The result is what :class:`ragctl.models.ct2.CT2Scorer` loads: the converted model, the
 tokenizer (``tokenizer.json``), ``manifest.json`` and, for an encoder, ``head.npz``.
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..errors import RagctlError, missing_dependency
-from .architectures import ARCHITECTURES, Architecture
+from ragctl import __version__
+from ragctl.errors import RagctlError, missing_dependency
+from ragctl.training.architectures import ARCHITECTURES, Architecture
 
 QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
 ROUNDINGS = ("auto", "gptq", "nearest")
@@ -60,7 +60,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         from ctranslate2.converters import TransformersConverter
     except ImportError:
         raise missing_dependency("ctranslate2", "generate") from None
-    from .trainer import quiet_transformers
+    from ragctl.training.trainer import quiet_transformers
 
     quiet_transformers()
     out = Path(out)
@@ -144,7 +144,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
 
 def _calibration(meta: dict[str, Any], arch: Architecture, *, required: bool) -> list[str]:
     """Calibration texts from the run's training data, or [] (an error if ``required``)."""
-    from .quantize import calibration_texts
+    from ragctl.training.quantize import calibration_texts
 
     why = ""
     if not arch.encoder:
@@ -159,10 +159,10 @@ def _calibration(meta: dict[str, Any], arch: Architecture, *, required: bool) ->
             raise RagctlError(f"{why}; export with --rounding nearest")
         return []
     if meta["kind"] == "reader":
-        from .reader import reader_calibration_texts
+        from ragctl.training.reader import reader_calibration_texts
 
         return reader_calibration_texts(meta)
-    from .trainer import load_examples
+    from ragctl.training.trainer import load_examples
 
     examples = load_examples(paths)
     return calibration_texts(examples, meta["kind"], seed=int(
@@ -176,7 +176,7 @@ def _gptq_copy(model_dir: Path, work: Path, texts: list[str], meta: dict[str, An
         from transformers import AutoModel, AutoTokenizer
     except ImportError:
         raise missing_dependency("transformers", "train") from None
-    from .quantize import gptq_int8
+    from ragctl.training.quantize import gptq_int8
 
     if work.exists():
         shutil.rmtree(work)
@@ -216,7 +216,7 @@ def export_run(name: str, *, src: Path | None = None, out: Path | None = None,
                ) -> tuple[Path, dict[str, Any]]:
     """``ragctl export NAME``: the run ``<home>/training/NAME`` (or ``src``) into
     ``<home>/models/NAME`` (or ``out``); returns the target and its manifest."""
-    from ..config import home_dir, models_dir
+    from ragctl.config import home_dir, models_dir
 
     target = out or models_dir() / name
     manifest = export_model(src or home_dir() / "training" / name, target,

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import RagctlError
+from ragctl.errors import RagctlError
 
 CALIBRATION_QUESTIONS = 150
 CALIBRATION_TEXTS_PER_QUESTION = 8
@@ -51,7 +51,7 @@ def calibration_texts(examples: Sequence[Any], kind: str, *, seed: int = 0,
     or sentences (filter), from silver-labelled examples. Labels are not used."""
     import random
 
-    from ..text import passage_text
+    from ragctl.text import passage_text
 
     chosen = random.Random(seed).sample(list(examples), min(questions, len(examples)))
     texts: list[str] = []

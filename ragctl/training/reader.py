@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from ..answer import best_spans
-from ..errors import RagctlError
-from ..text import contains_answer, content_words, exact_match, max_f1, passage_text
-from .architectures import SpanReader, resolve_base
-from .trainer import (
+from ragctl.ask.answer import best_spans
+from ragctl.errors import RagctlError
+from ragctl.text import contains_answer, content_words, exact_match, max_f1, passage_text
+from ragctl.training.architectures import SpanReader, resolve_base
+from ragctl.training.trainer import (
     EpochLog,
     StepCallback,
     load_torch,
@@ -121,8 +121,8 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
                   ) -> list[SpanExample]:
     """Positives and on-topic negatives from question-answer datasets (see the module doc).
     SQuAD passages are grouped by article; other datasets form one group."""
-    from ..eval.datasets import load
-    from ..sentences import SentenceSplitter
+    from ragctl.eval.datasets import load
+    from ragctl.index.sentences import SentenceSplitter
 
     rng = random.Random(seed)
     splitter = SentenceSplitter()

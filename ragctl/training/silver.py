@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RagctlError, missing_dependency
-from ..text import contains_answer, passage_text, tokens, unigram_f1
+from ragctl.errors import RagctlError, missing_dependency
+from ragctl.text import contains_answer, passage_text, tokens, unigram_f1
 
 MEASURES = ("strinc", "lexical", "cxmi")
 LEXICAL_LAMBDA = 0.5
@@ -129,7 +129,7 @@ SELECTORS: dict[str, Callable[[SilverExample], list[list[int]]]] = {
 
 # generator scores ----------------------------------------------------------------------
 def cxmi_prompt(question: str, context: Sequence[str]) -> str:
-    from ..generate import build_prompt
+    from ragctl.models.generate import build_prompt
 
     return build_prompt(question, context)
 
@@ -207,8 +207,8 @@ class HFAnswerScorer(AnswerScorer):
 def load_answer_scorer(name: str, *, n_ctx: int = 2048) -> AnswerScorer:
     """A generator of the registry (a name or a GGUF file), or a Hugging Face causal-LM
     directory."""
-    from .. import models
-    from ..config import Settings
+    from ragctl.config import Settings
+    from ragctl.models import registry as models
 
     path = Path(name).expanduser()
     if path.is_dir() and (path / "config.json").exists():
@@ -221,7 +221,7 @@ class SilverLabeler:
     def __init__(self, *, measures: Sequence[str] = MEASURES,
                  scorer: AnswerScorer | None = None, passage_logprobs: bool = True,
                  max_sentence_words: int = 200) -> None:
-        from ..sentences import SentenceSplitter
+        from ragctl.index.sentences import SentenceSplitter
 
         unknown = [m for m in measures if m not in MEASURES]
         if unknown:
@@ -348,7 +348,7 @@ def inputs_from_dataset(path: Path, *, fmt: str | None = None, split: str = "dev
     """The examples of a dataset file with their passages; ``limit`` draws a seeded sample."""
     import random
 
-    from ..eval.datasets import load
+    from ragctl.eval.datasets import load
 
     ds = load(path, fmt=fmt, split=split)
     by_id = {p.id: p for p in ds.passages}
@@ -413,53 +413,3 @@ class SilverReport:
     run: SilverRun
     synth: Any = None  # SynthStats with --from-index
     without_passages: int = 0
-
-
-def label(job: SilverJob, *, progress: ProgressFactory = _no_progress) -> SilverReport:
-    """Read or write the questions, give them passages, label them into ``job.out``."""
-    import logging
-
-    from ..config import load_settings
-
-    logger = logging.getLogger("ragctl.silver")
-    wants_lp = bool(job.passage_logprobs)
-    scorer = None
-    if "cxmi" in job.measures or wants_lp or job.from_index:
-        scorer = load_answer_scorer(job.generator)
-    report = SilverReport(SilverRun())
-    try:
-        if job.from_index is not None:
-            from .synth import SynthStats, synthesize
-
-            report.synth = SynthStats()
-            with progress(f"writing questions from {job.from_index}", job.questions) as step:
-                items = synthesize(load_settings(index=job.from_index), scorer,
-                                   n=job.questions, seed=job.seed, top_k=job.top_k,
-                                   progress=step, stats=report.synth)
-        else:
-            if job.data is None:
-                raise RagctlError("give a dataset to label, or --from-index NAME")
-            items = inputs_from_dataset(job.data, fmt=job.fmt, split=job.split,
-                                        limit=job.limit, seed=job.seed)
-            if job.index is not None:
-                from ..collection import Collection
-                from ..retrieve import Retriever
-
-                with Collection.open(load_settings(index=job.index)) as collection:
-                    items = with_retrieved_passages(items, Retriever(collection),
-                                                    top_k=job.top_k, replace=job.retrieve)
-        report.without_passages = sum(1 for it in items if not it.passages)
-        if report.without_passages:
-            logger.warning("%d questions have no passages and are skipped; give --index NAME "
-                           "to retrieve them", report.without_passages)
-        labeler = SilverLabeler(measures=job.measures, scorer=scorer,
-                                passage_logprobs=wants_lp if job.passage_logprobs is not None
-                                else scorer is not None,
-                                max_sentence_words=job.max_sentence_words)
-        with progress(f"labelling {job.out.name}", len(items)) as advance:
-            report.run = write_silver(items, job.out, labeler, resume=not job.restart,
-                                      progress=advance)
-    finally:
-        if scorer is not None:
-            scorer.close()
-    return report

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import Settings
-from ..errors import RagctlError
-from ..text import contains_answer, normalize_answer
-from .silver import AnswerScorer, SilverInput
+from ragctl.config import Settings
+from ragctl.errors import RagctlError
+from ragctl.text import contains_answer, normalize_answer
+from ragctl.training.silver import AnswerScorer, SilverInput
 
 PROMPT = (
     "Write a question that the sentence answers, and the short answer.\n\n"
@@ -54,8 +54,8 @@ def parse(text: str) -> tuple[str, str] | None:
 def synthesize(settings: Settings, scorer: AnswerScorer | None, *, n: int, seed: int = 0,
                top_k: int = 8, progress: Callable[[int], None] | None = None,
                stats: SynthStats | None = None) -> list[SilverInput]:
-    from ..collection import Collection
-    from ..retrieve import Retriever
+    from ragctl.ask.retrieve import Retriever
+    from ragctl.store.collection import Collection
 
     generator: Any = getattr(scorer, "generator", None)
     if generator is None:

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..embed import offline
-from ..errors import RagctlError, missing_dependency
-from ..text import passage_text
-from .architectures import Architecture, BiEncoder, resolve_architecture
-from .silver import SilverExample, read_silver
+from ragctl.errors import RagctlError, missing_dependency
+from ragctl.models.embed import offline
+from ragctl.text import passage_text
+from ragctl.training.architectures import Architecture, BiEncoder, resolve_architecture
+from ragctl.training.silver import SilverExample, read_silver
 
 KINDS = ("filter", "re")
 OBJECTIVES = ("kl", "has-answer")
@@ -588,29 +588,3 @@ class TrainJob:
 def default_name(base: str, kind: str) -> str:
     """``<base>-<kind>``: the base's folder name for a directory."""
     return f"{base if base in ('minilm', 'smollm2') else Path(base).name}-{kind}"
-
-
-def train_and_export(opts: Any, data: Sequence[Path], *, name: str | None = None,
-                     out: Path | None = None, resume: bool = False, export: bool = True,
-                     quantization: str = "int8", command: str = "",
-                     on_step: StepCallback | None = None,
-                     on_epoch: Callable[[EpochLog], None] | None = None,
-                     on_export: Callable[[int, int], None] | None = None) -> TrainJob:
-    """Train on ``data`` into ``out`` (default ``<home>/training/NAME``), then export as
-    ``<home>/models/NAME``. ``opts``: :class:`TrainOptions` (filter, relevance) or
-    :class:`~.reader.ReaderOptions` (the span reader)."""
-    from ..config import home_dir, models_dir
-    from .export import export_model
-    from .reader import ReaderOptions, ReaderTrainer
-
-    name = name or default_name(opts.base, getattr(opts, "kind", "reader"))
-    out = out or home_dir() / "training" / name
-    trainer: Trainer | ReaderTrainer = (
-        ReaderTrainer(opts, data, out, command=command) if isinstance(opts, ReaderOptions)
-        else Trainer(opts, data, out, command=command))
-    job = TrainJob(trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch), name, out)
-    if export:
-        job.exported = models_dir() / name
-        job.manifest = export_model(out, job.exported, quantization=quantization, name=name,
-                                    on_progress=on_export)
-    return job

@@ -1,0 +1,643 @@
+"""The ``ragctl`` command line: options → one library call → one renderer.
+
+Library errors become one-line messages with their own exit code; results go to stdout
+(text, or ``--json``), progress and warnings to stderr. Heavy libraries (torch, spaCy,
+hnswlib, rich) are imported inside the commands, so ``ragctl --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragctl import __version__
+from ragctl.app.options import (
+    command_errors,
+    emit,
+    flag_settings,
+    index_option,
+    json_option,
+    options,
+    print_json,
+    service_option,
+)
+from ragctl.config import load_settings
+from ragctl.errors import EXIT_INTERRUPTED, EXIT_NOT_FOUND
+from ragctl.text import readable
+
+
+class _LogFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LogFormatter())
+    root = logging.getLogger("ragctl")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def _service(path: str, settings: Any, **payload: Any) -> dict[str, Any] | None:
+    """The running service's reply (see ragctl serve), or None when none is running."""
+    from dataclasses import asdict
+
+    from ragctl.app.client import request
+
+    return request("POST", path, {"settings": asdict(settings), **payload})
+
+
+def _ask_service(settings: Any, question: str, options: dict[str, Any],
+                 long: dict[str, Any] | None, *, log: bool) -> Any:
+    data = _service("/ask", settings, question=question, options=options, long=long, log=log)
+    if data is None:
+        return None
+    from ragctl.records import from_dict
+
+    if long is not None:
+        from ragctl.ask.longform import LongAnswer
+
+        return from_dict(LongAnswer, data)
+    from ragctl.records import Answer
+
+    return from_dict(Answer, data)
+
+
+class _Commands(click.Group):
+    """The ``ragctl`` group; the training commands (:data:`TRAINING`) are loaded only when
+    one of them is run or listed, so that asking and searching do not import them."""
+
+    TRAINING = ("silver", "train", "export")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.TRAINING})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.TRAINING and name not in self.commands:
+            from ragctl.app.train import register
+
+            register(self)
+        return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Under ``--json``, an error is also a JSON object on stdout — ``{"error": the
+        one-line message, "code": the exit status}`` — so that a script reading stdout
+        always gets one; the message still goes to stderr. Usage errors (a bad option) are
+        raised while the command's own options are parsed, so they are caught here."""
+        # the arguments left to the subcommand, before invoke consumes them
+        as_json = _wants_json([*getattr(ctx, "_protected_args", []), *ctx.args])
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as e:
+            if as_json:
+                print_json({"error": e.format_message(), "code": e.exit_code})
+            raise
+        except SystemExit as e:
+            if e.code == EXIT_INTERRUPTED and as_json:
+                print_json({"error": "interrupted", "code": EXIT_INTERRUPTED})
+            raise
+
+
+def _wants_json(args: list[str]) -> bool:
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _question(text: str, what: str = "question") -> str:
+    """The question as text that can be encoded again: bytes that are not UTF-8 (from
+    argv, or a file piped in) become U+FFFD, with a one-line warning."""
+    clean, replaced = readable(text)
+    if replaced:
+        click.echo(f"warning: the {what} holds bytes that are not UTF-8; each was read as "
+                   "U+FFFD", err=True)
+    return clean
+
+
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragctl")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Ask questions about your own documents, offline, with answers that cite their sources.
+
+    \b
+    Start with:
+        ragctl index ~/Documents/notes
+        ragctl ask "when is the lease up for renewal?"
+    """
+    os.umask(0o077)  # indexes, settings and models are the user's alone
+    _setup_logging(verbose)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@options(
+    index_option,
+    click.option("--embedder", metavar="NAME|DIR",
+                 help="Embedding model: a registry name or a sentence-transformers directory."),
+    click.option("--chunk-words", type=click.IntRange(min=10), help="Target words per passage."),
+    click.option("--max-file-mb", type=click.FloatRange(min=0, min_open=True),
+                 help="Skip files larger than this many MB."),
+    click.option("--reembed", is_flag=True,
+                 help="Re-embed every passage when the index was built with another model."),
+    click.option("--force", is_flag=True, help="Re-read every file even if it looks unchanged."),
+    click.option("--yes", "broad", is_flag=True,
+                 help="Index even a very broad folder (/, a system folder, a whole home)."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    click.option("--verbose", is_flag=True,
+                 help="List the files skipped as before too (their reasons were shown "
+                      "when they were first met)."),
+    json_option)
+@command_errors
+def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
+          chunk_words: int | None, max_file_mb: float | None, reembed: bool, force: bool,
+          broad: bool, quiet: bool, verbose: bool, as_json: bool) -> None:
+    """Add files and folders to an index, or bring it up to date.
+
+    Reads .txt .md .rst .html .pdf .docx .eml .mbox, and scans (.pdf pages without
+    text, .png .jpg .tiff) through OCR when Tesseract is installed. Unchanged files are skipped,
+    changed ones re-read, deleted ones removed. With no PATH, every folder indexed
+    before is refreshed.
+
+    \b
+    Examples:
+        ragctl index ~/notes ~/Documents/papers
+        ragctl index                    # refresh what was indexed before
+        ragctl index ~/mail --index mail
+    """
+    from ragctl.app.progress import RichReporter
+    from ragctl.index.indexer import IndexOptions, index_paths
+
+    settings = flag_settings(index=index_name, embedder=embedder, chunk_words=chunk_words,
+                         max_file_mb=max_file_mb)
+    with RichReporter(enabled=not quiet and not as_json) as reporter:
+        summary, failure = index_paths(settings, list(paths), reporter=reporter,
+                                       options=IndexOptions(reembed=reembed, force=force,
+                                                            broad=broad))
+    emit(as_json, summary.to_dict(), "render_index_summary")
+    if not as_json:
+        from ragctl.app.display import render_skip_summary
+
+        render_skip_summary(summary.to_dict(), verbose=verbose)
+    if failure is not None:
+        raise failure
+
+
+@cli.command()
+@click.argument("query")
+@index_option
+@click.option("--limit", "-n", type=click.IntRange(min=1), help="How many passages (default 10).")
+@click.option("--mode", type=click.Choice(["hybrid", "vector", "bm25"]), default="hybrid",
+              show_default=True, help="Fuse both retrievers, or use one alone.")
+@service_option
+@json_option
+@command_errors
+def search(query: str, index_name: str | None, limit: int | None, mode: str, no_service: bool,
+           as_json: bool) -> None:
+    """Find the passages that best match QUERY.
+
+    \b
+    Example:
+        ragctl search "notice period for the flat" -n 5
+    """
+    query = _question(query, "query")
+    settings = flag_settings(index=index_name, search_limit=limit)
+    found = None if no_service else _service("/search", settings, query=query, mode=mode)
+    if found is not None:
+        from ragctl.records import Hit, from_dict
+
+        hits = [from_dict(Hit, h) for h in found["hits"]]
+    else:
+        from ragctl.ask.retrieve import search_index
+
+        hits = search_index(settings, query, mode=mode)
+    emit(as_json, {"query": query, "index": settings.index, "mode": mode,
+                    "hits": [h.to_dict() for h in hits]}, "render_search", hits)
+
+
+@cli.command()
+@click.argument("question", required=False)
+@options(
+    index_option,
+    click.option("--context", "context_mode", type=click.Choice(["filtered", "passages", "full"]),
+                 default=None,
+                 help="FILCO sentences (default), PSG whole passages, or FULL top-k."),
+    click.option("--top-n", type=click.IntRange(min=1), help="Passages retrieved (default 20)."),
+    click.option("--top-k", type=click.IntRange(min=1), help="Passages kept after reranking (5)."),
+    click.option("--model", "-m", "generator", metavar="NAME|GGUF",
+                 help="Generator: gemma-3-270m (default), smollm2-135m or a .gguf file."),
+    click.option("--relevance", metavar="NAME|DIR",
+                 help="Relevance estimator: 'similarity' or an exported model."),
+    click.option("--filter", "context_filter", metavar="NAME|DIR",
+                 help="Context filter: 'similarity' or an exported model."),
+    click.option("--threshold", "re_threshold", type=click.FloatRange(0, 1),
+                 help="Relevance below which ragctl says the answer is not in your documents."),
+    click.option("--no-abstain", is_flag=True, help="Always answer, even from weak passages."),
+    click.option("--free", is_flag=True,
+                 help="Let the generator answer in its own words (checked against the "
+                      "sentences) instead of quoting a span of them."),
+    click.option("--reader", metavar="NAME|DIR",
+                 help="Span reader: 'minilm-reader' (default), an exported model, or 'none'."),
+    click.option("--strict", is_flag=True, hidden=True,
+                 help="Kept for scripts: unsupported sentences are always dropped."),
+    click.option("--marginalize", is_flag=True,
+                 help="One candidate per passage, weighted by relevance (RE-RAG eq. 6)."),
+    click.option("--explain", is_flag=True, help="Show retrieved, reranked and filtered passages."),
+    click.option("--long", "long_answer", is_flag=True,
+                 help="A long answer: one cited sentence per facet of the question."),
+    click.option("--words", type=click.IntRange(min=10),
+                 help="With --long: the most words in the answer (default 150)."),
+    click.option("--facets", type=click.IntRange(min=1),
+                 help="With --long: facets to summarize, more when --words allows (3)."),
+    click.option("--fluent", is_flag=True, help="With --long: one rewrite pass for fluency."),
+    click.option("--ranking", type=click.Choice(["relevance", "bm25"]), default="relevance",
+                 show_default=True, help="With --long: how facets are ranked."),
+    click.option("--cluster-threshold", type=click.FloatRange(0, 2),
+                 help="With --long: cosine distance under which nuggets share a facet (0.35)."),
+    click.option("--mark-spans", is_flag=True,
+                 help="With --long: let the model mark the nugget inside each sentence."),
+    click.option("--no-log", is_flag=True,
+                 help="Do not keep this question and its answer (see: ragctl logs)."),
+    service_option,
+    json_option)
+@command_errors
+def ask(question: str | None, index_name: str | None, context_mode: str | None, top_n: int | None,
+        top_k: int | None, generator: str | None, relevance: str | None,
+        context_filter: str | None, re_threshold: float | None, no_abstain: bool, free: bool,
+        reader: str | None, strict: bool,
+        marginalize: bool, explain: bool, long_answer: bool, words: int | None,
+        facets: int | None, fluent: bool, ranking: str, cluster_threshold: float | None,
+        mark_spans: bool, no_log: bool, no_service: bool, as_json: bool) -> None:
+    """Answer QUESTION from your documents, citing the sentences used.
+
+    Exits with status 3 when the documents do not hold the answer. Without QUESTION, it
+    is read from standard input. Questions and answers are kept in the index (ragctl
+    logs) unless --no-log.
+
+    \b
+    Examples:
+        ragctl ask "when does the lease end?"
+        ragctl ask "who signed the contract?" --explain
+        ragctl ask "what is the deposit?" --json
+        echo "when is the boiler serviced?" | ragctl ask
+    """
+    from ragctl.app import display
+    from ragctl.models.registry import check_settings
+
+    if question is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give a QUESTION, or pipe one in")
+        question = _read_stdin()
+    question = _question(question)
+    settings = flag_settings(index=index_name, generator=generator, relevance=relevance,
+                         context_filter=context_filter, reader=reader, top_n=top_n, top_k=top_k,
+                         re_threshold=re_threshold, long_words=words, long_facets=facets,
+                         cluster_threshold=cluster_threshold)
+    check_settings(settings)  # a typo fails now, not after the other models have loaded
+    long = {"fluent": fluent, "ranking": ranking, "mark_spans": mark_spans,
+            "abstain": not no_abstain} if long_answer else None
+    options = {"context": context_mode, "abstain": not no_abstain, "strict": strict,
+               "marginalize": marginalize, "free": free}
+    result: Any = None
+    with display.working(not as_json):
+        if not no_service:
+            result = _ask_service(settings, question, options, long, log=not no_log)
+        if result is None:
+            from ragctl.ask.pipeline import AskOptions, LongOptions, ask_index
+
+            how: dict[str, Any] = {"long": LongOptions.from_settings(settings, **long)} \
+                if long is not None else {"options": AskOptions.from_settings(settings,
+                                                                              **options)}
+            result = ask_index(settings, question, log=not no_log, **how)
+    if long_answer:
+        emit(as_json, result.to_dict, "render_long", result)
+    else:
+        emit(as_json, result.to_dict, "render_answer", result, explain=explain)
+    if result.abstained:
+        sys.exit(EXIT_NOT_FOUND)
+
+
+@cli.command()
+@index_option
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), metavar="PORT",
+              help="Also listen on 127.0.0.1:PORT (requests need the token in serve.token).")
+@click.option("--background", is_flag=True, help="Start it detached and return.")
+@click.option("--stop", is_flag=True, help="Stop the running service.")
+@click.option("--status", is_flag=True, help="Whether a service is running, and what it holds.")
+@json_option
+@command_errors
+def serve(index_name: str | None, http_port: int | None, background: bool, stop: bool,
+          status: bool, as_json: bool) -> None:
+    """Keep the models loaded and answer ask and search at once.
+
+    Listens on a Unix socket in the ragctl home (only you can use it); `ragctl ask` and
+    `ragctl search` use a running service by themselves. Runs in the foreground until
+    Ctrl-C, or detached with --background. See docs/serve.md for the HTTP API.
+
+    \b
+    Examples:
+        ragctl serve --background
+        ragctl serve --status
+        ragctl serve --http 8765          # also on localhost, with a token
+        ragctl serve --stop
+    """
+    from ragctl.app import service
+
+    if stop:
+        pid = service.stop()
+        emit(as_json, {"stopped": pid}, "render_line",
+              f"stopped the service (pid {pid})" if pid else "no service was running")
+        return
+    if status:
+        from ragctl.app.client import request
+
+        st = request("GET", "/status")
+        if st is None:
+            emit(as_json, {"running": False}, "render_line", "no service is running")
+            sys.exit(1)
+        emit(as_json, {"running": True, **st}, "render_service_status", st)
+        return
+    settings = flag_settings(index=index_name)
+    if background:
+        info = service.start_background(settings, http_port=http_port)
+        emit(as_json, info, "render_line",
+              f"service running (pid {info['pid']}), socket {info['socket']}; "
+              f"log: {info['log']}")
+        return
+
+    def ready(info: dict[str, Any]) -> None:
+        if as_json:
+            print_json(info)
+        else:
+            from ragctl.app import display
+
+            display.render_service_ready(info)
+
+    service.serve(settings, http_port=http_port, ready=ready)
+
+
+
+@cli.command()
+@command_errors
+def mcp() -> None:
+    """Serve search, ask and ask_long as Model Context Protocol tools over stdio.
+
+    For editors and agents that speak MCP; see docs/serve.md for the client
+    configuration. Uses a running `ragctl serve` when there is one.
+
+    \b
+    Example (an MCP client's configuration):
+        {"mcpServers": {"ragctl": {"command": "ragctl", "args": ["mcp"]}}}
+    """
+    logging.getLogger().handlers = [logging.StreamHandler(sys.stderr)]
+    from ragctl.app.mcpserver import run
+
+    run()
+
+
+@cli.command()
+@index_option
+@click.option("--no-log", is_flag=True, help="Do not keep the questions and answers.")
+@service_option
+@command_errors
+def chat(index_name: str | None, no_log: bool, no_service: bool) -> None:
+    """Ask questions one after another; a follow-up may refer to the last one.
+
+    "and when did it end?" is rewritten into a question that stands alone before the
+    search (the rewrite is shown). Inside: /sources, /explain, /long, /new, /help, /quit.
+    Line editing and a history as in a shell.
+    """
+    from ragctl.app.chat import run
+    from ragctl.models.registry import check_settings
+
+    settings = flag_settings(index=index_name)
+    check_settings(settings)
+    run(settings, use_service=not no_service, log=not no_log)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@index_option
+@click.option("--debounce", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds without a change before the index is brought up to date.")
+@command_errors
+def watch(paths: tuple[Path, ...], index_name: str | None, debounce: float) -> None:
+    """Keep an index current while files change.
+
+    Indexes PATHS (or every folder indexed before), then re-indexes what changes:
+    new, edited, moved and deleted files, editors' atomic saves. One line per change on
+    stderr; Ctrl-C stops. Safe to stop at any moment, like ragctl index.
+
+    \b
+    Example:
+        ragctl watch ~/notes
+    """
+    from ragctl.app.display import stderr
+    from ragctl.index.watch import watch as run
+
+    settings = flag_settings(index=index_name)
+    run(settings, list(paths), debounce=debounce, say=lambda line: stderr.print(line))
+
+
+@cli.command(name="eval")
+@click.argument("dataset", type=click.Choice(["squad", "nq", "dpr", "hotpot",
+                                              "hotpot-paragraphs", "scifact", "beir"]))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@options(
+    click.option("--split", type=click.Choice(["dev", "report"]), default="report",
+                 show_default=True, help="Which half of the built-in splits to use."),
+    click.option("--limit", type=click.IntRange(min=1), help="Evaluate a sample of N examples."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample."),
+    click.option("--modes", default="answer,full,passages,filtered,silver", show_default=True,
+                 help="Context modes to generate answers with (comma-separated)."),
+    click.option("--no-generate", is_flag=True, help="Only retrieval and relevance metrics."),
+    click.option("--long-words", type=click.IntRange(min=10),
+                 help="Also score `ask --long` answers within N words (datasets with "
+                      "supporting facts)."),
+    click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                 help="Folder for report.md and report.json."),
+    click.option("--model", "generator", metavar="NAME|GGUF", help="Generator to evaluate."),
+    click.option("--relevance", metavar="NAME|DIR", help="Relevance estimator to evaluate."),
+    click.option("--filter", "context_filter", metavar="NAME|DIR", help="Context filter."),
+    json_option)
+@command_errors
+def evaluate_command(dataset: str, path: Path, split: str, limit: int | None, seed: int,
+                     modes: str, no_generate: bool, long_words: int | None, out: Path | None,
+                     generator: str | None, relevance: str | None, context_filter: str | None,
+                     as_json: bool) -> None:
+    """Measure retrieval, relevance, filtering and answers on a public dataset.
+
+    Indexes the dataset's passages with the normal indexer (reused on a second run) and
+    runs every question through the normal ask pipeline.
+
+    \b
+    Examples:
+        ragctl eval squad ../shared/data/squad/dev-v1.1.json --limit 200
+        ragctl eval nq ../shared/data/nq_oracle/nq-open-oracle.jsonl.gz --out results/nq
+        ragctl eval scifact ../shared/data/scifact/beir_format --no-generate
+    """
+    from ragctl.app.progress import step_progress
+    from ragctl.eval.datasets import load
+    from ragctl.eval.evaluate import MODES, EvalOptions, evaluate, render_report, save_report
+
+    chosen = tuple(m.strip() for m in modes.split(",") if m.strip())
+    bad = [m for m in chosen if m not in MODES]
+    if bad:
+        raise click.BadParameter(f"unknown mode(s) {', '.join(bad)}; choose from "
+                                 f"{', '.join(MODES)}", param_hint="--modes")
+    settings = flag_settings(generator=generator, relevance=relevance,
+                             context_filter=context_filter)
+    ds = load(path, fmt=dataset, split=split)
+    with step_progress(f"eval {dataset}") as update:
+        report = evaluate(ds, settings, EvalOptions(limit=limit, seed=seed, modes=chosen,
+                                                    generate=not no_generate,
+                                                    long_words=long_words), progress=update)
+    if out is not None:
+        save_report(report, out)
+    emit(as_json, report.to_dict(), "render_markdown", render_report(report))
+
+
+@cli.group(invoke_without_command=True)
+@json_option
+@click.pass_context
+@command_errors
+def models(ctx: click.Context, as_json: bool) -> None:
+    """List the installed generators, embedders, filters and relevance models."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from dataclasses import asdict
+
+    from ragctl.models.registry import available
+
+    infos = available(flag_settings())
+    emit(as_json, [asdict(i) for i in infos], "render_models", infos)
+
+
+@models.command(name="use")
+@click.argument("kind", type=click.Choice(["generator", "embedder", "filter", "relevance",
+                                          "reader"]))
+@click.argument("name")
+@command_errors
+def models_use(kind: str, name: str) -> None:
+    """Make NAME the default KIND (written to config.toml)."""
+    from ragctl.models.registry import use
+
+    click.echo(f"default {kind}: {name} (in {use(kind, name)})")
+    if kind == "embedder":
+        click.echo("indexes built with another embedder need: ragctl index --reembed")
+
+
+@cli.command()
+@click.option("--to", "to_url", metavar="URL", required=True,
+              help="The PostgreSQL database (with pgvector) to copy into: "
+                   "postgresql://user@host/db.")
+@click.option("--index", "-i", "index_name", metavar="NAME", default=None,
+              help="Which local index to copy (default: 'default').")
+@click.option("--as", "new_name", metavar="NAME", default=None,
+              help="The name of the copy (default: the same name).")
+@json_option
+@command_errors
+def copy(to_url: str, index_name: str | None, new_name: str | None, as_json: bool) -> None:
+    """Copy a local index into a shared PostgreSQL store, vectors included.
+
+    Nothing is re-embedded; the copy is one transaction, so an interrupted copy leaves
+    nothing behind. Afterwards use it with --store URL (or RAGCTL_STORE).
+
+    \b
+    Example:
+        ragctl copy --to postgresql://me@db.example.org/docs --index notes
+    """
+    from ragctl.store.collection import Collection
+    from ragctl.store.postgres import copy_index, is_url
+
+    if not is_url(to_url):
+        raise click.BadParameter("give a postgresql://user@host/db URL", param_hint="--to")
+    settings = load_settings(index=index_name, store="")  # the local index
+    with Collection.open(settings) as source:
+        def seen(table: str, n: int) -> None:
+            click.echo(f"  {table}: {n:,}", err=True)
+
+        summary = copy_index(source, to_url, name=new_name,
+                             on_table=None if as_json else seen)
+    emit(as_json, summary.to_dict(), "render_line",
+          f"copied index {summary.index!r} to {summary.store} in {summary.seconds:.1f} s "
+          f"({summary.rows.get('documents', 0):,} documents, "
+          f"{summary.rows.get('passages', 0):,} passages); use it with --store URL")
+
+
+@cli.command()
+@index_option
+@json_option
+@command_errors
+def status(index_name: str | None, as_json: bool) -> None:
+    """Show what an index holds: documents, passages, sizes, models, last run."""
+    from ragctl.store.collection import index_status
+
+    info = index_status(flag_settings(index=index_name))
+    emit(as_json, info, "render_status")
+    if info["damaged"]:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@index_option
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many questions.")
+@json_option
+@command_errors
+def logs(query: str | None, index_name: str | None, limit: int, as_json: bool) -> None:
+    """Show the questions asked of an index and their answers, newest first.
+
+    \b
+    Examples:
+        ragctl logs
+        ragctl logs boiler -n 5
+    """
+    from ragctl.store.collection import index_logs
+
+    emit(as_json, index_logs(flag_settings(index=index_name), limit=limit, query=query),
+          "render_logs")
+
+
+@cli.command()
+@index_option
+@click.option("--dry-run", is_flag=True, help="Only report problems; change nothing.")
+@click.option("--full", is_flag=True,
+              help="Compare every vector of the HNSW file with its passage's, not a "
+                   "sample of 200 (slower).")
+@json_option
+@command_errors
+def doctor(index_name: str | None, dry_run: bool, full: bool, as_json: bool) -> None:
+    """Check that the store and the vector index agree, and repair what does not.
+
+    Repairs rebuild the HNSW file from the vectors kept in the store (no re-embedding)
+    and the full-text index from the passages, and read again the files of passages
+    whose text was damaged on disk.
+    """
+    from ragctl.index.doctor import check_index
+
+    report = check_index(flag_settings(index=index_name), repair=not dry_run, full=full)
+    emit(as_json, {"ok": report.ok, "problems": report.problems, "repaired": report.repaired,
+                    **report.info}, "render_doctor", report)
+    if not report.ok:
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

@@ -1,0 +1,733 @@
+"""The ``index`` run: walk → read → sentences → passages → embed → store + HNSW.
+
+Incremental (unchanged files are skipped by size + mtime, confirmed by sha256; renamed
+files keep their vectors; files gone from an indexed root are removed) and crash-safe:
+each file's new state is committed in one SQLite transaction together with a journal
+of vector changes, so a run killed at any moment leaves every file in its old or its
+new state, and the next run (or any search) brings the HNSW file up to date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragctl.config import home_dir
+from ragctl.errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
+from ragctl.index.chunk import Chunk, chunk_section, chunk_sections
+from ragctl.index.ingest import (
+    FORMATS,
+    Ocr,
+    ParsedDocument,
+    SkipFile,
+    TextScan,
+    check_file,
+    never_walked,
+    parse,
+    read_bytes,
+    scan_stream,
+    stream_sections,
+    streamed,
+    walk,
+)
+from ragctl.index.sentences import SentenceSplitter
+from ragctl.models import registry as models
+from ragctl.models.backends import Embedder
+from ragctl.store.collection import Collection
+from ragctl.store.sqlite import DocumentRecord, text_hash
+from ragctl.text import skip_kind
+
+logger = logging.getLogger("ragctl.indexer")
+
+BATCH_PASSAGES = 256
+SAVE_EVERY_S = 120.0
+
+
+class Reporter(Protocol):
+    """What an index run tells its caller; the CLI draws a progress bar from it."""
+
+    def phase(self, name: str, total: int | None = None) -> None: ...
+    def advance(self, *, files: int = 0, passages: int = 0) -> None: ...
+    def detail(self, text: str) -> None: ...  # what the current file is at
+    def warn(self, path: Path, reason: str) -> None: ...
+
+
+class _Silent:
+    def phase(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, *, files: int = 0, passages: int = 0) -> None:
+        pass
+
+    def detail(self, text: str) -> None:
+        pass
+
+    def warn(self, path: Path, reason: str) -> None:
+        logger.warning("%s: %s", path, reason)
+
+
+@dataclass
+class IndexSummary:
+    """What one run did; ``--json`` prints exactly this."""
+
+    index: str
+    files_seen: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    moved: int = 0
+    removed: int = 0
+    skipped: int = 0
+    skipped_before: int = 0  # of ``skipped``: unchanged files that failed the same way before
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+    skipped_before_files: list[dict[str, str]] = field(default_factory=list)
+    passages_added: int = 0
+    passages_removed: int = 0
+    passages_reused_vectors: int = 0
+    sentences_added: int = 0
+    reembedded: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    interrupted: bool = False
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.moved + self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    reembed: bool = False
+    force: bool = False
+    broad: bool = False  # allow roots such as / or the home folder itself
+
+
+def broad_root(path: Path) -> str | None:
+    """Why indexing ``path`` needs confirmation, or None: the whole system, a system
+    folder, or all of a home folder (or a folder that holds homes)."""
+    p = Path(os.path.abspath(path))
+    home = Path.home()
+    if str(p) in ("/", "/usr", "/etc", "/var", "/opt", "/lib", "/bin", "/boot", "/srv"):
+        return f"{p} is a system folder"
+    if p == home or p in (Path("/home"), Path("/Users"), Path("/root")):
+        return f"{p} is a whole home folder"
+    return None
+
+
+@dataclass
+class _Pending:
+    path: Path
+    size: int
+    mtime_ns: int
+    sha256: str
+    doc: ParsedDocument
+    chunks: list[Chunk]
+    existed: bool
+
+
+class Indexer:
+    """One index run over a :class:`Collection` (which must be locked by the caller)."""
+
+    def __init__(self, collection: Collection, *, options: IndexOptions | None = None,
+                 reporter: Reporter | None = None,
+                 embedder_factory: Callable[[str], Embedder] | None = None) -> None:
+        self.collection = collection
+        self.store = collection.store
+        self.settings = collection.settings
+        self.options = options or IndexOptions()
+        self.reporter: Reporter = reporter or _Silent()
+        self._embedder_factory = embedder_factory or self._load_embedder
+        self._embedder: Embedder | None = None
+        self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
+        self.summary = IndexSummary(index=collection.name)
+        self._last_save = time.monotonic()
+        self._stats: dict[str, os.stat_result] = {}
+        self._skips: dict[str, dict[str, Any]] = {}
+        self._readers = ""
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            # a detail of the phase under way, which goes on after it (a new phase would
+            # reset the files counted and their total)
+            self.reporter.detail("loading the embedding model")
+            self._embedder = self._embedder_factory(self.settings.embedder)
+            stored_dim = self.collection.dim
+            if stored_dim is None:
+                self.store.set_meta(embedder=self._embedder.name, dim=self._embedder.dim,
+                                    hnsw_m=self.settings.hnsw_m,
+                                    hnsw_ef_construction=self.settings.hnsw_ef_construction)
+        return self._embedder
+
+    def _warn(self, path: Path, reason: str) -> None:
+        self.summary.warnings.append({"path": str(path), "reason": reason})
+        self.reporter.warn(path, reason)
+
+    def _chunker_settings(self) -> dict[str, int]:
+        # "sentences": 2 — sentences keep their source text (an index made before is
+        # re-chunked once, reusing its vectors, so answers can point inside sentences);
+        # "sentences": 3 — a list item is a sentence of its own, without its bullet
+        # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
+        # no space after an opening bracket
+        # (files are read again once; unchanged passages keep their vectors)
+        return {"chunk_words": self.settings.chunk_words,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 3,
+                "readers": 3}
+
+    def _check_model(self) -> None:
+        stored = self.collection.embedder_name
+        wanted = models.canonical("embedder", self.settings.embedder)
+        if stored and stored != wanted and not self.options.reembed:
+            raise ModelMismatchError(
+                f"index {self.collection.name!r} was built with the embedding model "
+                f"{stored!r}, not {wanted!r}; re-run with --reembed to re-embed every "
+                f"passage with {wanted!r}, or use --embedder {stored!r}"
+            )
+
+    # ------------------------------------------------------------------ the run
+    def run(self, paths: Sequence[Path]) -> IndexSummary:
+        started = time.perf_counter()
+        damage = self.store.integrity(quick=True)
+        if damage != "ok":  # writing into a damaged database could lose more
+            raise DamagedIndexError(f"the index database is damaged ({damage}); nothing was "
+                                    "written: run ragctl doctor")
+        run_id = self.store.start_run()
+        status = "failed"  # also what a full disk leaves (DiskFullError, from the store)
+        try:
+            self._check_model()
+            stored = self.collection.embedder_name
+            if self.options.reembed and stored and \
+                    stored != models.canonical("embedder", self.settings.embedder):
+                self._reembed()
+            self._index(paths)
+            status = "ok"
+            self._prepare_query_model()
+        except KeyboardInterrupt:
+            self.summary.interrupted = True
+            status = "interrupted"
+            raise
+        finally:
+            try:
+                self._save(force=True)
+                self.collection.settle_vectors()
+            except BaseException:  # the vectors could not be saved (a full disk)
+                status = "failed" if status == "ok" else status
+                raise
+            finally:  # the run is marked as it ended, even when saving failed too
+                self.summary.seconds = round(time.perf_counter() - started, 3)
+                self.store.finish_run(run_id, status, self.summary.to_dict())
+        if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
+            raise AllFilesFailedError(
+                f"none of the {self.summary.files_seen} files could be indexed "
+                "(see the warnings above)")
+        return self.summary
+
+    def reread(self, paths: Sequence[str]) -> IndexSummary:
+        """Read these indexed files again whatever their size, time and content say, with
+        the index's own embedding model (``doctor``: passages whose text was damaged on
+        disk; their vectors are reused by the SHA-256 of their text). Nothing else is
+        walked, added or removed."""
+        name = self.collection.embedder_name
+        if name:
+            self.settings = self.settings.replace(embedder=name)
+        try:
+            self._index([], only=[Path(p) for p in paths])
+        finally:
+            self._save(force=True)
+        return self.summary
+
+    def _roots(self, paths: Sequence[Path]) -> list[str]:
+        if paths:
+            roots = [os.path.abspath(p) for p in paths]
+            for r in roots:
+                if never_walked(Path(os.path.realpath(r))):
+                    raise RagctlError(f"{r} is not a folder of documents (it is the running "
+                                      "system's); nothing was indexed")
+                why = broad_root(Path(r))
+                if why and not self.options.broad:
+                    raise RagctlError(f"{why}: indexing it would read thousands of files "
+                                      "that are not yours to ask about; give a folder of "
+                                      "documents, or confirm with --yes")
+            with self.store.transaction():
+                for r in roots:
+                    self.store.add_root(r)
+            return roots
+        roots = self.store.roots()
+        if not roots:
+            raise RagctlError("nothing to index: give one or more files or folders, "
+                              "for example: ragctl index ~/Documents")
+        return roots
+
+    def _index(self, paths: Sequence[Path], *, only: Sequence[Path] | None = None) -> None:
+        """Index ``paths`` (the stored roots when none), or, with ``only``, read just
+        those files again (:meth:`reread`)."""
+        if only is None:
+            roots = self._roots(paths)
+            self.reporter.phase("scanning")
+            files = list(walk([Path(r) for r in roots if os.path.lexists(r)],
+                              include_hidden=self.settings.include_hidden, warn=self._warn,
+                              exclude=[home_dir() / "index", home_dir() / "models",
+                                       home_dir() / "training",
+                                       *([self.collection.dir] if self.collection.dir
+                                         else [])]))
+            for r in roots:
+                if not os.path.lexists(r):
+                    self._warn(Path(r), "indexed folder no longer exists; its documents are "
+                               "removed")
+            if not files:
+                kinds = " ".join(sorted(FORMATS))
+                self._warn(Path(roots[0]) if len(roots) == 1 else Path("."),
+                           f"no files ragctl can read were found (it reads {kinds})")
+        else:
+            roots, files = [], list(only)  # no roots: nothing is found gone or forgotten
+        known = {d.path: d for d in self.store.documents()}
+        rechunk = only is None and \
+            self.store.get_meta("chunker") not in (None, _json(self._chunker_settings()))
+        self._skips = self.store.skips()
+        self._readers = self._reader_settings()
+        seen: set[str] = set()
+        # read in part before, and what can be read has changed since; or to read again
+        reread: set[str] = {str(f) for f in only or ()}
+        candidates: list[tuple[Path, os.stat_result]] = []
+        for f in files:
+            key = str(f)
+            seen.add(key)
+            try:
+                st = f.stat()
+            except OSError as e:
+                self._warn(f, f"{e.strerror}; skipped")
+                self.summary.skipped += 1
+                continue
+            self._stats[key] = st
+            skip = self._skips.get(key)
+            same_skip = skip is not None and skip["size"] == st.st_size \
+                and skip["mtime_ns"] == st.st_mtime_ns and skip["readers"] == self._readers
+            if same_skip and skip is not None and not skip["partial"] \
+                    and not (self.options.force or rechunk):
+                self.summary.skipped += 1
+                self.summary.skipped_before += 1
+                self.summary.skipped_before_files.append({"path": key,
+                                                          "reason": str(skip["reason"])})
+                self._count_reason(str(skip["reason"]))
+                continue
+            if skip is not None and skip["partial"] and not same_skip:
+                reread.add(key)
+            old = known.get(key)
+            if old is not None and not (self.options.force or rechunk) and key not in reread \
+                    and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+                self.summary.unchanged += 1
+                continue
+            candidates.append((f, st))
+        self.store.forget_skips(p for p in self._skips
+                                if p not in seen and _under_roots(p, roots))
+        self.summary.files_seen = len(files)
+        gone = [d for d in known.values()
+                if d.path not in seen and _under_roots(d.path, roots)
+                and not os.path.lexists(d.path)]
+        gone_by_sha: dict[str, list[DocumentRecord]] = {}
+        for d in gone:
+            gone_by_sha.setdefault(d.sha256, []).append(d)
+
+        self.reporter.phase("indexing", total=len(candidates))
+        if candidates:
+            _ = self.splitter.nlp  # loaded once, outside each file's time limit
+            if self.settings.ocr not in ("auto", "none"):
+                from ragctl.index import ocr
+
+                ocr.engine(self.settings.ocr)  # a named engine must be installed
+        max_bytes = int(self.settings.max_file_mb * 1_000_000)
+        batch: list[_Pending] = []
+        claims = self.collection.claims()
+        deferred: list[tuple[Path, os.stat_result]] = []
+        for f, st, again in _and_then(candidates, deferred):
+            key = str(f)
+            if again:  # hold nothing while waiting for another writer's claim
+                self._flush(batch)
+                batch = []
+                claims.release_all()
+            if not claims.take(key, wait=again):
+                deferred.append((f, st))  # another writer is on it: look again at the end
+                continue
+            if again or claims.shared:  # written by another writer meanwhile? then it
+                now_stored = self.store.document(key)  # is unchanged below
+                if now_stored is not None:
+                    known[key] = now_stored
+            old = known.get(key)
+            stream = streamed(f, st.st_size)
+            try:
+                if stream:
+                    check_file(f, max_bytes=max_bytes)
+                    scan = scan_stream(f)
+                    sha = scan.sha256
+                else:
+                    data = read_bytes(f, max_bytes=max_bytes)
+                    sha = hashlib.sha256(data).hexdigest()
+            except SkipFile as e:
+                self._skip(f, str(e), old)
+                continue
+            if old is not None and old.sha256 == sha and key not in reread \
+                    and not (self.options.force or rechunk):
+                self.store.touch_document(old.id, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                self.summary.unchanged += 1
+                self.reporter.advance(files=1)
+                continue
+            twin = gone_by_sha.get(sha)
+            if old is None and twin and not rechunk:
+                moved = twin.pop()
+                self.store.move_document(moved.id, path=key, size=st.st_size,
+                                         mtime_ns=st.st_mtime_ns)
+                gone.remove(moved)
+                self.summary.moved += 1
+                self.reporter.advance(files=1)
+                continue
+            if stream:
+                self._flush(batch)
+                batch = []
+                self._index_stream(f, st, scan, old)
+                continue
+            try:
+                with time_limit(self.settings.max_file_seconds) as deadline:
+                    doc = parse(f, data, ocr=Ocr(self.settings.ocr,
+                                                 on_page=partial(self._slow_page, deadline,
+                                                                 f.name),
+                                                 max_pages=self.settings.ocr_max_pages,
+                                                 max_megapixels=self.settings.ocr_max_megapixels))
+                    sentences = self.splitter.split_many([s.text for s in doc.sections])
+            except SkipFile as e:
+                self._skip(f, str(e), old)
+                continue
+            chunks = chunk_sections(doc.sections, sentences,
+                                    target_words=self.settings.chunk_words)
+            if not chunks:
+                self._skip(f, "no sentences found; skipped", old)
+                continue
+            for note in doc.notes:
+                self._warn(f, note)
+            batch.append(_Pending(f, st.st_size, st.st_mtime_ns, sha, doc, chunks,
+                                  existed=old is not None))
+            if sum(len(p.chunks) for p in batch) >= BATCH_PASSAGES:
+                self._flush(batch)
+                batch = []
+                claims.release_all()
+        self._flush(batch)
+        claims.release_all()
+        for d in gone:
+            ids = self.store.delete_document(d.id)
+            self._apply([([], ids, None)])
+            self.summary.removed += 1
+            self.summary.passages_removed += len(ids)
+        if only is None:
+            self.store.set_meta(chunker=_json(self._chunker_settings()))
+
+    def _load_embedder(self, name: str) -> Embedder:
+        """The embedder through its CTranslate2 copy (the same vectors, less memory, no
+        PyTorch), made first when it is missing; sentence-transformers when no copy can
+        be made."""
+        self._prepare_query_model(name)
+        return models.load("embedder", name, self.settings, light=True)
+
+    def _prepare_query_model(self, name: str | None = None) -> None:
+        """Make the CTranslate2 copy of the index's embedder once, so that `search` and
+        `ask` embed their question without loading PyTorch (:mod:`ragctl.embed`)."""
+        name = name or self.collection.embedder_name
+        if not name:
+            return
+        try:
+            path = models.locate("embedder", name)
+        except RagctlError:
+            return  # an embedder without files of its own (a test fake)
+        from ragctl.models.embed import FAST_MANIFEST, fast_copy_dir, make_fast_copy
+
+        if path.is_dir() and not (fast_copy_dir(path) / FAST_MANIFEST).exists():
+            self.reporter.phase("preparing the embedding model (once)", total=None)
+            make_fast_copy(path, name=name)
+
+    def _skip(self, path: Path, reason: str, old: DocumentRecord | None) -> None:
+        st = self._stats.get(str(path))
+        if st is not None:  # remembered, so that the next run does not read and warn again
+            self.store.record_skip(str(path), size=st.st_size, mtime_ns=st.st_mtime_ns,
+                                   reason=reason, readers=self._readers)
+        self._count_reason(reason)
+        if old is not None:
+            reason += " (the previously indexed version is kept)"
+        self._warn(path, reason)
+        self.summary.skipped += 1
+        self.reporter.advance(files=1)
+
+    def _slow_page(self, deadline: Deadline, name: str, what: str) -> None:
+        """A page is about to be read by OCR or searched for tables: more time for this
+        file, and the progress shows it."""
+        deadline.extend(SLOW_PAGE_SECONDS)
+        self.reporter.detail(f"{name}: {what}")
+
+    def _count_reason(self, reason: str) -> None:
+        kind = skip_kind(reason)
+        self.summary.skipped_reasons[kind] = self.summary.skipped_reasons.get(kind, 0) + 1
+
+    def _reader_settings(self) -> str:
+        """What decides whether a file can be read: a file skipped under other settings
+        (no OCR engine then, a lower size limit) is tried again."""
+        from ragctl.index import ocr
+
+        engine = self.settings.ocr
+        if engine == "auto":
+            engine = (ocr.available() or ["none"])[0]
+        return _json({"ocr": engine, "max_file_mb": self.settings.max_file_mb,
+                      "max_file_seconds": self.settings.max_file_seconds,
+                      "ocr_max_pages": self.settings.ocr_max_pages,
+                      "ocr_max_megapixels": self.settings.ocr_max_megapixels})
+
+    def _remember_read(self, path: Path, notes: list[str]) -> None:
+        """A file was indexed: forget an old skip, or remember a partial read (pages of
+        a scan without OCR) so that it is read again when OCR becomes possible."""
+        key, st = str(path), self._stats.get(str(path))
+        if notes and st is not None:
+            self.store.record_skip(key, size=st.st_size, mtime_ns=st.st_mtime_ns,
+                                   reason=notes[0], readers=self._readers, partial=True)
+        elif key in self._skips:
+            self.store.forget_skips([key])
+
+    def _flush(self, batch: list[_Pending]) -> None:
+        if not batch:
+            return
+        texts = [c.text for p in batch for c in p.chunks]
+        matrix_all = self._vectors(texts)
+        changes: list[tuple[list[int], list[int], np.ndarray]] = []
+        pos = 0
+        with self.store.transaction():
+            for p in batch:
+                n = len(p.chunks)
+                matrix = matrix_all[pos:pos + n]
+                pos += n
+                ids, old_ids = self.store.replace_document(
+                    path=str(p.path), format=p.doc.format, title=p.doc.title, size=p.size,
+                    mtime_ns=p.mtime_ns, sha256=p.sha256, chunks=p.chunks, embeddings=matrix)
+                self._remember_read(p.path, p.doc.notes)
+                changes.append((ids, old_ids, matrix))
+        # Committed: mirror the change in the HNSW index. Until it is saved, the store's
+        # journal holds the same change, so a crash from here on loses nothing.
+        self._apply(changes)
+        for p, (_, old_ids, _) in zip(batch, changes, strict=True):
+            self.summary.passages_removed += len(old_ids)
+            self.summary.passages_added += len(p.chunks)
+            self.summary.sentences_added += sum(len(c.sentences) for c in p.chunks)
+            if p.existed:
+                self.summary.updated += 1
+            else:
+                self.summary.added += 1
+            self.reporter.advance(files=1, passages=len(p.chunks))
+        self._save()
+
+    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` in order: stored ones reused by text hash, the rest
+        embedded now."""
+        hashes = [text_hash(t) for t in texts]
+        reused = self.store.embeddings_by_hash(hashes) if self.collection.dim else {}
+        todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
+                       if h not in reused}.items())
+        vectors: dict[str, np.ndarray] = {
+            h: np.frombuffer(b, dtype=np.float32) for h, b in reused.items()}
+        if todo:
+            t0 = time.perf_counter()
+            new = self.embedder.embed([t for _, t in todo],
+                                      batch_size=self.settings.embed_batch_size)
+            self.summary.embed_seconds += time.perf_counter() - t0
+            vectors.update({h: new[i] for i, (h, _) in enumerate(todo)})
+        self.summary.passages_reused_vectors += sum(1 for h in hashes if h in reused)
+        return np.stack([vectors[h] for h in hashes])
+
+    def _index_stream(self, path: Path, st: os.stat_result, scan: TextScan,
+                      old: DocumentRecord | None) -> None:
+        """Index a large text file block by block, or a large mail archive message by
+        message, in one transaction (all old or all new, as for any file), so that memory
+        stays bounded whatever its size. The time limit applies to reading each part."""
+        mbox = FORMATS.get(path.suffix.lower()) == "mbox"
+        try:
+            with self.store.writing_document(
+                    path=str(path), format="mbox" if mbox else "text", title=path.stem,
+                    size=st.st_size, mtime_ns=st.st_mtime_ns, sha256=scan.sha256) as writer:
+                pending: list[Chunk] = []
+
+                def add(chunks: list[Chunk]) -> None:
+                    writer.add(chunks, self._vectors([c.text for c in chunks]))
+                    self.reporter.advance(passages=len(chunks))
+
+                for section in stream_sections(path, scan):
+                    with time_limit(self.settings.max_file_seconds):
+                        sentences = self.splitter.split_many([section.text])[0]
+                    pending += chunk_section(section, sentences,
+                                             target_words=self.settings.chunk_words)
+                    if len(pending) >= STREAM_BATCH:  # many small messages: embed together
+                        add(pending)
+                        pending = []
+                if pending:
+                    add(pending)
+                if not writer.ids:
+                    raise SkipFile("no sentences found; skipped")
+                self._remember_read(path, [scan.note] if scan.note else [])
+        except SkipFile as e:
+            self._skip(path, str(e), old)
+            return
+        if scan.note:  # the encoding was a guess in doubt
+            self._warn(path, scan.note)
+        # Committed: mirror it in the HNSW index, reading the vectors back in batches.
+        seq = self.store.journal_seq()
+        vi = self.collection.vectors()
+        if vi is not None:
+            vi.delete(writer.old_ids)
+            vi.reserve(vi.element_count + len(writer.ids))
+            for ids, matrix in self.store.vectors(writer.ids, dim=vi.dim):
+                vi.add(ids, matrix)
+            self.collection.applied_seq = seq
+        self.summary.passages_removed += len(writer.old_ids)
+        self.summary.passages_added += len(writer.ids)
+        self.summary.sentences_added += writer.n_sentences
+        if old is not None:
+            self.summary.updated += 1
+        else:
+            self.summary.added += 1
+        self.reporter.advance(files=1)
+        self._save()
+
+    def _apply(self, changes: Sequence[tuple[Sequence[int], Sequence[int], np.ndarray | None]],
+               ) -> None:
+        seq = self.store.journal_seq()
+        vi = self.collection.vectors()
+        if vi is None:
+            return
+        for ids, old_ids, matrix in changes:
+            vi.delete(old_ids)
+            if matrix is not None and len(ids):
+                vi.add(np.asarray(ids), matrix)
+        self.collection.applied_seq = seq
+
+    def _save(self, *, force: bool = False) -> None:
+        vi = self.collection.loaded_vectors
+        if vi is None or not vi.dirty:
+            return
+        if force or time.monotonic() - self._last_save > SAVE_EVERY_S:
+            self.collection.save_vectors()
+            self._last_save = time.monotonic()
+
+    def _reembed(self) -> None:
+        """Re-embed every stored passage with the new model, then swap in one transaction."""
+        store = self.store
+        old_name = self.collection.embedder_name
+        self._embedder = self._embedder_factory(self.settings.embedder)
+        embedder = self._embedder
+        total = store.count("passages")
+        self.reporter.phase(f"re-embedding with {embedder.name}", total=total)
+        store.start_staging()
+        last = -1
+        while True:
+            rows = store.passage_texts(last, BATCH_PASSAGES)
+            if not rows:
+                break
+            last = rows[-1][0]
+            vecs = embedder.embed([t for _, t in rows], batch_size=self.settings.embed_batch_size)
+            store.stage_embeddings([i for i, _ in rows], vecs)
+            self.reporter.advance(passages=len(rows))
+        store.swap_in_staged(embedder=embedder.name, dim=embedder.dim, vectors_rebuild="1")
+        logger.info("re-embedded %d passages (%s -> %s)", total, old_name, embedder.name)
+        self.summary.reembedded = total
+        self.collection.forget_vectors()
+        self.collection.rebuild_vectors(save=True)
+
+
+class Deadline:
+    """The time left to read one file; OCR gives each page it recognises more time."""
+
+    def __init__(self, seconds: float) -> None:
+        self.active = seconds > 0 and threading.current_thread() is threading.main_thread()
+
+    def extend(self, seconds: float = 0.0) -> None:
+        if self.active:
+            left, _ = signal.getitimer(signal.ITIMER_REAL)
+            if left > 0:
+                signal.setitimer(signal.ITIMER_REAL, left + seconds)
+
+
+STREAM_BATCH = 64  # passages of a streamed file embedded and written together
+SLOW_PAGE_SECONDS = 60.0  # a page read by OCR or searched for tables adds this to
+# the file's max_file_seconds
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[Deadline]:
+    """Stop reading one file after ``seconds`` with :class:`SkipFile` (a pathological PDF,
+    a giant table); only in the main thread, where signals can be set. The deadline it
+    yields can be extended."""
+    deadline = Deadline(seconds)
+    if not deadline.active:
+        yield deadline
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SkipFile(f"reading it took longer than {seconds:g} s (max_file_seconds); "
+                       "skipped")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield deadline
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _and_then(first: Sequence[tuple[Path, os.stat_result]],
+              later: list[tuple[Path, os.stat_result]]
+              ) -> Iterator[tuple[Path, os.stat_result, bool]]:
+    """Each of ``first``, then each of ``later`` (which may grow meanwhile), marked."""
+    for f, st in first:
+        yield f, st, False
+    for f, st in later:
+        yield f, st, True
+
+
+def _under_roots(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def index_paths(settings: Any, paths: Sequence[Path], *, reporter: Reporter | None = None,
+                options: IndexOptions | None = None
+                ) -> tuple[IndexSummary, AllFilesFailedError | None]:
+    """Open (or create) the index of ``settings``, lock it and run; returns the summary and,
+    when every file failed, the error to raise after showing it."""
+    from ragctl.store.collection import exists, remove_if_empty
+
+    new = not exists(settings)
+    try:
+        with Collection.open(settings, create=True) as collection:
+            collection.lock()
+            indexer = Indexer(collection, options=options, reporter=reporter)
+            try:
+                return indexer.run(list(paths)), None
+            except AllFilesFailedError as e:
+                return indexer.summary, e
+    finally:
+        if new:  # a first run that indexed nothing leaves no empty index behind
+            remove_if_empty(settings)

@@ -1,0 +1,1603 @@
+"""Stage 1: find files and turn each one into text sections that keep their place.
+
+A *place* is what a person needs to find the text again: ``p. 3`` for a PDF page, a
+heading path such as ``Install > Linux`` for Markdown, reStructuredText, HTML and DOCX,
+``Subject (From, Date)`` for mail. Offsets of a section are character offsets into the
+decoded file for plain-text formats, and into the page / extracted text otherwise.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache, partial
+from itertools import pairwise
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from ragctl.index.ocr import OcrEngine
+
+logger = logging.getLogger("ragctl.ingest")
+
+TEXT_FORMATS = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
+                ".rst": "rst"}
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
+FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
+           ".eml": "email", ".mbox": "mbox", **dict.fromkeys(IMAGE_SUFFIXES, "image")}
+OCR_DPI = 300  # PDF pages without a text layer are rendered at this resolution for OCR
+# Settings.ocr_max_pages and ocr_max_megapixels (docs/configuration.md): the pages of one
+# image file that are read, and the largest page image that is decoded for OCR
+OCR_MAX_PAGES = 50
+OCR_MAX_MEGAPIXELS = 40.0
+MIN_PAGE_CHARS = 20  # a PDF page with less text than this (a page number) is read by OCR
+
+
+class SkipFile(Exception):
+    """A file that cannot be indexed; the message is the one-line reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class Section:
+    text: str
+    place: str = ""
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    path: Path
+    format: str
+    title: str
+    sections: list[Section] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one-line warnings about this file
+
+
+@dataclass
+class Ocr:
+    """How a parser reads page images: the engine called ``name`` (``auto``: the best
+    installed one; ``none``: no OCR, so scans are skipped with a line saying how to enable
+    it), loaded when a page first needs it, and ``on_page``, called with what is done
+    ("OCR p. 3 of 40") before each page is recognised or searched for tables (the indexer
+    shows it and gives each such page its own time)."""
+
+    name: str = "none"
+    on_page: Callable[[str], None] = lambda what: None
+    given: OcrEngine | None = None  # an engine object to use instead of the named one
+    max_pages: int = OCR_MAX_PAGES  # pages read from one image file (a TIFF holds many)
+    max_megapixels: float = OCR_MAX_MEGAPIXELS  # the largest page image decoded
+
+    @property
+    def max_pixels(self) -> int:
+        return int(self.max_megapixels * 1_000_000)
+
+    @property
+    def engine(self) -> OcrEngine | None:
+        from ragctl.index import ocr
+
+        return self.given if self.given is not None else ocr.engine(self.name)
+
+    @property
+    def how_to_enable(self) -> str:
+        from ragctl.index.ocr import HOW_TO_ENABLE
+
+        return 'OCR is turned off (ocr = "none")' if self.name == "none" else HOW_TO_ENABLE
+
+    def read(self, image: Image, where: str = "") -> str:
+        assert self.engine is not None
+        self.on_page(f"OCR {where}".strip())
+        return self.engine.read(image)
+
+
+def file_format(path: Path) -> str | None:
+    """The format name of a supported file, or None."""
+    return FORMATS.get(path.suffix.lower())
+
+
+# ---------------------------------------------------------------------------- walking
+
+WarnFn = Callable[[Path, str], None]
+
+
+PSEUDO_FILESYSTEMS = ("/proc", "/sys", "/dev", "/run")
+
+
+def never_walked(path: Path, exclude: Iterable[Path] = ()) -> bool:
+    """Folders no index run enters: pseudo-filesystems (their "files" are the running
+    system, not documents) and ``exclude`` (ragctl's own home with its indexes)."""
+    p = str(path)
+    if any(p == d or p.startswith(d + "/") for d in PSEUDO_FILESYSTEMS):
+        return True
+    return any(p == str(e) or p.startswith(str(e).rstrip("/") + "/") for e in exclude)
+
+
+def walk(paths: Iterable[Path], *, include_hidden: bool = False,
+         warn: WarnFn | None = None, exclude: Iterable[Path] = ()) -> Iterator[Path]:
+    """Yield supported files under ``paths`` (absolute, each once), following symlinks.
+
+    Files named explicitly are yielded even with an unknown suffix, so that the indexer
+    can warn about them. Symlink loops, broken links and unreadable directories are
+    reported through ``warn`` and skipped; pseudo-filesystems and ``exclude`` are never
+    entered (:func:`never_walked`).
+    """
+    warn = warn or (lambda p, msg: logger.warning("%s: %s", p, msg))
+    exclude = [Path(os.path.abspath(e)) for e in exclude]
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[Path] = set()
+
+    def visit_dir(directory: Path) -> Iterator[Path]:
+        try:
+            st = directory.stat()
+        except OSError as e:
+            warn(directory, _os_reason(e))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            warn(directory, "symlink loop or directory already visited; skipped")
+            return
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as e:
+            warn(directory, _os_reason(e))
+            return
+        for entry in entries:
+            if not include_hidden and entry.name.startswith("."):
+                continue
+            child = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+                is_file = entry.is_file(follow_symlinks=True)
+            except OSError as e:
+                warn(child, _os_reason(e))
+                continue
+            if is_dir:
+                if not never_walked(Path(os.path.realpath(child)), exclude):
+                    yield from visit_dir(child)
+            elif is_file:
+                if file_format(child) is not None:
+                    yield child
+            elif entry.is_symlink():
+                warn(child, "broken symlink; skipped")
+
+    for raw in paths:
+        path = Path(os.path.abspath(raw))
+        if path.is_dir():
+            found = visit_dir(path)
+        elif path.is_file():
+            found = iter([path])
+        else:
+            warn(path, "not a file or directory; skipped")
+            continue
+        for f in found:
+            if f not in seen_files:
+                seen_files.add(f)
+                yield f
+
+
+def _os_reason(e: OSError) -> str:
+    if isinstance(e, PermissionError):
+        return "permission denied; skipped"
+    if e.errno == 40:  # ELOOP
+        return "symlink loop; skipped"
+    return f"{e.strerror or e}; skipped"
+
+
+def read_bytes(path: Path, *, max_bytes: int) -> bytes:
+    """Read a whole file, refusing anything that is not a regular file or is too large."""
+    check_file(path, max_bytes=max_bytes)
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+STREAM_BYTES = 8_000_000  # plain-text files larger than this are read block by block
+BLOCK_CHARS = 1_000_000  # about this many characters per block, cut at a line break
+
+
+def check_file(path: Path, *, max_bytes: int) -> os.stat_result:
+    """The file's stat, or :class:`SkipFile` when it is not a regular, non-empty file
+    within the size limit."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SkipFile("not a regular file; skipped")
+    if st.st_size > max_bytes:
+        raise SkipFile(
+            f"{st.st_size / 1e6:.1f} MB is over the {max_bytes / 1e6:g} MB limit "
+            "(raise max_file_mb to index it); skipped"
+        )
+    if st.st_size == 0:
+        raise SkipFile("empty file; skipped")
+    return st
+
+
+def streamed(path: Path, size: int) -> bool:
+    """Whether a file is read in parts rather than whole, so that memory stays bounded
+    whatever its size: plain text, Markdown and reStructuredText over
+    :data:`STREAM_BYTES` in blocks (:func:`scan_text`, :func:`text_blocks`; such a file's
+    sections have no heading places), and mail archives over it message by message
+    (:func:`mbox_messages`)."""
+    suffix = path.suffix.lower()
+    return (suffix in TEXT_FORMATS or FORMATS.get(suffix) == "mbox") and size > STREAM_BYTES
+
+
+@dataclass(frozen=True)
+class TextScan:
+    sha256: str
+    encoding: str
+    note: str = ""  # a one-line warning when the encoding is a guess in doubt
+
+
+def scan_stream(path: Path) -> TextScan:
+    """:func:`scan_text` for text; for a mail archive only its SHA-256 (each message
+    says its own encoding)."""
+    if FORMATS.get(path.suffix.lower()) != "mbox":
+        return scan_text(path)
+    from ragctl.store.vectors import file_sha256
+
+    try:
+        return TextScan(file_sha256(path), "")
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+def stream_sections(path: Path, scan: TextScan) -> Iterator[Section]:
+    """The sections of a file read in parts (:func:`streamed`)."""
+    if FORMATS.get(path.suffix.lower()) == "mbox":
+        return mbox_messages(path)
+    return text_blocks(path, scan.encoding)
+
+
+def scan_text(path: Path) -> TextScan:
+    """One pass over a large text file: its SHA-256 and the encoding to read it with,
+    decided as :func:`read_text` decides (byte-order mark, UTF-8, UTF-16 without a mark,
+    else :func:`guess_encoding` from its first 1 MB, with its note when in doubt)."""
+    import codecs
+    import hashlib
+
+    sha = hashlib.sha256()
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    utf8_ok = True
+    head = b""
+    try:
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                sha.update(block)
+                if len(head) < BLOCK_CHARS:
+                    head += block[:BLOCK_CHARS - len(head)]
+                if utf8_ok:
+                    try:
+                        utf8.decode(block)
+                    except UnicodeDecodeError:
+                        utf8_ok = False
+            if utf8_ok:
+                try:
+                    utf8.decode(b"", final=True)
+                except UnicodeDecodeError:
+                    utf8_ok = False
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+    digest = sha.hexdigest()
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return TextScan(digest, encoding)
+    if b"\x00" in head[:8192]:
+        utf16 = _utf16_encoding(head)
+        if utf16 is None or _utf16_without_bom(head[:len(head) // 2 * 2]) is None:
+            raise SkipFile("binary data, not text; skipped")
+        return TextScan(digest, utf16)
+    if utf8_ok:
+        return TextScan(digest, "utf-8")
+    guess = guess_encoding(head)
+    return TextScan(digest, guess.ranked[0], guess.note)
+
+
+def text_blocks(path: Path, encoding: str, *,
+                block_chars: int | None = None) -> Iterator[Section]:
+    """The decoded text of a large file as sections of about ``block_chars`` characters,
+    each ending just after a paragraph break (else a line break) and carrying its
+    character offset into the whole text, as :func:`decode_text` of the whole file gives
+    it (line endings made "\\n", no byte-order mark)."""
+    block_chars = block_chars or BLOCK_CHARS
+    offset = 0
+    carry = ""
+    try:
+        with path.open("r", encoding=encoding, errors="strict", newline=None) as f:
+            first = True
+            while True:
+                piece = f.read(block_chars)
+                if first:
+                    piece, first = piece.removeprefix("\ufeff"), False
+                text = carry + piece
+                if not piece:
+                    if text:
+                        yield Section(text, "", offset)
+                    return
+                end = text.rfind("\n\n") + 2  # just after a paragraph break
+                if end < len(text) // 2:
+                    end = text.rfind("\n") + 1  # else just after a line break
+                if end <= 0:  # no line break yet: keep reading
+                    if len(text) <= 8 * block_chars:
+                        carry = text
+                        continue
+                    end = text.rfind(" ") + 1 or len(text)  # one endless line
+                yield Section(text[:end], "", offset)
+                offset += end
+                carry = text[end:]
+    except UnicodeDecodeError:
+        raise SkipFile(f"not valid {encoding} text after character {offset:,}; "
+                       "skipped") from None
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+# ---------------------------------------------------------------------------- parsing
+
+def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
+    """Parse one file's bytes into sections. Raises :class:`SkipFile` with a reason.
+    ``ocr`` reads PDF pages without a text layer and image files (None: they are
+    skipped)."""
+    fmt = file_format(path)
+    if fmt is None:
+        raise SkipFile(f"unsupported file type {path.suffix or '(none)'!r}; skipped")
+    ocr = ocr or Ocr()
+    try:
+        with _quiet_parsers():
+            if fmt in ("pdf", "image"):
+                doc = (_parse_pdf if fmt == "pdf" else _parse_image)(path, data, ocr)
+            else:
+                doc = _PARSERS[fmt](path, data)
+    except SkipFile:
+        raise
+    except Exception as e:  # a broken file must never stop the run
+        raise SkipFile(f"cannot read this {fmt} file ({type(e).__name__}: {e}); skipped") from None
+    sections = [s for s in doc.sections if s.text.strip()]
+    if not sections:
+        raise SkipFile("no text found; skipped")
+    return ParsedDocument(doc.path, doc.format, doc.title, sections, doc.notes)
+
+
+@contextmanager
+def _quiet_parsers() -> Iterator[None]:
+    """The parsing libraries' own warnings ("Ignoring wrong pointing object", pdfminer's
+    "CropBox missing", BeautifulSoup's XMLParsedAsHTMLWarning) say nothing a reader of
+    ragctl's one-line warnings can act on: they are dropped while a file is parsed
+    (``-vv`` still shows the libraries' logs)."""
+    import warnings
+
+    loggers = [logging.getLogger(name) for name in _PARSER_LOGGERS]
+    levels = [log.level for log in loggers]
+    if not logger.isEnabledFor(logging.DEBUG):
+        for log in loggers:
+            log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+
+
+_PARSER_LOGGERS = ("pypdf", "pdfminer", "pdfplumber", "trafilatura", "htmldate", "courlan",
+                   "PIL", "pypdfium2")
+
+
+_BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
+         (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16"))
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    text: str
+    encoding: str  # a Python codec name
+    note: str = ""  # a one-line warning when the encoding is a guess in doubt
+
+
+def decode_text(data: bytes) -> str:
+    """:func:`read_text`'s text."""
+    return read_text(data).text
+
+
+def read_text(data: bytes) -> DecodedText:
+    """Decode plain text: by its byte-order mark (UTF-8, UTF-16, UTF-32); UTF-8; UTF-16
+    without a mark; else the legacy encoding that reads it best (:func:`guess_encoding`),
+    with a note when that guess is in doubt. Line endings become "\\n". Binary data and
+    text that no encoding reads sensibly are skipped (:class:`SkipFile`)."""
+    decoded = _decode(data)
+    text = decoded.text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return DecodedText(text, decoded.encoding, decoded.note)
+
+
+def _decode(data: bytes) -> DecodedText:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return DecodedText(data.decode(encoding), encoding)
+            except UnicodeDecodeError:
+                raise SkipFile(f"not valid {encoding.upper()} text despite its byte-order "
+                               "mark; skipped") from None
+    head = data[:8192]
+    if b"\x00" in head:
+        utf16 = _utf16_without_bom(data)
+        if utf16 is not None:
+            return DecodedText(utf16, _utf16_encoding(data) or "utf-16")
+        raise SkipFile("binary data, not text; skipped")
+    try:
+        return DecodedText(data.decode("utf-8"), "utf-8")
+    except UnicodeDecodeError:
+        pass
+    guess = guess_encoding(data)
+    for encoding in guess.ranked:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:  # a byte outside the sample that this one cannot read
+            continue
+        return DecodedText(text, encoding, guess.note if encoding == guess.ranked[0] else
+                           f"encoding unclear, read as {_shown(encoding)}; some characters "
+                           "may be wrong (saving it as UTF-8 makes it certain)")
+    raise SkipFile(_UNKNOWN_ENCODING)
+
+
+def _utf16_encoding(data: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" when NUL bytes sit at odd or even positions of mostly
+    ASCII text."""
+    sample = data[:4096]
+    if len(sample) < 4:
+        return None
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    half = len(sample) / 2
+    return "utf-16-le" if odd > 0.4 * half and even < 0.05 * half else \
+        "utf-16-be" if even > 0.4 * half and odd < 0.05 * half else None
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """UTF-16 text without a byte-order mark: NUL bytes at odd (little-endian) or even
+    (big-endian) positions of mostly ASCII text."""
+    encoding = _utf16_encoding(data)
+    if encoding is None:
+        return None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\r\t" for ch in text[:2000])
+    return text if printable >= 0.95 * min(len(text), 2000) else None
+
+
+# ------------------------------------------------------------ legacy 8-bit encodings
+
+# The legacy encodings of the WHATWG Encoding Standard (those browsers read), most used
+# first (by their share of web pages): the order decides between readings that fit equally
+# well. Left out: ISO-8859-3, -4, -10, -14 and -16 and the Mac Cyrillic code page, rarely
+# used, each of which reads the text of other alphabets as plausible letters ("Zaŋóģæ" for
+# ISO-8859-2's "Zażółć"); Latin-1 and ISO-8859-9 (Windows-1252 and -1254 read them).
+LEGACY_ENCODINGS = ("cp1252", "cp1251", "cp932", "gb18030", "cp949", "euc_jp", "big5hkscs",
+                    "cp1250", "iso8859_2", "cp1256", "iso8859_15", "cp1254", "cp1253",
+                    "iso8859_7", "koi8_r", "cp1255", "cp874", "cp1257", "cp1258",
+                    "iso8859_5", "koi8_u", "iso8859_13", "iso8859_8", "iso8859_6",
+                    "mac_roman", "cp866")
+ODD_SHARE = 0.02  # readings with this few more odd characters (per non-ASCII one) fit as well
+LETTER_SHARE = 0.1  # and those with this little less of a language's common letters
+DOUBTFUL = 0.05  # a best reading with more odd characters than this is in doubt
+UNREADABLE = 0.15  # and one with more than this is no text at all
+SAMPLE_BYTES = 16_384  # the lines holding non-ASCII bytes that decide, up to this many bytes
+_UNKNOWN_ENCODING = ("unknown text encoding (not UTF-8 or UTF-16, and no legacy encoding "
+                     "reads it as text); skipped")
+
+
+@dataclass(frozen=True)
+class EncodingGuess:
+    ranked: list[str]  # encodings that read the sample, the best first
+    note: str = ""  # a one-line warning when the best is in doubt
+
+
+@dataclass(frozen=True)
+class _Reading:
+    encoding: str
+    rank: int  # in LEGACY_ENCODINGS: the more used first
+    text: str
+    odd: float  # odd characters per non-ASCII character
+    common: float  # the share of letters among a language's most common ones
+    capitals: bool  # more capitals than small letters
+    cover: int  # how many of LEGACY_ENCODINGS can write all of its letters
+
+
+def guess_encoding(data: bytes) -> EncodingGuess:
+    """The legacy encoding of text that is not UTF-8, from its lines holding non-ASCII
+    bytes. Each encoding of :data:`LEGACY_ENCODINGS` reads them, and the readings are
+    compared, most telling first:
+
+    1. how few odd characters they hold (:func:`_read`: a symbol inside a word, as
+       "Za¿ó³æ" is Windows-1250's "Zażółć" read as Windows-1252; letters of two scripts in
+       one word; a capital after a small letter, as KOI8-R's "Привет" read as Windows-1251
+       "пРИВЕТ"; a control character; a sentence begun with a small letter);
+    2. how many of their letters are among the most common ones of some language
+       (charset-normalizer's letter frequencies: Greek letters read as Cyrillic give rare
+       ones, "ѓѕќ");
+    3. small letters before capitals (prose is mostly small letters);
+    4. letters that belong together: how many encodings can write all of them (a real
+       alphabet is in several, a mixture made by the wrong encoding in few);
+    5. the more used encoding.
+
+    The guess is in doubt (``note``) when the best reading still holds odd characters, or
+    when another reading, as good on 1–3 and writable in at least half as many encodings,
+    gives other letters: Hungarian "ő" (Windows-1250) or "õ" (Windows-1252) is such a case.
+    charset-normalizer's own detector is not used: on short text it returns its first
+    fitting guess (KOI8-R Russian came back as Shift_JIS katakana), and it takes
+    ISO-8859-2 Polish for ISO-8859-10."""
+    import codecs
+
+    sample, at_start = _sample(data)
+    readings = []
+    for rank, encoding in enumerate(LEGACY_ENCODINGS):
+        try:  # a character cut at the sample's end is left out
+            text = codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+        except UnicodeDecodeError:
+            continue
+        readings.append(_read(encoding, rank, text, at_start))
+    least = min((r.odd for r in readings), default=1.0)
+    if least > UNREADABLE:
+        raise SkipFile(_UNKNOWN_ENCODING)
+    fit = [r for r in readings if r.odd <= least + ODD_SHARE]
+    most = max(r.common for r in fit)
+    fit = [r for r in fit if r.common >= most - LETTER_SHARE]
+    fit.sort(key=lambda r: (r.capitals, -r.cover, r.rank))
+    best = fit[0]
+    rivals = [r for r in fit[1:] if r.text != best.text and r.capitals == best.capitals
+              and 2 * r.cover >= best.cover]
+    ranked = [best.encoding] + [r.encoding for r in sorted(readings, key=lambda r: r.odd)
+                                if r is not best]
+    note = ""
+    if best.odd > DOUBTFUL:
+        note = (f"encoding unclear, read as {_shown(best.encoding)}; some characters may be "
+                "wrong (saving it as UTF-8 makes it certain)")
+    elif rivals:
+        note = (f"encoding unclear, read as {_shown(best.encoding)}; as "
+                f"{_shown(rivals[0].encoding)} some letters would differ (saving it as UTF-8 "
+                "makes it certain)")
+    return EncodingGuess(ranked, note)
+
+
+def _shown(encoding: str) -> str:
+    """A codec's name as people write it: "iso8859_2" → "iso-8859-2"."""
+    return encoding.replace("iso8859_", "iso-8859-").replace("_", "-")
+
+
+_HIGH_LINE = re.compile(rb"[^\n]*[\x80-\xff][^\n]*\n?")
+
+
+def _sample(data: bytes) -> tuple[bytes, bool]:
+    """The lines of ``data`` that hold non-ASCII bytes, up to :data:`SAMPLE_BYTES` (a
+    quarter of that from one line); and whether the sample starts where the text does."""
+    parts: list[bytes] = []
+    size = 0
+    at_start = False
+    for m in _HIGH_LINE.finditer(data):
+        if not parts:
+            at_start = not data[:m.start()].strip()
+        line = m.group()[:SAMPLE_BYTES // 4]
+        parts.append(line)
+        size += len(line)
+        if size >= SAMPLE_BYTES:
+            break
+    return b"".join(parts), at_start
+
+
+def _read(encoding: str, rank: int, text: str, at_start: bool) -> _Reading:
+    """One encoding's reading of the sample, and what :func:`guess_encoding` compares
+    (on its composed form: "e" and a combining accent count as "é")."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", text)
+    letters: dict[str, int] = {}
+    odd = 0.0
+    count = capitals = small = 0
+    end = len(text)
+    for m in _UNUSUAL.finditer(text):
+        i, ch = m.start(), m.group()
+        count += 1
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < end else " "
+        kind = _kind(ch)
+        if kind == "letter":
+            letters[ch] = letters.get(ch, 0) + 1
+            if ch.isupper():
+                capitals += 1
+                odd += before.islower()  # "пРИВЕТ"
+            elif ch.islower():
+                small += 1
+            script = _script(ch)
+            odd += before.isalpha() and _script(before) != script  # "cafй"
+            odd += after.isascii() and after.isalpha() and script != "LATIN"
+        elif kind == "mark":  # an accent or vowel sign goes on a letter of its script
+            odd += not before.isalpha() or _script(ch) not in ("COMBINING", _script(before))
+        elif kind == "control":
+            odd += 1
+        elif kind == "format":
+            odd += before.isalpha() and after.isalpha()
+        elif kind == "punctuation":
+            odd += before.isalpha() and after.isalpha()  # "Za¿ó"
+        elif kind == "number":
+            odd += after.isalpha()  # "³ódź", where "m²" is fine
+        elif kind == "symbol":  # "®eljko", "╨ЁштхЄ"; less so "┬╤╥╨┼╫└" ("╔═╗" is art)
+            odd += sum(0.5 if c.isalpha() else 0.25 if _kind(c) == "symbol" else 0
+                       for c in (before, after))
+    for m in _LONG_WORD.finditer(text):  # no word of a spaced script is this long
+        word = m.group()
+        if any(not ch.isascii() and _script(ch) not in _UNSPACED for ch in word[:8]):
+            odd += (len(word) - _LONG_WORD_CHARS) / 2
+    starts = [m.group(1) for m in _SENTENCE_START.finditer(text)]
+    if at_start and (first := re.search(r"\w", text)):
+        starts.append(first.group())
+    odd += 2 * sum(not ch.isascii() and ch.islower() for ch in starts)
+    total = sum(letters.values())
+    common = max((sum(n for ch, n in letters.items() if ch.lower() in known)
+                  for known in _common_letters()), default=0) / total if total else 1.0
+    cover = sum(all(_writes(other, ch) for ch in letters) for other in LEGACY_ENCODINGS
+                if other != "gb18030")  # GB 18030 writes every character
+    return _Reading(encoding, rank, text, odd / max(count, 1), common, capitals > small,
+                    cover)
+
+
+_UNUSUAL = re.compile(r"[^\t\n\r\f\v\x20-\x7e]")  # what is not printable ASCII
+_LONG_WORD_CHARS = 30
+_LONG_WORD = re.compile(rf"[^\W\d_]{{{_LONG_WORD_CHARS + 1},}}")
+_UNSPACED = frozenset({"CJK", "HALFWIDTH", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN"})
+_SENTENCE_START = re.compile(r"(?:[.!?]\s+|\n[ \t]*\r?\n\s*)(\w)")
+_JOINERS = frozenset("'ʼ·\u00ad°")  # no oddity beside letters
+_PUNCTUATION_BLOCKS = ((0x2000, 0x206F), (0x3000, 0x303F), (0xFF00, 0xFFEF))
+
+
+@cache
+def _kind(ch: str) -> str:
+    import unicodedata
+
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Cn", "Co", "Cs"):
+        return "control"
+    if category == "Cf":
+        return "format"
+    if category[0] == "L":
+        return "letter"
+    if category[0] == "M":
+        return "mark"
+    if ch in _JOINERS or category[0] == "Z" or \
+            any(a <= ord(ch) <= b for a, b in _PUNCTUATION_BLOCKS):
+        return "fine"  # dashes, quotes, ellipses; CJK and full-width punctuation
+    if category[0] == "P":
+        return "punctuation"
+    if category[0] == "N":
+        return "number"
+    return "symbol"
+
+
+@cache
+def _script(ch: str) -> str:
+    """"LATIN", "CYRILLIC", "GREEK", … (the first word of the character's name); Chinese
+    characters, kana and CJK punctuation are one script, "CJK"."""
+    import unicodedata
+
+    if ch.isascii():
+        return "LATIN"
+    first = unicodedata.name(ch, "").split(" ")[0]
+    return "CJK" if first in ("CJK", "HIRAGANA", "KATAKANA", "IDEOGRAPHIC") else first
+
+
+@cache
+def _writes(encoding: str, ch: str) -> bool:
+    try:
+        ch.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@cache
+def _common_letters() -> list[frozenset[str]]:
+    """The most common letters of each language charset-normalizer knows (41 of them)."""
+    try:
+        from charset_normalizer.constant import FREQUENCIES
+    except ImportError:  # a version without the table: letter counts do not decide
+        return []
+    return [frozenset(ch.lower() for ch in letters) for letters in FREQUENCIES.values()]
+
+
+def _parse_text(path: Path, data: bytes) -> ParsedDocument:
+    decoded = read_text(data)
+    return ParsedDocument(path, "text", path.stem, [Section(decoded.text, "", 0)],
+                          _notes(decoded))
+
+
+def _notes(decoded: DecodedText) -> list[str]:
+    return [decoded.note] if decoded.note else []
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+
+def _sections_from_headings(text: str, headings: list[tuple[int, int, int, str]],
+                            ) -> list[Section]:
+    """Cut ``text`` at headings given as (line_start, body_start, level, title)."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    body_start = 0
+    place = ""
+    for line_start, next_body, level, title in headings:
+        chunk = text[body_start:line_start]
+        if chunk.strip():
+            sections.append(Section(chunk, place, body_start))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        place = " > ".join(t for _, t in stack)
+        body_start = next_body
+    chunk = text[body_start:]
+    if chunk.strip():
+        sections.append(Section(chunk, place, body_start))
+    return sections
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for line in text.split("\n"):
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    return spans
+
+
+def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
+    from ragctl.index.markup import FENCE, plain_markdown
+
+    decoded = read_text(data)
+    text = decoded.text
+    spans = _line_spans(text)
+    headings: list[tuple[int, int, int, str]] = []
+    in_fence = False
+    for i, (start, end) in enumerate(spans):
+        line = text[start:end]
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _ATX.match(line)
+        if m:
+            headings.append((start, min(end + 1, len(text)), len(m.group(1)), m.group(2)))
+            continue
+        m = _SETEXT.match(line)
+        if m and i > 0:
+            pstart, pend = spans[i - 1]
+            prev = text[pstart:pend]
+            before = text[spans[i - 2][0]:spans[i - 2][1]] if i > 1 else ""
+            if prev.strip() and not before.strip() and not _ATX.match(prev) \
+                    and not prev.lstrip().startswith(("-", "*", ">", "|")):
+                level = 1 if m.group(1).startswith("=") else 2
+                headings.append((pstart, min(end + 1, len(text)), level, prev.strip()))
+    headings = [(a, b, level, " ".join(plain_markdown(t).split()))
+                for a, b, level, t in headings]
+    sections = _sections_from_headings(plain_markdown(text), headings)
+    title = headings[0][3] if headings else path.stem
+    return ParsedDocument(path, "markdown", title, sections, _notes(decoded))
+
+
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
+
+
+def _parse_rst(path: Path, data: bytes) -> ParsedDocument:
+    from ragctl.index.markup import plain_rst
+
+    decoded = read_text(data)
+    text = decoded.text
+    spans = _line_spans(text)
+    levels: list[str] = []
+    headings: list[tuple[int, int, int, str]] = []
+    for i in range(1, len(spans)):
+        line = text[spans[i][0]:spans[i][1]]
+        m = _RST_UNDERLINE.match(line)
+        prev = text[spans[i - 1][0]:spans[i - 1][1]]
+        if not m or not prev.strip() or _RST_UNDERLINE.match(prev):
+            continue
+        if len(line.rstrip()) < len(prev.rstrip()):
+            continue
+        start = spans[i - 1][0]
+        overline = i > 1 and text[spans[i - 2][0]:spans[i - 2][1]].rstrip() == line.rstrip()
+        char = m.group(1) + ("o" if overline else "")
+        if overline:
+            start = spans[i - 2][0]
+        if char not in levels:
+            levels.append(char)
+        end = spans[i][1]
+        headings.append((start, min(end + 1, len(text)), levels.index(char) + 1, prev.strip()))
+    headings = [(a, b, level, " ".join(plain_rst(t).split())) for a, b, level, t in headings]
+    sections = _sections_from_headings(plain_rst(text), headings)
+    title = _rst_header_title(text) or (headings[0][3] if headings else path.stem)
+    return ParsedDocument(path, "rst", title, sections, _notes(decoded))
+
+
+_HEADER_FIELD = re.compile(r"[A-Za-z][\w-]*:[ \t]+\S")
+
+
+def _rst_header_title(text: str) -> str | None:
+    """The "Title:" of a header block of "Field: value" lines that opens the file (a PEP's
+    preamble, an RFC 2822 style header): the document's title, where its first heading is
+    only "Abstract"."""
+    for line in text.lstrip("\ufeff\n").splitlines():
+        if not line.strip():
+            return None  # the header block ended without a title
+        if line[:1] in " \t":
+            continue  # a continued value
+        if not _HEADER_FIELD.match(line):
+            return None
+        if line.lower().startswith("title:"):
+            return " ".join(line.split(":", 1)[1].split()) or None
+    return None
+
+
+MAX_KEYED_COLUMNS = 5
+
+
+def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
+    """A table as one line per row that keeps the header with each value, so that a
+    question about a cell finds its row: "Item: USB-C cable; Qty: 2; Price: $12.99".
+    ``header``: whether the first row is one (HTML ``th`` cells); None guesses, for tables
+    of three or more columns, from a first row of short labels without digits. A row of a
+    label and a value gives "Capital: Wellington"; other rows keep their cells, " | "
+    between them, as do the rows of a table wider than :data:`MAX_KEYED_COLUMNS` (its
+    header stays its first line: repeated in every row it would bury each row's values —
+    bench/tables.py measured fewer cells answered)."""
+    rows = [[" ".join(c.split()) for c in r] for r in rows]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    head = rows[0]
+    width = len(head)
+    if header is None:
+        header = _header_row(head)
+    elif header and not (width >= 2 and all(head)):
+        header = False  # a title spanning the table ("New Zealand"), not column names
+    if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
+        out = [" | ".join(c for c in head if c)]
+        for r in rows[1:]:
+            pairs = [f"{h}: {v}" for h, v in zip(head, r, strict=False) if v and v != h]
+            if pairs:
+                out.append("; ".join(pairs))
+        return out
+    lines = []
+    for r in rows:
+        cells = [c for c in r if c]
+        lines.append(": ".join(cells) if len(cells) == 2 else " | ".join(cells))
+    return lines
+
+
+_BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "tr", "table", "pre", "blockquote", "section",
+               "article", "header", "footer", "dd", "dt", "figcaption", "caption", "br", "hr",
+               "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "main", "aside"]
+
+
+def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
+    """Visible text of an HTML page, cut at its headings; returns (title, sections)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(markup, "lxml")
+    title = _page_title(soup)
+    for tag in soup(["script", "style", "noscript", "template", "head", "svg"]):
+        tag.decompose()
+    for tag in soup.find_all(re.compile(r"^h[1-6]$")):
+        heading = " ".join(tag.get_text(" ", strip=True).split())
+        tag.replace_with(f"\n\n\x01{tag.name[1]}\x02{heading}\x03\n\n")
+    for table in soup.find_all("table"):
+        if table.find("table") is not None:
+            continue  # a layout table around others: its cells are read as text
+        trs = table.find_all("tr")
+        rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in trs]
+        first = trs[0].find_all(["th", "td"]) if trs else []
+        header = bool(first) and all(c.name == "th" for c in first)
+        table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
+    for tag in soup.find_all(_BLOCK_TAGS):
+        tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
+        tag.insert_after("\n\n" if tag.name not in ("td", "th", "br") else " ")
+    raw = soup.get_text()
+    lines = [" ".join(line.split()) for line in raw.split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    headings: list[tuple[int, int, int, str]] = []
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\x01(\d)\x02(.*?)\x03", text):
+        out.append(text[pos:m.start()])
+        here = sum(len(x) for x in out)
+        headings.append((here, here, int(m.group(1)), m.group(2)))
+        pos = m.end()
+    out.append(text[pos:])
+    clean = "".join(out)
+    return title, _sections_from_headings(clean, headings)
+
+
+MIN_MAIN_CHARS = 200  # main content shorter than this is not trusted: the whole page is read
+
+
+def _parse_html(path: Path, data: bytes) -> ParsedDocument:
+    """A web page's main content (trafilatura drops navigation, log-in boxes, cookie
+    banners, sidebars and footers; tables are kept), cut at its headings; the whole
+    visible text when no main content is found."""
+    if b"\x00" in data[:8192]:
+        raise SkipFile("binary data, not HTML; skipped")
+    main = main_content(data)
+    if main is not None:
+        _, kept = html_to_sections(main)
+        if sum(len(s.text.strip()) for s in kept) >= MIN_MAIN_CHARS:
+            from bs4 import BeautifulSoup
+
+            soup = BeautifulSoup(data, "lxml")
+            title = _page_title(soup)
+            sections = _tables_left_out(soup, kept, title) + kept
+            return ParsedDocument(path, "html", title or path.stem,
+                                  sections + _byline(soup, sections, title))
+    title, sections = html_to_sections(data)
+    return ParsedDocument(path, "html", title or path.stem, sections)
+
+
+def _page_title(soup: Any) -> str:
+    return soup.title.get_text(" ", strip=True) if soup.title else ""
+
+
+_BOILERPLATE = re.compile(r"nav|menu|footer|sidebar|cookie|banner|breadcrumb|share|social|"
+                          r"related|comment|promo|advert", re.I)
+
+
+def _tables_left_out(soup: Any, kept: list[Section], title: str) -> list[Section]:
+    """Tables of the page that the main-content extractor dropped (an infobox with
+    "Capital: Wellington" is data, not boilerplate), outside navigation, headers,
+    footers and sidebars, read as the whole page would read them; one section placed
+    under the page's title, its offsets after the main content's."""
+    have = " ".join(" ".join(s.text.split()) for s in kept)
+    texts: list[str] = []
+    todo = [t for t in soup.find_all("table") if t.find_parent("table") is None]
+    while todo:
+        table = todo.pop(0)
+        if _inside(table, ("nav", "header", "footer", "aside"), _BOILERPLATE):
+            continue
+        _, sections = html_to_sections(f"<html><body>{table}</body></html>")
+        lines = [" ".join(line.split()) for s in sections for line in s.text.split("\n\n")
+                 if line.strip()]
+        if sum(len(line) for line in lines if line in have) > 0.2 * len(have):
+            # a layout table around the page's content: look at the tables inside it
+            todo[:0] = [t for t in table.find_all("table")
+                        if t.find_parent("table") is table]
+            continue
+        cells = [" ".join(c.get_text(" ", strip=True).split())
+                 for c in table.find_all(["td", "th"])]
+        cells = [c for c in cells if len(c) >= 12]
+        kept_already = len(cells) >= 2 and sum(c in have for c in cells) >= 0.8 * len(cells)
+        if len(lines) >= 2 and not kept_already:
+            texts.append("\n\n".join(lines))
+    if not texts:
+        return []
+    return [_section_after(kept, "\n\n".join(texts), title)]
+
+
+def _section_after(kept: list[Section], text: str, place: str) -> Section:
+    """A section of text the page holds outside its main content, its offsets after it."""
+    end = max((s.offset + len(s.text) for s in kept), default=0)
+    return Section(text, place, end + 2)
+
+
+def _classes(tag: Any) -> str:
+    return " ".join([*(tag.get("class") or []), str(tag.get("id") or "")])
+
+
+def _inside(tag: Any, names: tuple[str, ...], marked: re.Pattern[str]) -> bool:
+    """Whether ``tag`` or an element around it is one of ``names`` or has a class or id
+    that ``marked`` finds, unless that element holds most of the page's text: a layout's
+    wrapper (``<div class="panel-two-col-sidebar-right">``, ``<body class="no-sidebars">``)
+    is no sidebar."""
+    chain = [p for p in [tag, *tag.parents] if p.name != "[document]"]
+    if any(p.name in names for p in chain):
+        return True
+    page = 0
+    for p in chain:
+        if marked.search(_classes(p)):
+            page = page or len(chain[-1].get_text())
+            if len(p.get_text()) <= page / 2:
+                return True
+    return False
+
+
+_BYLINE_MAX = 120  # characters: a longer element holding the author's name is prose
+
+
+def _byline(soup: Any, kept: list[Section], title: str) -> list[Section]:
+    """Who wrote the page, which the main-content extractor drops with the page's header:
+    the shortest visible line naming the author of ``<meta name="author">`` ("By Arun Sai
+    Krishnan • Nov 11, 2020"), one with "By" first, else "By" and the name; without such
+    a tag, the first short element marked as the byline (``class="byline"``,
+    ``itemprop="author"``: "Written by Rob Ewaschuk Edited by Betsy Beyer"). One section
+    under the page's first heading (the article's title; else the page's), placed after
+    the others; nothing when the page names no author or the kept text already has it."""
+    from bs4 import NavigableString
+
+    meta = soup.find("meta", attrs={"name": re.compile(r"^(author|byl)$", re.I)})
+    author = " ".join(str(meta.get("content") or "").split()) if meta else ""
+    body = soup.body or soup
+    if author and len(author) <= _BYLINE_MAX:
+        lines = {" ".join(node.split()).strip(" /|•·-") for node in body.find_all(string=True)
+                 if type(node) is NavigableString  # not a comment, CDATA or doctype
+                 and author.lower() in node.lower() and getattr(node.parent, "name", "") not in
+                 ("script", "style", "noscript", "template", "title")}
+        lines = {line for line in lines if len(line) <= _BYLINE_MAX}
+        # a "By …" line first, then the shortest; a bare name is said to be the author's
+        line = min(lines, key=lambda x: (not _BY.search(x), len(x)), default="")
+        if not _BY.search(line) and len(line) <= len(author) + 2:
+            line = f"By {line or author}"
+    else:
+        line = next((text for tag in body.find_all(_marked_byline)
+                     if 0 < len(text := " ".join(tag.get_text(" ", strip=True).split()))
+                     <= _BYLINE_MAX and not _inside(tag, _NOT_BYLINE, _NOT_BYLINE_MARKS)), "")
+        if line and not _BY.search(line):
+            line = f"By {line}"
+    if not line or line in " ".join(" ".join(s.text.split()) for s in kept):
+        return []
+    heading = next((text for h1 in body.find_all("h1")
+                    if not _inside(h1, _NOT_BYLINE, _NOT_BYLINE_MARKS)
+                    and (text := " ".join(h1.get_text(" ", strip=True).split()))), "")
+    return [_section_after(kept, line, heading or title)]
+
+
+_BY = re.compile(r"\bby\b", re.I)
+# where a byline or the article's heading is not: navigation, footers, sidebars, comments
+_NOT_BYLINE = ("nav", "footer", "aside")
+_NOT_BYLINE_MARKS = re.compile(r"comment|footer|sidebar|nav", re.I)
+
+
+def _marked_byline(tag: Any) -> bool:
+    return bool(re.search(r"\b(byline|author)\b", _classes(tag), re.I)
+                or str(tag.get("itemprop") or "").lower() == "author"
+                or "author" in (tag.get("rel") or []))
+
+
+def main_content(markup: bytes | str) -> str | None:
+    """The main content of a web page as HTML (None when trafilatura is missing or finds
+    none)."""
+    try:
+        import trafilatura
+    except ImportError:
+        return None
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    try:
+        return trafilatura.extract(markup, output_format="html", include_tables=True,
+                                   include_links=False, include_images=False,
+                                   include_comments=False, favor_recall=True,
+                                   with_metadata=False)
+    except Exception:  # a page trafilatura cannot handle is read whole
+        return None
+
+
+def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                opened = bool(reader.decrypt(""))
+            except (DependencyError, NotImplementedError):
+                opened = False
+            if not opened:
+                raise SkipFile("encrypted PDF (needs a password); skipped")
+        texts = [page.extract_text() or "" for page in reader.pages]
+        meta = reader.metadata
+        title = str(meta.title) if meta is not None and meta.title else path.stem
+    except FileNotDecryptedError:
+        raise SkipFile("encrypted PDF (needs a password); skipped") from None
+    except PdfReadError as e:
+        raise SkipFile(f"corrupt PDF ({e}); skipped") from None
+    scanned = [i for i, t in enumerate(texts) if len("".join(t.split())) < MIN_PAGE_CHARS]
+    # a text layer that is not text (a font without a usable character map gives
+    # "p3xSTRxtT3xR2tTOR") is read like a scan, never indexed as it is
+    garbled = [i for i, t in enumerate(texts) if i not in scanned and garbled_text(t)]
+    notes: list[str] = []
+    if garbled and ocr.engine is None:
+        for i in garbled:
+            texts[i] = ""
+        if len(scanned) + len(garbled) == len(texts):
+            raise SkipFile(f"PDF text is unreadable (its fonts map no characters) and OCR "
+                           f"is off; skipped: {ocr.how_to_enable}")
+        notes.append(f"{_pages(garbled)} with unreadable text (its fonts map no characters) "
+                     f"not read: {ocr.how_to_enable}")
+    scanned = sorted(scanned + garbled)
+    if scanned and ocr.engine is None:
+        if len(scanned) == len(texts):
+            raise SkipFile(f"PDF has no text layer (a scan?); skipped: {ocr.how_to_enable}")
+        if len(scanned) > len(garbled):
+            notes.append(f"{_pages([i for i in scanned if i not in garbled])} without a "
+                         f"text layer not read: {ocr.how_to_enable}")
+    elif scanned:
+        for i, text in _ocr_pdf_pages(data, scanned, ocr):
+            texts[i] = text
+    tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
+    rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
+    sections = []
+    for i, text in enumerate(texts):
+        sections.append(Section(text, f"p. {i + 1}", 0))
+        if i in rows:  # the rows of its tables follow a page's text, as if printed below it
+            sections.append(Section(rows[i], f"p. {i + 1}", len(text) + 2))
+    if not any(s.text.strip() for s in sections):
+        raise SkipFile("no text found, not even by OCR; skipped")
+    return ParsedDocument(path, "pdf", title, sections, notes)
+
+
+def garbled_text(text: str) -> bool:
+    """Whether a PDF page's extracted text is not text: of its words of five or more
+    characters, 40% or more switch between lower case, capitals and digits four times or
+    more ("p3xSTRxtT3xR2tTOR"). Among the 225 text pages of the real-documents folder
+    (English, Chinese, code, tables) the most such words a page has is 16%; a page whose
+    font maps no characters has 69%."""
+    def kind(ch: str) -> str:
+        return "l" if "a" <= ch <= "z" else "u" if "A" <= ch <= "Z" else \
+            "d" if "0" <= ch <= "9" else ""
+
+    def junk(word: str) -> bool:
+        kinds = [k for k in map(kind, word) if k]
+        return sum(a != b for a, b in pairwise(kinds)) >= 4
+
+    words = [w for w in text.split() if len(w) >= 5]
+    return len(words) >= 10 and sum(map(junk, words)) >= 0.4 * len(words)
+
+
+def _pages(indexes: list[int]) -> str:
+    numbers = [str(i + 1) for i in indexes]
+    if len(numbers) == 1:
+        return f"page {numbers[0]}"
+    shown = ", ".join(numbers[:8]) + (f" and {len(numbers) - 8} more" if len(numbers) > 8
+                                      else "")
+    return f"{len(numbers)} pages ({shown})"
+
+
+def _looks_tabular(text: str) -> bool:
+    """Whether a page's text may come from a table (worth the slower table finder):
+    three short lines holding two or more numbers each, or a column of numbers (many
+    lines of a few words with a number, as text extraction reads some tables)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows = sum(1 for line in lines if len(line.split()) <= 16
+               and len(_NUMBER.findall(line)) >= 2)
+    column = sum(1 for line in lines if len(line.split()) <= 4 and _NUMBER.search(line))
+    return rows >= 3 or (column >= 8 and column >= 0.4 * len(lines))
+
+
+_NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
+MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
+
+
+def _pdf_tables(data: bytes, indexes: list[int],
+                on_page: Callable[[str], None], pages: int) -> Iterator[tuple[int, str]]:
+    """The tables found by pdfplumber on the given pages (0-based), as one line per row
+    that keeps the header with each value (:func:`table_lines`); pages without a data
+    table are not yielded. A table that goes on over the next page gets the header of its
+    first part. The page's own text is kept as it is: with the rows in place of the
+    table's text, bench/tables.py answered fewer cell questions (4 of 8, from 6)."""
+    import pdfplumber
+
+    header: list[str] | None = None
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        for i in indexes:
+            on_page(f"tables p. {i + 1} of {pages}")
+            page = pdf.pages[i]
+            tables = []
+            for t in page.find_tables():
+                rows = [[" ".join((c or "").split()) for c in r] for r in t.extract()]
+                cells = [c for r in rows for c in r if c]
+                width = max((sum(1 for c in r if c) for r in rows), default=0)
+                if len(rows) < 2 or width < 2 or \
+                        sum(map(len, cells)) > MAX_CELL_CHARS * len(cells):
+                    continue
+                if _header_row(rows[0]):
+                    header = rows[0]
+                    tables.append((t.bbox, table_lines(rows, header=True)))
+                elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
+                    tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
+                else:
+                    tables.append((t.bbox, table_lines(rows, header=False)))
+            if tables:
+                yield i, "\n\n".join("\n\n".join(lines) for _, lines in
+                                     sorted(tables, key=lambda t: t[0][1]))
+            else:
+                header = None
+            page.close()
+
+
+def _header_row(row: list[str]) -> bool:
+    """Column names: three or more short distinct labels without digits."""
+    return len(row) >= 3 and all(row) and len(set(row)) == len(row) and all(
+        len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in row)
+
+
+def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
+    """OCR of the given pages (0-based), one page at a time, rendered at :data:`OCR_DPI`,
+    or less where that would make an image over ``ocr.max_pixels`` (a page can say it is
+    200 inches wide: 3.6 billion pixels at 300 dpi); blank pages are not sent to the
+    engine."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(data)
+    try:
+        for i in indexes:
+            page = pdf[i]
+            try:
+                width, height = page.get_size()
+                scale = _render_scale(width, height, ocr.max_pixels)
+                image = page.render(scale=scale, grayscale=True).to_pil()
+            finally:
+                page.close()
+            try:
+                yield i, _ocr_image(image, ocr, f"p. {i + 1} of {len(pdf)}")
+            finally:
+                image.close()
+    finally:
+        pdf.close()
+
+
+def _render_scale(width: float, height: float, max_pixels: int) -> float:
+    """Pixels per point to render a page of ``width`` × ``height`` points: OCR_DPI, or
+    less so that the image has at most ``max_pixels``."""
+    import math
+
+    scale = OCR_DPI / 72
+    width, height, max_pixels = max(width, 1.0), max(height, 1.0), max(max_pixels, 1)
+    if math.ceil(width * scale) * math.ceil(height * scale) > max_pixels:
+        scale = (max_pixels / (width * height)) ** 0.5
+        while math.ceil(width * scale) * math.ceil(height * scale) > max_pixels:
+            scale *= 0.999  # the renderer rounds sizes up
+        logger.debug("a page of %.0f x %.0f points is rendered at %.0f dpi, not %d",
+                     width, height, scale * 72, OCR_DPI)
+    return scale
+
+
+def _ocr_image(image: Image, ocr: Ocr, where: str = "") -> str:
+    extrema: Any = image.convert("L").getextrema()
+    lo, hi = extrema
+    if hi - lo < 32:  # a blank page
+        return ""
+    text = ocr.read(image, where)
+    # a photograph or a drawing gives a few stray marks, not words
+    words = re.findall(r"[^\W\d_]{3,}", text)
+    return text if len(words) >= 3 else ""
+
+
+def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
+    """The text of an image file, read by OCR one page (frame) at a time, so that memory
+    holds one page whatever the file: the first ``ocr.max_pages`` pages, each at most
+    ``ocr.max_pixels`` (a larger JPEG is decoded at a half, a quarter or an eighth of its
+    size; other pages that large are left out). Pages left out are told in the notes."""
+    from PIL import Image, UnidentifiedImageError
+
+    if ocr.engine is None:
+        raise SkipFile(f"image not read (no OCR); skipped: {ocr.how_to_enable}")
+    texts: list[str] = []
+    notes: list[str] = []
+    too_large: list[tuple[int, int]] = []  # (page, pixels)
+    with _pillow_limit(_DRAFT_REDUCTION * ocr.max_pixels):
+        try:
+            img = Image.open(io.BytesIO(data))
+            pages = getattr(img, "n_frames", 1)
+        except Image.DecompressionBombError:
+            raise SkipFile(f"an image of over {2 * _DRAFT_REDUCTION * ocr.max_megapixels:g} "
+                           "megapixels (a decompression bomb?); skipped") from None
+        except (UnidentifiedImageError, OSError, ValueError, EOFError) as e:
+            raise SkipFile(f"not a readable image ({e}); skipped") from None
+        with img:
+            if max(img.size) < 200:
+                raise SkipFile("an image too small to hold text (an icon?); skipped")
+            read = min(pages, ocr.max_pages)
+            if pages > read:
+                notes.append(f"{pages} pages, read the first {read} (setting ocr_max_pages)")
+            for n in range(read):
+                try:
+                    img.seek(n)
+                except (EOFError, OSError, ValueError, Image.DecompressionBombError) as e:
+                    notes.append(f"page {n + 1} not readable ({e}); pages from it on not read")
+                    break
+                pixels = img.size[0] * img.size[1]
+                try:
+                    page = _page_image(img, ocr.max_pixels)
+                except (OSError, ValueError) as e:  # a truncated or damaged page
+                    if n == 0:
+                        raise SkipFile(f"not a readable image ({e}); skipped") from None
+                    notes.append(f"page {n + 1} not readable ({e}); pages from it on not read")
+                    break
+                if page is None:
+                    too_large.append((n + 1, pixels))
+                    texts.append("")
+                    continue
+                # the page is decoded into the file's one buffer, which the next page reuses
+                texts.append(_ocr_image(page, ocr, f"p. {n + 1} of {pages}" if pages > 1
+                                        else ""))
+    if too_large:
+        what = _too_large(too_large, pages, ocr.max_megapixels)
+        if len(too_large) == len(texts):
+            raise SkipFile(f"{what}; skipped")
+        notes.append(f"{what}; not read")
+    if not any(t.strip() for t in texts):
+        raise SkipFile("an image without text (OCR found none); skipped")
+    places = [f"p. {n}" for n in range(1, len(texts) + 1)] if pages > 1 else [""]
+    return ParsedDocument(path, "image", path.stem,
+                          [Section(t, p, 0) for t, p in zip(texts, places, strict=True)],
+                          notes)
+
+
+_DRAFT_REDUCTION = 64  # a JPEG can be decoded at an eighth of its width and height
+
+
+@contextmanager
+def _pillow_limit(max_pixels: int) -> Iterator[None]:
+    """Pillow's own decompression-bomb limit (``Image.MAX_IMAGE_PIXELS``: ``Image.open``
+    refuses an image of more than twice as many pixels, and warns above it) set to
+    ``max_pixels`` while a file is read, then put back. Every page is checked against
+    ``ocr.max_pixels`` before it is decoded (:func:`_page_image`); this refuses the header
+    of a bomb as soon as it is opened, as one clear line."""
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = max_pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
+def _page_image(img: Image, max_pixels: int) -> Image | None:
+    """The current page of an open image file, decoded: itself when it has at most
+    ``max_pixels`` pixels; a JPEG of up to 64 times as many decoded at a half, a quarter or
+    an eighth of its size (``draft``), which is about as fast and needs as little memory;
+    None for a larger page, which is never decoded."""
+    width, height = img.size
+    if width * height <= max_pixels:
+        img.load()
+        return img
+    if img.format in ("JPEG", "MPO"):
+        for factor in (2, 4, 8):
+            if width * height <= max_pixels * factor * factor:
+                img.draft(img.mode, (-(-width // factor), -(-height // factor)))
+                if img.size[0] * img.size[1] <= max_pixels:
+                    img.load()
+                    return img
+                break
+    return None
+
+
+def _too_large(pages: list[tuple[int, int]], total: int, max_megapixels: float) -> str:
+    largest = max(pixels for _, pixels in pages) / 1e6
+    which = (f"page {pages[0][0]} of {total} is" if len(pages) == 1 and total > 1 else
+             "the image is" if total == 1 else f"{len(pages)} of its {total} pages are")
+    return (f"{which} {largest:.0f} megapixels, over the {max_megapixels:g} megapixel limit "
+            f"(setting ocr_max_megapixels)")
+
+
+MAX_UNZIPPED = 200_000_000  # bytes a DOCX may expand to (its XML is read in memory)
+MAX_RATIO = 100  # and no more than this many times its own size: a zip bomb is refused
+
+
+def _check_zip(data: bytes) -> None:
+    """Refuse a zip whose members would expand beyond :data:`MAX_UNZIPPED` (or more than
+    :data:`MAX_RATIO` times the file), before anything is decompressed."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            total = sum(i.file_size for i in z.infolist())
+    except zipfile.BadZipFile as e:
+        raise SkipFile(f"corrupt DOCX ({e}); skipped") from None
+    if total > MAX_UNZIPPED or (total > MAX_RATIO * max(len(data), 1) and total > 10_000_000):
+        raise SkipFile(f"expands to {total / 1e6:.0f} MB when unpacked (a zip bomb?); "
+                       "skipped")
+
+
+def _parse_docx(path: Path, data: bytes) -> ParsedDocument:
+    import zipfile
+
+    import docx
+
+    _check_zip(data)
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (zipfile.BadZipFile, KeyError, ValueError) as e:
+        raise SkipFile(f"corrupt DOCX ({e}); skipped") from None
+    parts: list[str] = []
+    headings: list[tuple[int, int, int, str]] = []
+    pos = 0
+    for block in document.iter_inner_content():
+        if hasattr(block, "rows"):  # a table: a paragraph per row, the header kept with each
+            text = "\n\n".join(table_lines([[c.text for c in row.cells]
+                                             for row in block.rows]))
+            level = 0
+        else:
+            text = block.text
+            style = (block.style.name if block.style is not None else "") or ""
+            m = re.match(r"Heading (\d)", style)
+            level = int(m.group(1)) if m else (1 if style == "Title" else 0)
+        if not text.strip():
+            continue
+        if level:
+            headings.append((pos, pos, level, " ".join(text.split())))
+            continue
+        parts.append(text + "\n\n")
+        pos += len(text) + 2
+    full = "".join(parts)
+    title = document.core_properties.title or (headings[0][3] if headings else path.stem)
+    return ParsedDocument(path, "docx", title, _sections_from_headings(full, headings))
+
+
+def _message_text(msg: object) -> str:
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    body = msg.get_body(preferencelist=("plain", "html"))
+    if body is None:
+        return ""
+    content = body.get_content()
+    if isinstance(content, bytes):
+        content = decode_text(content)
+    if body.get_content_subtype() == "html":
+        _, sections = html_to_sections(content)
+        return "\n\n".join(s.text for s in sections)
+    return str(content).replace("\r\n", "\n")
+
+
+def _message_header(msg: object) -> str:
+    """The lines of a message's header a reader asks about ("who sent the mail about …"),
+    kept as the first lines of its text: From, Date and Subject."""
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    # the date as written (parsing rewrites "1 Jan" as "01 Jan"); the names decoded
+    raw = {k.lower(): v for k, v in reversed(list(msg.raw_items()))}
+    values = {"From": msg.get("From"), "Date": raw.get("date"), "Subject": msg.get("Subject")}
+    lines = [f"{k}: {' '.join(str(v).split())}" for k, v in values.items() if v]
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def _with_header(header: str, body: str) -> str:
+    """A message's text: its header lines, then its body; nothing without a body."""
+    return header + body if body.strip() else body
+
+
+def _message_place(msg: object) -> str:
+    from email.message import EmailMessage
+
+    assert isinstance(msg, EmailMessage)
+    subject = " ".join(str(msg.get("subject", "") or "(no subject)").split())
+    who = ", ".join(str(x) for x in (msg.get("from"), msg.get("date")) if x)
+    return f"{subject} ({who})" if who else subject
+
+
+def _parse_email(path: Path, data: bytes) -> ParsedDocument:
+    import email
+    import email.policy
+
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    if not msg.keys():
+        raise SkipFile("not an e-mail message (no headers); skipped")
+    place = _message_place(msg)
+    subject = str(msg.get("subject", "") or path.stem)
+    text = _with_header(_message_header(msg), _message_text(msg))
+    return ParsedDocument(path, "email", subject, [Section(text, place, 0)])
+
+
+def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
+    messages = [m for m in (_mbox_message(raw, n) for n, raw in
+                            enumerate(_mbox_parts(io.BytesIO(data)), start=1)) if m]
+    bodies = drop_quoted_copies([text for _, text, _ in messages])
+    return ParsedDocument(path, "mbox", path.stem,
+                          [Section(_with_header(header, body), place, 0)
+                           for body, (header, _, place) in zip(bodies, messages, strict=True)])
+
+
+def _mbox_parts(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The raw messages of an mbox archive, split at its "From " lines (empty parts
+    left out)."""
+    part: list[bytes] = []
+    for line in lines:
+        if line.startswith(b"From "):
+            if b"".join(part).strip():
+                yield b"".join(part)
+            part = []
+        else:
+            part.append(line)
+    if b"".join(part).strip():
+        yield b"".join(part)
+
+
+def _mbox_message(raw: bytes, number: int) -> tuple[str, str, str] | None:
+    """(header lines, body, place) of the ``number``-th message of an archive, None for a
+    part without headers."""
+    import email
+    import email.policy
+
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    if not msg.keys():
+        return None
+    return _message_header(msg), _message_text(msg), f"#{number}: {_message_place(msg)}"
+
+
+def mbox_messages(path: Path) -> Iterator[Section]:
+    """The messages of a large mail archive, one section each, read one at a time (the
+    file is never held whole). A quoted block whose text is an earlier message of the
+    archive is dropped, as :func:`drop_quoted_copies` does for a small one (replies come
+    after what they quote)."""
+    import hashlib
+
+    seen: set[str] = set()  # hashes of earlier messages' normalized paragraphs
+
+    def emit(raw: bytes, number: int) -> Section | None:
+        found = _mbox_message(raw, number)
+        if found is None:
+            return None
+        header, text, place = found
+        text = _drop_quotes(text, lambda quoted: bool(hashes := _paragraph_hashes(quoted))
+                            and hashes <= seen)
+        seen.update(_paragraph_hashes(text))
+        return Section(_with_header(header, text), place, 0)
+
+    def _paragraph_hashes(text: str) -> set[str]:
+        return {hashlib.sha1(" ".join(p.split()).encode()).hexdigest()
+                for p in re.split(r"\n\s*\n", text) if len(" ".join(p.split())) >= 20}
+
+    try:
+        with path.open("rb") as f:
+            for number, raw in enumerate(_mbox_parts(f), start=1):
+                section = emit(raw, number)
+                if section is not None:
+                    yield section
+    except OSError as e:
+        raise SkipFile(_os_reason(e)) from None
+
+
+_QUOTE_BLOCK = re.compile(r"(?m)(?:^[ \t]*>.*(?:\n|$))+")
+_ATTRIBUTION = re.compile(r"(?:^|\n)[^\n]*wrote:[ \t]*\n?[ \t]*$")
+MIN_QUOTE_CHARS = 40  # shorter quotes ("> yes") stay: they are part of the reply
+
+
+def drop_quoted_copies(bodies: list[str]) -> list[str]:
+    """The messages of one archive without the quoted blocks ("> ...", and the "On ...,
+    X wrote:" line above) whose text is another message of the archive, so that a mail
+    is indexed once, not again inside every reply to it."""
+    flat = [" ".join(b.split()) for b in bodies]
+
+    def in_another(i: int, quoted: str) -> bool:
+        text = " ".join(quoted.split())
+        return any(text in other for j, other in enumerate(flat) if j != i)
+
+    return [_drop_quotes(body, partial(in_another, i)) for i, body in enumerate(bodies)]
+
+
+def _drop_quotes(body: str, elsewhere: Callable[[str], bool]) -> str:
+    """``body`` without its quoted blocks of :data:`MIN_QUOTE_CHARS` or more whose
+    unquoted text ``elsewhere`` says is indexed already (and the "wrote:" line above)."""
+    pieces, pos = [], 0
+    for m in _QUOTE_BLOCK.finditer(body):
+        quoted = re.sub(r"(?m)^[ \t]*(?:>[ \t]?)+", "", m.group())
+        if len(" ".join(quoted.split())) < MIN_QUOTE_CHARS or not elsewhere(quoted):
+            continue
+        pieces.append(_ATTRIBUTION.sub("\n", body[pos:m.start()]))
+        pos = m.end()
+    pieces.append(body[pos:])
+    return "".join(pieces) if pos else body
+
+
+_PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
+    "text": _parse_text, "markdown": _parse_markdown, "rst": _parse_rst, "html": _parse_html,
+    "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox,
+}

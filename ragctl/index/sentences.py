@@ -1,0 +1,113 @@
+"""Stage 2: split text into sentences with spaCy, keeping character offsets.
+
+The default is a blank English pipeline with the rule-based ``sentencizer``: fast, no
+model download, and good enough on prose. Paragraph breaks (blank lines) and list items
+(a line starting with a bullet or "1.", left out of the sentence) always end a sentence,
+and a run-on "sentence" longer than ``max_words`` (tables, logs) is cut at
+word boundaries so that no passage grows without bound.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragctl.errors import missing_dependency
+from ragctl.records import Span
+from ragctl.text import normalize_space
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+# a list item: a line that starts with a bullet or a number ("1.", "2)"), which the
+# sentence leaves out (spaCy would make "1." a sentence of its own), then a word, a number
+# or a quote (not "- - - - x": a transcript caption's rule)
+_ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\(?\d{1,3}[.)])[ \t]+(?=[\w\"'“‘(\[$€£¥₹])")
+_WORD = re.compile(r"\S+")
+_NEWLINE = re.compile(r"\n")
+
+
+class SentenceSplitter:
+    """Split texts into sentences. The spaCy pipeline is loaded on first use."""
+
+    def __init__(self, *, max_words: int = 200, model: str | None = None) -> None:
+        self.max_words = max_words
+        self.model = model
+        self._nlp: Any = None
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            try:
+                import spacy
+            except ImportError:
+                raise missing_dependency("spacy") from None
+            if self.model:
+                nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "tagger"])
+            else:
+                nlp = spacy.blank("en")
+            if "sentencizer" not in nlp.pipe_names and "parser" not in nlp.pipe_names \
+                    and "senter" not in nlp.pipe_names:
+                nlp.add_pipe("sentencizer")
+            nlp.max_length = 50_000_000
+            self._nlp = nlp
+        return self._nlp
+
+    def split(self, text: str) -> list[Span]:
+        return self.split_many([text])[0]
+
+    def split_many(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Sentences of each text, with offsets relative to that text."""
+        paragraphs: list[tuple[int, int, str]] = []  # (text index, offset, paragraph)
+        for i, text in enumerate(texts):
+            pos = 0
+            for m in _PARAGRAPH.finditer(text):
+                paragraphs.extend(_blocks(i, text, pos, m.start()))
+                pos = m.end()
+            paragraphs.extend(_blocks(i, text, pos, len(text)))
+        out: list[list[Span]] = [[] for _ in texts]
+        docs = self.nlp.pipe(p for _, _, p in paragraphs)
+        for (i, offset, para), doc in zip(paragraphs, docs, strict=True):
+            for sent in doc.sents:
+                start = sent.start_char
+                end = sent.end_char
+                raw = para[start:end]
+                lead = len(raw) - len(raw.lstrip())
+                trail = len(raw) - len(raw.rstrip())
+                start, end = start + lead, end - trail
+                if end <= start:
+                    continue
+                out[i].extend(self._cap(para, start, end, offset))
+        return out
+
+    def _cap(self, para: str, start: int, end: int, offset: int) -> list[Span]:
+        words = list(_WORD.finditer(para, start, end))
+        if len(words) <= self.max_words:
+            return [_span(para, start, end, offset)]
+        spans = []
+        for k in range(0, len(words), self.max_words):
+            group = words[k:k + self.max_words]
+            s, e = group[0].start(), group[-1].end()
+            spans.append(_span(para, s, e, offset))
+        return spans
+
+
+def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """``text[start:end]``, a paragraph, as blocks that no sentence crosses: a list item
+    starts one ("consists of: * Barry Warsaw * Donghee Na" is three sentences, not a
+    sentence of names run together), without its bullet or number."""
+    lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
+    cuts = [(m.start(), m.end()) for m in (_ITEM.match(text, a, end) for a in lines) if m]
+    out, pos = [], start
+    for a, b in cuts:
+        if text[pos:a].strip():
+            out.append((i, pos, text[pos:a]))
+        pos = b
+    if text[pos:end].strip():
+        out.append((i, pos, text[pos:end]))
+    return out
+
+
+def _span(text: str, start: int, end: int, offset: int) -> Span:
+    raw = text[start:end]
+    norm = normalize_space(raw)
+    return Span(offset + start, offset + end, norm, raw if raw != norm else None)
