@@ -7,6 +7,12 @@ the times include loading the models. A factoid answer is right when it contains
 answer and is short (at most 12 words) or its F1 with one reaches 0.6; a non-factoid
 answer when it contains the expected words; an unanswerable question when ragctl says
 "Not found" (exit 3). Prints a table and writes bench/results/realdocs.json.
+
+A questions file whose "split" is "test" (bench/realdocs-test.json) is reported in totals
+only — per kind, per detail and per file type, as right / partly / wrong / wrongly refused
+for answerable questions and rightly refused / answered for not-stated ones — with the
+commit its questions were frozen at: no answer of a test question is printed or saved, so
+none can be read to write a rule (read one, and its source moves to dev).
 """
 
 from __future__ import annotations
@@ -54,8 +60,15 @@ def main() -> None:
     ap.add_argument("--ragctl", default=str(ROOT / ".venv" / "bin" / "ragctl"))
     ap.add_argument("--name", default="realdocs", help="results file name")
     ap.add_argument("--only", type=int, nargs="*", help="question numbers (1-based)")
+    ap.add_argument("--questions", type=Path, default=QUESTIONS,
+                    help="the questions file (default bench/realdocs.json, the dev split)")
     args = ap.parse_args()
-    questions = json.loads(QUESTIONS.read_text())["questions"]
+    spec = json.loads(args.questions.read_text())
+    questions = spec["questions"]
+    if spec.get("split") == "test":
+        if args.only:
+            sys.exit("bench: the test split is run whole (--only is for dev questions)")
+        return test_totals(args, spec)
     env = {**os.environ, "RAGCTL_HOME": args.home}
     rows, verdicts, walls = [], [], []
     for n, q in enumerate(questions, start=1):
@@ -90,6 +103,51 @@ def main() -> None:
     table.append(("wall time per question, p50", f"{median(walls):.1f} s", ""))
     print_table(f"{len(rows)} questions about real documents, through the CLI", table)
     print(f"\nwrote {save(args.name, {'counts': counts, 'questions': rows})}")
+
+
+OUTCOME = {"right": "right", "partly": "partly", "wrong": "wrong", "missed": "wrongly refused"}
+
+
+def test_totals(args: argparse.Namespace, spec: dict[str, Any]) -> None:
+    """Ask every test question; keep and print nothing but totals."""
+    env = {**os.environ, "RAGCTL_HOME": args.home}
+    totals: dict[str, dict[str, dict[str, int]]] = {"kind": {}, "detail": {}, "type": {},
+                                                   "all": {}}
+    walls = []
+    for q in spec["questions"]:
+        t = time.perf_counter()
+        out = subprocess.run([args.ragctl, "ask", q["q"], "--json"], capture_output=True,
+                             text=True, env=env)
+        walls.append(time.perf_counter() - t)
+        try:
+            answer = json.loads(out.stdout)
+        except ValueError:
+            answer = {}
+        verdict = judge(q, answer, out.returncode)
+        if q["kind"] == "unanswerable":
+            outcome = "rightly refused" if verdict == "right" else "answered not-stated"
+        else:
+            outcome = OUTCOME[verdict]
+        keys = {"kind": q["kind"], "detail": q.get("detail", "?"),
+                "type": Path(q["source"]).suffix.lstrip(".") or "?", "all": "all"}
+        for axis, key in keys.items():
+            cell = totals[axis].setdefault(key, {})
+            cell[outcome] = cell.get(outcome, 0) + 1
+    commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", str(args.questions)],
+                            capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    right = sum(v for k, v in totals["all"]["all"].items()
+                if k in ("right", "rightly refused"))
+    n = len(spec["questions"])
+    table = [(f"{axis}: {key}", ", ".join(f"{v} {k}" for k, v in sorted(cell.items())), "")
+             for axis in ("kind", "detail", "type") for key, cell in sorted(totals[axis].items())]
+    table.append(("right or rightly refused", f"{right} of {n} ({100 * right / n:.0f}%)",
+                  "≥ 85%"))
+    table.append(("wall time per question, p50", f"{median(walls):.1f} s", ""))
+    print_table(f"test split, {n} questions (frozen at {commit[:12] or 'uncommitted'})", table)
+    name = "realdocs-test" if args.name == "realdocs" else args.name
+    path = save(name, {"split": "test", "questions_commit": commit, "n": n,
+                       "right_or_rightly_refused": right, "totals": totals})
+    print(f"\nwrote {path}")
 
 
 if __name__ == "__main__":
