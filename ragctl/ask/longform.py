@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 
 class Stages(Protocol):
-    """The loaded stages a long answer uses (:class:`ragctl.ask.pipeline.Pipeline` is
-    one): handed down, so that this module never calls back into the pipeline."""
+    """The loaded stages a long answer uses (:class:`ragctl.ask.stages.LoadedStages`, and
+    so the pipeline, is one): handed down, so that this module never calls back into the
+    pipeline."""
 
     @property
     def collection(self) -> Collection: ...

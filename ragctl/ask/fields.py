@@ -1,0 +1,258 @@
+"""Who wrote it, and a form's fields: answers read from a document's own labelled lines.
+
+- **Who wrote it** (:func:`author_answer`): "who wrote / sent …" is answered from the document's
+  own author line (:func:`author_line`: a byline, an "Author:" or "From:" field).
+- **A form's field** (:func:`field_answer`): "what is the invoice number of …", "when is … due",
+  "when was the mail sent" from the value of the field so labelled (:func:`asked_field`,
+  :func:`field_values`), a mail's header or a table's row among them.
+
+Both are tried before the reader is asked (:mod:`ragctl.ask.span`), in the document that
+answers best (:func:`~ragctl.ask.documents.answering_document`); when they find nothing,
+the reader answers instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ragctl.ask.documents import answering_document, document_sentences
+from ragctl.ask.rules import _MONTHS
+from ragctl.records import AnswerSentence, Citation, Sentence
+from ragctl.text import content_words, line_starts
+
+if TYPE_CHECKING:
+    from ragctl.ask.stages import Evidence, LoadedStages
+    from ragctl.records import Answer
+
+# --------------------------------------------------------------------- who wrote it
+
+# "Who wrote the post about …", "who is the author of PEP 723", "who sent the mail about …":
+# the answer is the document's own author line (a web page's byline, an "Author:" or
+# "From:" field), which the reader rates below the passages that name other people.
+_AUTHOR_QUESTION = re.compile(
+    r"^(who (wrote|authored|penned|sent|signed|posted)\b|who (is|was|are|were) the "
+    r"(authors?|writers?|senders?)\b|by whom\b)", re.I)
+_NOT_NAME = ("Edited|Updated|Published|Posted|Photos?|Illustrations?|Staff|Reporter|Editor|"
+             "Contributor|Senior|Image|Via|On|In|At|The|For|From|With|Monday|Tuesday|Wednesday|"
+             "Thursday|Friday|Saturday|Sunday|" + _MONTHS.title())
+_NAME_WORD = rf"(?!(?:{_NOT_NAME})\b)[A-ZÀ-Ý][\w'’.-]*[\w.]"
+_PERSON = rf"{_NAME_WORD}(?:[ \t]+(?:(?:van|von|de|der|den|da|di|del|la|le|du|bin)[ \t]+)*" \
+    rf"{_NAME_WORD})*"
+_PEOPLE = rf"{_PERSON}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+){_PERSON})*"
+# "By Dan Goodin - Jan 9, 2017", "Written by Rob Ewaschuk Edited by …": "by" opening the
+# sentence or following the title's full stop, a bar or a bullet; never "… written by X"
+_BYLINE = re.compile(
+    rf"(?:^|(?<=[.!?|•·]\s))(?:(?:Written|Posted|Story|Words|Text)\s+)?[Bb][Yy]:?\s+({_PEOPLE})")
+_AUTHOR_FIELD = re.compile(
+    r"(?:^|\s)(?:Authors?|From|Written by|Sender):\s+([^<\n]*?[^<\s,;](?:\s*<[^>\n]*>)?"
+    r"(?:,\s*[^<\n:,]+?(?:\s*<[^>\n]*>)?)*)(?=\s+[A-Z][A-Za-z-]{1,24}:\s|\s*$)")
+
+
+# what an author line holds, for a store's LIKE: where to look beyond the passages retrieved
+AUTHOR_PATTERNS = ("by %", "% by %", "%author%:%", "%from:%", "%sender:%")
+
+
+def is_authorship(question: str) -> bool:
+    """Whether the question asks who wrote (or sent) a document."""
+    return _AUTHOR_QUESTION.match(" ".join(question.split())) is not None
+
+
+def author_line(text: str) -> tuple[int, int] | None:
+    """Where a sentence names its document's author: the name(s) of a byline ("By Dan
+    Goodin - Jan 9, 2017" → "Dan Goodin") or the value of an "Author:" / "From:" field,
+    without the address when there is one author ("Ofek Lev <ofek@…>" → "Ofek Lev")."""
+    m = _AUTHOR_FIELD.search(text)
+    if m:
+        a, b = m.span(1)
+        value = text[a:b]
+        if value.count("<") == 1:  # one author: the name before the address
+            b = a + len(value[:value.index("<")].rstrip(" ,"))
+        value = text[a:b].strip(" \"'")
+        if value and not _EMAIL_ONLY.fullmatch(value):
+            a = text.index(value, a)
+            return a, a + len(value)
+    m = _BYLINE.search(text)
+    if m and len(text.split()) <= _BYLINE_WORDS:
+        return m.span(1)
+    return None
+
+
+_BYLINE_WORDS = 30  # a byline is a short line, not a sentence of prose with "By X" in it
+_EMAIL_ONLY = re.compile(r"<?[^\s@<>]+@[^\s@<>]+>?")
+
+
+# --------------------------------------------------------------------- a form's field
+
+# "What is the invoice number of the Flipkart invoice?", "When is the Azure Interior invoice
+# due?", "What is the population of Harbour Town?": the value of a labelled field
+# ("Invoice No: # BLR_WFLD2015…", "Due Date: 04/04/2023", a table row "Population:
+# 12,400"), which the reader, reading a receipt or a form as one run of text, misses.
+_FIELD_QUESTION = re.compile(
+    r"^what(?:'s| is| was| are| were)? (?:the |my |our |your |its )?(?P<field>[a-z][\w#-]*"
+    r"(?: [a-z][\w#-]*){0,2}?)(?: (?:of|on|for|in|from|at)\b.*)?\??$", re.I)
+_DUE_QUESTION = re.compile(r"^when (?:is|was|are|were) .+ due\??$", re.I)
+_SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
+                            r"signed|sign)\b", re.I)
+_FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
+               "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
+_NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
+                         "main", "first", "last", "best", "difference", "reason", "point",
+                         "purpose", "result", "meaning", "role", "idea", "problem"})
+_NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
+_ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
+_VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
+                         r"pcs|%)\b", re.I)
+
+
+def asked_field(question: str) -> str | None:
+    """The label a question asks the value of ("invoice number", "due date"), or None."""
+    q = " ".join(question.split())
+    if _DUE_QUESTION.match(q):
+        return "due date"
+    if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
+        return "date"
+    m = _FIELD_QUESTION.match(q)
+    if not m:
+        return None
+    field = m.group("field").lower()
+    if field.split()[0] in _NOT_FIELDS or field.split()[-1] in _NOT_FIELDS:
+        return None
+    return field
+
+
+def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple[int, int]]:
+    """Where ``text`` gives the value of the field labelled ``field`` ("Invoice No: #
+    BLR_1", "Due Date: 04/04/2023"): an identifier or a number (with its unit: "15
+    Days"), else the words up to the next label, a semicolon, a bar or the end (none when
+    there are more than six: that is prose after a colon), or the end of its line (up to
+    fifteen words) when ``lines`` (offsets in ``text`` where a source line starts) says
+    where lines end:
+    "Title: Version Identification and Dependency Specification" is one line, though
+    "Dependency Specification Author:" looks like a label. A label without a colon
+    ("Booking ID IBZY2087", a receipt's cells) takes an identifier of letters and digits
+    only."""
+    starts = sorted(lines)
+    words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
+    label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words)
+                       + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
+    out = []
+    for m in label.finditer(text):
+        start = m.end()
+        tokens = text[start:].split()
+        if not tokens:
+            continue
+        first = tokens[0].rstrip(",.;")
+        if not m.group("mark").strip() and not (  # no colon: an identifier follows, or nothing
+                any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
+            continue
+        if any(ch.isdigit() for ch in first):
+            value = first
+            if first.replace(",", "").replace(".", "").isdigit() and len(tokens) > 1 \
+                    and _VALUE_UNIT.fullmatch(tokens[1].rstrip(",.;")):
+                value = f"{first} {tokens[1].rstrip(',.;')}"
+        else:
+            # where the value's line ends: the next line's start, else the text's end
+            line_end = next((i for i in starts if i > start), len(text) if starts else None)
+            rest = text[start:line_end]
+            stop = _NEXT_LABEL.search(rest) if line_end is None else _ONE_LABEL.search(rest)
+            tail = (rest[:stop.start()] if stop else rest).split()
+            # prose after a colon, not a field's value: more than six words, or fifteen for
+            # a value that ends its line (a mail's subject, a PEP's title)
+            if not tail or len(tail) > (6 if line_end is None else 15):
+                continue
+            value = " ".join(tail).rstrip(",.;")
+        a = text.find(value.split()[0], start)
+        b = a + len(value) if text.startswith(value, a) else -1
+        if a >= 0 and b > a:
+            out.append((a, b))
+    return out
+
+
+# --------------------------------------------------------------------- the answers
+
+def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """The document's author line (:func:`author_answer`) or labelled field
+    (:func:`field_answer`) that the question asks for; False when it asks for neither, or
+    the document has none (the reader answers instead)."""
+    return author_answer(stages, ans, ev) or field_answer(stages, ans, ev)
+
+
+def rule_answer(ans: Answer, s: Sentence, a: int, b: int, rule: str, confidence: float,
+                also: dict[int, list[str]]) -> None:
+    """``s.text[a:b]`` as the answer, found by ``rule`` rather than the reader."""
+    ans.kind = "span"
+    ans.candidates = [{"answer": s.text[a:b], "rule": rule,
+                       "relevance": round(confidence, 4)}]
+    ans.raw_answer = s.text[a:b]
+    ans.answer = f"{ans.raw_answer} [1]"
+    ans.sources = [Citation.of(1, s, answer=s.source_offsets(a, b),
+                               also_in=tuple(also.get(s.passage_id, ())))]
+    ans.sentences = [AnswerSentence(ans.raw_answer, (1,), 1.0, True)]
+    ans.confidence = round(confidence, 4)
+
+
+def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """Who wrote (or sent) the document that answers best, from its own author line: a
+    byline, an "Author:" or "From:" field, among its passages retrieved, else anywhere
+    in it. False when the question is not about the author or the document has no
+    author line (the reader answers instead)."""
+    question, relevance = ev.question, ev.relevance
+    found = answering_document(question, ev.hits, ev.kept, relevance) \
+        if is_authorship(question) else None
+    if found is None:
+        return False
+    best, same = found
+    for s in document_sentences(stages.collection, best.path, same, AUTHOR_PATTERNS):
+        where = author_line(s.text)
+        if where is not None:
+            rule_answer(ans, s, *where, "the document's author line",
+                        relevance[best.passage_id], ev.also)
+            return True
+    return False
+
+
+def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """The value of the labelled field the question asks for ("Invoice No: # …",
+    "Due Date: 04/04/2023", a table row "Population: 12,400") in the document that
+    answers best. When the document gives several values for it, the one whose row
+    names the most of the question's other words; False when no value, or no single
+    row, stands out (the reader answers instead)."""
+    question, relevance = ev.question, ev.relevance
+    field = asked_field(question)
+    found = answering_document(question, ev.hits, ev.kept, relevance) if field else None
+    if field is None or found is None:
+        return False
+    best, same = found
+    first = field.split()[0].replace("%", "")
+    values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}
+    for s in document_sentences(stages.collection, best.path, same,
+                                [f"%{first}%:%", f"%{first}%#%"]):
+        lines = line_starts(s.raw, s.text) if s.raw is not None else ()
+        for a, b in field_values(field, s.text, lines):
+            values.setdefault((s.id, a), (s, a, b))
+    if not values:
+        return False
+    given = list(values.values())
+    if len({s.text[a:b] for s, a, b in given}) > 1:
+        # the row that names the most of the question's other words: from the value
+        # before it in the sentence (or the sentence's last full stop)
+        asked = set(content_words(question)) - set(field.split())
+        ends: dict[int, list[int]] = {}
+        for s, _, b in given:
+            ends.setdefault(s.id, []).append(b)
+
+        def row(s: Sentence, a: int, b: int) -> str:
+            start = max([s.text.rfind(". ", 0, a) + 2, 0,
+                         *(e for e in ends[s.id] if e <= a)])
+            return s.text[start:b]
+
+        scored = sorted(((len(asked & set(content_words(row(*v)))), v) for v in given),
+                        key=lambda x: -x[0])
+        if scored[0][0] == scored[1][0]:
+            return False
+        given = [scored[0][1]]
+    rule_answer(ans, *given[0], "the document's labelled field",
+                relevance[best.passage_id], ev.also)
+    return True

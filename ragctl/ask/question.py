@@ -1,0 +1,185 @@
+"""What a question asks: its form, and for a factoid the type of answer that fits.
+
+- **Its form** (:func:`question_type`): a short factoid ("when", "who", "how much", ...),
+  a yes/no answer, one of two things it names (:func:`choice_options`: "Who is older, A or
+  B?"), or a passage to quote ("what does X say about Y", "how do I", "why", "list ...");
+  and for factoids the type of answer that fits (a date for "when", a number for "how
+  many", a sum for "how much did it cost", a name for "who").
+- **What a document says it does** (:func:`asked_statement`, :func:`names_document`,
+  :func:`own_statement`): "What does PEP 703 propose?" asks the document's own statement.
+
+Pure functions of the question's text; the pipeline dispatches on :func:`question_type`
+once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ragctl.ask.documents import identifiers
+
+QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
+Expected = Literal["date", "number", "money", "person", "place", "any"]
+
+# --------------------------------------------------------------------- the question
+
+_QUOTE = re.compile(
+    r"^(why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|explain\b|"
+    r"describe\b|list\b|summari[sz]e\b|tell me about\b|what (does|do|did) .+ (say|said|"
+    r"state|recommend|propose|mean|describe|suggest)\b|what (is|are) the (steps|rules|"
+    r"reasons|benefits|advantages|differences|guidelines|recommendations)\b|what happens\b|"
+    r"what should\b)", re.I)
+_YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
+                     r"should)\b", re.I)
+
+
+# Money. A question asks for a sum ("how much did … cost / pay / earn", "what is the salary
+# …": the "money" type) and a span names one (_CURRENCY); "how much …" over a span holding
+# several sums (_SUM, written currency first or last) gets the first (``one_amount``).
+_MONEY_QUESTION = re.compile(
+    r"^(how much (money\b|.*\b(cost|costs|pay|paid|charge|charged|earn|earned|spend|spent|"
+    r"worth|sell|sold|raise|raised|invest|invested|owe|owed)\b)|what (is|was|were) the "
+    r".{0,30}\b(price|cost|salary|fee|rent|budget|revenue|income|wage)s?\b)", re.I)
+_PRICE_QUESTION = re.compile(r"^(how much|what (is|was|were) the (amount|total|price|cost|fee|"
+                             r"rent)|what did .* (cost|pay))\b", re.I)
+
+
+@dataclass(frozen=True)
+class QuestionType:
+    kind: QuestionKind
+    expects: Expected = "any"
+
+
+def question_type(question: str) -> QuestionType:
+    """What kind of answer the question wants (see the module doc)."""
+    q = " ".join(question.strip().split())
+    low = q.lower()
+    if _QUOTE.match(q) or names_document(q):
+        return QuestionType("quote")
+    typed = _factoid_type(q)
+    if choice_options(q) is not None:
+        return replace(typed, kind="choice")
+    if _YES_NO.match(q) and " or " not in low:
+        return QuestionType("yes-no")
+    return typed
+
+
+def _factoid_type(q: str) -> QuestionType:
+    low = q.lower()
+    if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"
+                r"month|time)|by when|until when|since when)\b", low):
+        return QuestionType("factoid", "date")
+    if _MONEY_QUESTION.match(low):
+        return QuestionType("factoid", "money")
+    if re.match(r"^(how (many|much|long|old|far|big|large|tall|high|often)|what (is|was) the "
+                r"(number|amount|total|price|cost|percentage|population))\b", low):
+        return QuestionType("factoid", "number")
+    if re.match(r"^(who|whom|whose)\b", low):
+        return QuestionType("factoid", "person")
+    if re.match(r"^(where|in what (city|country|place|state))\b", low):
+        return QuestionType("factoid", "place")
+    return QuestionType("factoid")
+
+
+# --------------------------------------------------------------------- this one or that one
+
+# "Who is older, Annie Morton or Terry Richardson?", "Which band, Letters to Cleo or
+# Screaming Trees, had more members?", "Was the test a failure or a success?": the answer is
+# one of the two things the question names, as its evidence writes it.
+_COMPARE = ("older|younger|elder|earlier|later|first|last|newer|oldest|youngest|earliest|"
+            "latest|newest|more|less|fewer|bigger|larger|smaller|higher|lower|longer|"
+            "shorter|taller")
+_OPTION = r"(?:the |a |an )?[^,:;?]+?"
+_CHOICE_END = re.compile(
+    rf"^(?:which|who|whom|what)\b.*(?:[,:]\s*|\b(?-i:{_COMPARE})\s+)(?P<a>{_OPTION})\s+or\s+"
+    rf"(?P<b>{_OPTION})\s*\??$", re.I)
+_CHOICE_MIDDLE = re.compile(
+    rf"^(?:which|what)\b[^,]*,\s*(?P<a>{_OPTION})\s+or\s+(?P<b>{_OPTION}),\s*\w.*$", re.I)
+_CHOICE_AUX = re.compile(
+    r"^(?:is|are|was|were|do|does|did|has|have|had)\b.*\s\S+"
+    r"\s+or\s+(?P<b>[^,:;?]+?)\s*\??$", re.I)
+_OPTION_WORDS = 8
+_NOT_OPTION = re.compile(r"^(?:not|no|none|than|both|either|neither|so|more|less|fewer|other|"
+                         r"otherwise|else|whether)\b|\b(?:which|who|what|whether)\b", re.I)
+
+
+def choice_options(question: str) -> tuple[str, str] | None:
+    """The two things a question asks to choose between, or None."""
+    q = " ".join(question.split())
+    m = _CHOICE_MIDDLE.match(q) or _CHOICE_END.match(q)
+    if m is not None:
+        a, b = m.group("a"), m.group("b")
+    else:
+        m = _CHOICE_AUX.match(q)
+        if m is None:
+            return None
+        # "Was the testing a failure or a success?": as many words before "or" as after
+        b = m.group("b")
+        n = len(b.split())
+        before = q[:m.start("b")].split()[:-1]
+        if n > 3 or len(before) < n + 2:
+            return None
+        a = " ".join(before[-n:])
+    a, b = a.strip(), b.strip()
+    if any(not x or len(x.split()) > _OPTION_WORDS or _NOT_OPTION.search(x) for x in (a, b)) \
+            or a.lower() == b.lower():
+        return None
+    return a, b
+
+
+_EARLIER = re.compile(r"\b(older|oldest|elder|earlier|earliest|first|sooner)\b", re.I)
+_LATER = re.compile(r"\b(younger|youngest|later|latest|newer|newest|more recent|most recent|"
+                    r"last)\b", re.I)
+
+
+def time_order(question: str) -> int:
+    """-1 when the question asks which came first (older, earlier), 1 which came later
+    (younger, newer), 0 when it asks neither."""
+    early, late = _EARLIER.search(question), _LATER.search(question)
+    if bool(early) == bool(late):
+        return 0
+    return -1 if early else 1
+
+
+# "What does PEP 703 propose?", "What does the report recommend?": what a document says it
+# does, in its own words ("This PEP proposes …", "This is a proposal for …"), which the
+# filter rates below the sentences of other documents about proposing in general
+_DOES = re.compile(r"^what (?:does|did|do) (?P<doc>.+?) (?P<verb>propose|recommend|suggest|"
+                   r"describe|specify|define|require|document|introduce|cover)\??$", re.I)
+# the verbs a document states its purpose with, as stems ("specif" for "specifies")
+STATEMENT_STEMS = ("propos", "recommend", "suggest", "describ", "specif", "defin", "requir",
+                   "document", "introduc", "cover", "give", "provide", "present", "outline",
+                   "explain", "establish")
+_SELF = ("pep|proposal|document|rfc|memo|paper|report|specification|spec|draft|standard|"
+         "guide|post|article|note|chapter|section|letter|policy|plan|agreement|contract")
+
+
+def asked_statement(question: str) -> str | None:
+    """The stem of the verb that a "what does <document> propose / describe / …" question
+    asks the document's own statement of ("propos"), or None."""
+    m = _DOES.match(" ".join(question.split()))
+    if m is None:
+        return None
+    verb = m.group("verb").lower()
+    return next(stem for stem in STATEMENT_STEMS if verb.startswith(stem[:4]))
+
+
+def names_document(question: str) -> bool:
+    """Whether a "what does X define / require / …" question asks what a document says it
+    does: X is a numbered name ("PEP 13", "RFC 2119") or a document ("the report"), not a
+    thing ("What does connection orientation require?" wants a phrase: SQuAD's dev split
+    has 7 such questions, none about a document)."""
+    m = _DOES.match(" ".join(question.split()))
+    return m is not None and (bool(identifiers(question))
+                              or re.search(rf"\b(?:{_SELF})\b", m.group("doc"), re.I) is not None)
+
+
+def own_statement(stem: str, text: str) -> bool:
+    """Whether a sentence opens with a document's statement of what it does: "This PEP
+    proposes …", "This document gives …", "This is a proposal for …", "In this paper we
+    propose …" (not "A previous version of this PEP proposed …")."""
+    return re.match(rf"\W*(?:in (?:this|the) \w+,?\s+)?(?:this (?:{_SELF})\s+(?:\w+ly\s+)?"
+                    rf"{stem}\w*|this is an? {stem}\w*|we (?:\w+ly\s+)?{stem}\w*)\b",
+                    text, re.I) is not None

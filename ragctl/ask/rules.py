@@ -1,0 +1,253 @@
+"""The special-case rules, gathered in one place: when a span is no answer, and which
+passages must be kept.
+
+- **Answerability** (:data:`DEFAULT_RANKING`, :data:`DEFAULT_ANSWERABILITY`,
+  :func:`logistic`): two logistic models over a span's signals, fitted on development
+  questions and stored in the reader's manifest; these are the defaults for a reader
+  without them.
+- **Vetoes** (:func:`vetoed`): some spans are no answer whatever the model says — a span
+  of the wrong type (:func:`type_agreement`), of a kind the question rules out
+  (:func:`ruled_out`), from a passage that lacks the number, the date or every name the
+  question gives (:func:`missing_numbers`, :func:`missing_dates`, :func:`missing_names`).
+- **Kept passages** (:func:`with_identifier`, :func:`with_heading`): a passage of the
+  document or the section the question names takes the last place kept, when the
+  relevance estimator missed it.
+- **Neither option** (:func:`neither_option`): "Who is older, A or B?" answered with
+  neither is no answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ragctl.ask.documents import (
+    _CURRENCY,
+    _MONTH,
+    _YEAR,
+    heading_named,
+    identifiers,
+    mentions,
+    named_by,
+    names_found,
+    option_in,
+    question_names,
+)
+from ragctl.ask.question import Expected, choice_options
+from ragctl.records import Answer, Hit
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
+           "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
+_DATE = re.compile(
+    rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
+    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|"
+    r"century|decade|spring|summer|autumn|fall|winter|morning|evening|noon|midnight)\b|"
+    r"\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b", re.I)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|dozen|half|single|double)\b", re.I)
+_NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
+
+
+_ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
+                      r"Highway|Plaza|P\.?O\.? Box)(?=\W|$)|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
+_ZIP = re.compile(r"\d{5}(?:-\d{4})?")  # after a state's two capitals: "CA 94087"
+
+
+def answer_types(span: str) -> set[str]:
+    """The kinds of answer a span could be: date, number, name (capitalized words)."""
+    kinds = set()
+    if _DATE.search(span):
+        kinds.add("date")
+    if _NUMBER.search(span):
+        kinds.add("number")
+    if _NAME.search(span):
+        kinds.add("name")
+    return kinds
+
+
+def type_agreement(expects: Expected, span: str) -> float:
+    """1 when the span is of the type the question asks for, 0 when it is not, 0.5 when
+    the question does not say."""
+    if expects == "any":
+        return 0.5
+    kinds = answer_types(span)
+    if expects == "date":
+        return float("date" in kinds)
+    if expects == "number":
+        return float("number" in kinds)
+    if expects == "money":  # 27 of SQuAD dev's 30 such answers name a currency or "million"
+        return float(bool(_CURRENCY.search(span)))
+    return float("name" in kinds and "date" not in kinds)  # person, place
+
+
+def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "") -> float:
+    """1 when the span is of a kind the question rules out, not merely of another type: a
+    street address or a part of one (``after`` is the text that follows the span, whose
+    first two words are looked at: "Mary" of "Mary Avenue", "1309 S" of "1309 S. Mary
+    Avenue", a state and ZIP code, "CA 94087" or its "94087") for "who", "how many",
+    "when" or "how much" (none of SQuAD dev's 1,716 answers to such questions is either;
+    "1309 S. Mary Avenue" is no count of students); for "how much did it cost" / "what
+    is the salary", a currency sign or unit with no amount ("$/gal"), or a number in a
+    ``sentence`` that names no currency at all ("10–12" engineers for a salary: of SQuAD
+    dev's 29 such questions, the two whose answer sentence names no currency are answered
+    in words, "free", "more expensive")."""
+    before = sentence[:len(sentence) - len(after) - len(span)] if sentence.endswith(after) \
+        else ""
+    if expects in ("person", "number", "date", "money") and (
+            _ADDRESS.search(span) or _ADDRESS.search(" ".join(after.lstrip(" ,.").split()[:2]))
+            or (_ZIP.fullmatch(span) and re.search(r"\b[A-Z]{2} $", before))):
+        return 1.0
+    if expects == "money":
+        if _CURRENCY.search(span):
+            return float(not _NUMBER.search(span))
+        return float(bool(sentence) and _NUMBER.search(span) is not None
+                     and not _CURRENCY.search(sentence))
+    return 0.0
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+# Two logistic models over the signals of a span (fitted by bench/reader.py on development
+# questions, stored in the reader's manifest): "ranking" — is this span the right answer —
+# orders the spans; "answerability" — does the best span's evidence answer the question at
+# all — decides whether to answer, with its threshold. The defaults are rough hand values
+# for a reader without them.
+DEFAULT_RANKING: dict[str, Any] = {"features": ["margin", "relevance", "filter", "type"],
+                                   "weights": [0.25, 0.4, 1.5, 0.0], "bias": -2.7}
+DEFAULT_ANSWERABILITY: dict[str, Any] = {
+    "features": ["margin", "relevance", "filter", "re_best", "overlap", "missing_numbers"],
+    "weights": [0.25, 0.2, 1.5, 0.3, 1.0, -1.0], "bias": -1.5, "threshold": 0.5}
+
+
+def logistic(features: dict[str, float], model: dict[str, Any]) -> float:
+    """σ(bias + Σ weight · feature) over the model's named features."""
+    z = float(model["bias"]) + sum(float(w) * features[f]
+                                   for w, f in zip(model["weights"], model["features"],
+                                                   strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+# A span of the wrong type ("2019" for a "where" question) that the reader itself rates
+# below no answer by this much is no answer: on the dev sets this turns away more on-topic
+# unanswerable questions and no answerable one that the retriever found.
+TYPE_VETO_MARGIN = -2.0
+
+
+def vetoed(features: dict[str, float]) -> bool:
+    """Whether a span's own signals rule it out as an answer, whatever the model says: a
+    span of the wrong type that the reader rates well below no answer, a passage that
+    lacks the year or month the question names ("revenue for 2015" over the 2011 report;
+    in SQuAD's dev questions such a year is missing from the answer's own paragraph 0.4%
+    of the time), one that mentions none of the two or more things the question names
+    (``missing_names``), a span of a kind the question rules out (``ruled_out``), or a
+    span the reader rates below no answer in a sentence that shares no word with the
+    question ("Barry Warsaw", an item of a list of names, for "Who chairs the council?";
+    on the development sets this turns away 2 on-topic unanswerable questions and 2
+    answerable ones whose answer was wrong, and no right one)."""
+    return (features["type"] < 0 and features["margin"] < TYPE_VETO_MARGIN) \
+        or features.get("missing_dates", 0.0) > 0 or features.get("missing_names", 0.0) > 0 \
+        or features.get("ruled_out", 0.0) > 0 \
+        or (features["margin"] < 0 and features.get("overlap", 1.0) == 0)
+
+
+_NUMBERS = re.compile(r"\b\d[\d,.]*\b")
+
+
+def missing_numbers(question: str, context: str, named: str = "") -> float:
+    """1 when the question names a number or a year that the context does not hold
+    ("revenue in 2015" over a report of 2011): the context answers another question. The
+    number of a numbered name that ``named`` (the document's title and file name) holds
+    counts as held: "PEP 8" over a passage of pep-0008.rst, which never writes "8"."""
+    asked = {n.strip(".,") for n in _NUMBERS.findall(question)}
+    asked -= {number for name, number in identifiers(question) if mentions(named, (name, number))}
+    found = {n.strip(".,") for n in _NUMBERS.findall(context)}
+    return float(bool(asked - found))
+
+
+def missing_dates(question: str, context: str) -> float:
+    """1 when the question names a year or a month that the context does not mention."""
+    asked = set(_YEAR.findall(question)) | set(_MONTH.findall(question))
+    return float(any(d not in context for d in asked))
+
+
+def missing_names(question: str, context: str) -> float:
+    """1 when the question names two or more things and the context mentions none of them
+    ("the total of the Azure Interior invoice" over an Amazon invoice): it answers about
+    something else. A name counts as mentioned when a word of the context starts with its
+    first five letters (Huguenot, Huguenots). In SQuAD's dev questions this happens with
+    the answer's own paragraph 0.13% of the time (1.6% for questions that name one thing,
+    which is why one is not enough)."""
+    names = set(question_names(question))
+    if len(names) < 2:
+        return 0.0
+    return float(not any(names_found(names, context)))
+
+
+# --------------------------------------------------------------------- kept passages
+
+def with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],
+                    kept_order: list[int], duplicates: dict[int, int]) -> list[int]:
+    """When the question asks about a numbered name ("PEP 723") that no kept passage
+    names, the best-ranked passage that does takes the last place: the relevance
+    estimator reads "PEP 1" and "PEP 723" alike. A passage of a document so titled or
+    file-named (``pep-0723.rst``) comes before one that mentions it in passing. (In
+    SQuAD's dev questions with such a name, the answer's own paragraph lacks the number
+    2.8% of the time.)"""
+    idents = identifiers(question)
+    if not idents:
+        return kept_order
+    if any(named_by(hits[k], idents) for k in order):
+        return last_place_to(lambda h: named_by(h, idents), hits, order, kept_order,
+                             duplicates)
+    return last_place_to(
+        lambda h: all(mentions(f"{h.title} {h.text}", i) for i in idents),
+        hits, order, kept_order, duplicates)
+
+
+def with_heading(question: str, hits: Sequence[Hit], order: Sequence[int],
+                 kept_order: list[int], duplicates: dict[int, int]) -> list[int]:
+    """When the question names a section ("What does PEP 257 say about one-line
+    docstrings?" and "Specification > One-line Docstrings") that no kept passage is
+    in, the best-ranked passage of that section takes the last place: the relevance
+    estimator reads the passage's text, not its heading."""
+    return last_place_to(lambda h: heading_named(question, h.place),
+                         hits, order, kept_order, duplicates)
+
+
+def last_place_to(wanted: Callable[[Hit], bool], hits: Sequence[Hit],
+                  order: Sequence[int], kept_order: list[int], duplicates: dict[int, int]
+                  ) -> list[int]:
+    """``kept_order`` with its last place given to the best-ranked passage ``wanted``,
+    when no kept passage is one (and a retrieved one is)."""
+    if not kept_order or any(wanted(hits[order[k]]) for k in kept_order):
+        return kept_order
+    k = next((k for k in range(len(order)) if k not in kept_order and k not in duplicates
+              and wanted(hits[order[k]])), None)
+    if k is None:
+        return kept_order
+    dropped = kept_order[-1]
+    for dup in [d for d, of in duplicates.items() if of == dropped]:
+        del duplicates[dup]
+    return [*kept_order[:-1], k]
+
+
+# --------------------------------------------------------------------- neither option
+
+def neither_option(ans: Answer, question: str, abstain: bool) -> None:
+    """"Who is older, A or B?" answered with neither: the documents do not say (no answer,
+    when ``abstain``)."""
+    two = choice_options(question)
+    if two and not ans.abstained and abstain and not any(
+            option_in(o, ans.raw_answer) or option_in(ans.raw_answer, o) for o in two):
+        ans.answer = ans.raw_answer = ""
+        ans.sources, ans.sentences = [], []
+        ans.abstained = True
+        ans.abstain_reason = f"the documents do not say which of {two[0]!r} " \
+            f"and {two[1]!r}"

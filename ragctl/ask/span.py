@@ -1,0 +1,85 @@
+"""A factoid's answer: a span of a cited sentence, chosen by the reader.
+
+The reader reads the question with the most relevant kept passages (and the bridge of the
+filter's two best sentences from two passages) and proposes spans;
+:func:`~ragctl.ask.answer.choose` ranks them and judges whether the documents answer
+(:mod:`ragctl.ask.rules` vetoes some), :func:`~ragctl.ask.answer.completed` completes the
+first; ask abstains below the answerability threshold. A question about a document's
+author or a labelled field is answered from that line first (:mod:`ragctl.ask.fields`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ragctl.ask import fields
+from ragctl.ask.answer import Context, bridge_context, choose, completed
+from ragctl.records import AnswerSentence, Citation, Hit
+
+if TYPE_CHECKING:
+    from ragctl.ask.question import QuestionType
+    from ragctl.ask.stages import AskOptions, Evidence, LoadedStages
+    from ragctl.models.reader import Reader
+    from ragctl.records import Answer
+
+
+def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
+           qtype: QuestionType, opts: AskOptions) -> None:
+    """The document's author line or labelled field when the question asks for one (and
+    a passage reached the relevance threshold: ``ev.reason`` is None), else the reader's
+    best span (:func:`read_span`)."""
+    if not (ev.reason is None and fields.answer(stages, ans, ev)):
+        read_span(stages, ans, ev, reader, qtype, opts)
+
+
+def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
+              qtype: QuestionType, opts: AskOptions) -> None:
+    """The reader's best span in the most relevant passages, if answerable."""
+    question, kept, per_passage, scored = ev.question, ev.kept, ev.per_passage, ev.scored
+    relevance, also = ev.relevance, ev.also
+    ans.kind = "span"
+    ans.models["reader"] = reader.name
+    filter_scores: dict[int, float] = {}
+    for s in scored:
+        filter_scores[s.sentence.id] = max(filter_scores.get(s.sentence.id, 0.0), s.score)
+    read = [Context.of(h.title, per_passage[h.passage_id], relevance[h.passage_id])
+            for h in kept]
+    contexts = read[:opts.reader_passages]
+    bridge = bridge_context(scored, relevance)
+    if bridge is not None:
+        contexts.append(bridge)
+    fitted = getattr(reader, "fitted", {})
+    choices = choose(reader, question, qtype, contexts, filter_scores,
+                     re_best=max(relevance[h.passage_id] for h in kept),
+                     ranking=fitted.get("ranking"), answerable=fitted.get("answerability"),
+                     passages=document_texts(kept, read))
+    ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
+                       "rank": round(c.rank, 4),
+                       **{k: round(v, 4) for k, v in c.features.items()}}
+                      for c in choices[:opts.candidates]]
+    choice = completed(question, choices) if choices else None
+    threshold = stages.answer_threshold(opts.answer_threshold)
+    if choice is None or (opts.abstain and choice.probability < threshold):
+        found = f"; the best span found, {choice.text!r}, has confidence " \
+            f"{choice.probability:.2f} (threshold {threshold:.2f})" if choice else ""
+        ans.abstained = True
+        ans.abstain_reason = "the passages found do not answer it" + found
+        return
+    where = choice.sentence
+    cite = Citation.of(1, where, answer=where.source_offsets(choice.start, choice.end),
+                       also_in=tuple(also.get(where.passage_id, ())))
+    ans.raw_answer = choice.text
+    ans.answer = f"{choice.text} [1]"
+    ans.sources = [cite]
+    ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
+    ans.confidence = round(choice.probability, 4)
+
+
+def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
+    """Passage id → the text of every kept passage of its document, as the reader reads
+    them (``read``, one per kept passage: "title. text"), in the order kept."""
+    by_path: dict[str, list[str]] = {}
+    for h, c in zip(kept, read, strict=True):
+        by_path.setdefault(h.path, []).append(c.text)
+    return {h.passage_id: " ".join(by_path[h.path]) for h in kept}
