@@ -1,9 +1,10 @@
 """Put together the folder of the real-document benchmark's test split.
 
 bench/realdocs-test.json names, for each folder of the split, a public repository, the
-commit its files were taken at, and the files: each is copied as it is in that commit,
-from a local git directory of the repository (`--repo owner/name=PATH`, e.g. a mirror)
-or from a shallow clone the script makes (needs the network; ragctl itself never does).
+commit its files were taken at, and the files: each is copied as it is in that commit (a
+file stored gzipped is written uncompressed), from a local git directory of the repository
+(`--repo owner/name=PATH`, e.g. a mirror) or from a shallow clone the script makes (needs
+the network; ragctl itself never does).
 
     python bench/realdocs_test_folder.py OUT [--repo rust-lang/rfcs=/path/to/repo.git ...]
     RAGCTL_HOME=H ragctl index OUT
@@ -52,7 +53,12 @@ def main() -> None:
                 data = subprocess.run(["git", f"--git-dir={git}", "show",
                                        f"{src['commit']}:{path}"], check=True,
                                       capture_output=True).stdout
-                dest = args.out / folder / Path(path).name
+                name = Path(path).name
+                if name.endswith(".gz"):  # stored compressed in its repository
+                    import gzip
+
+                    data, name = gzip.decompress(data), name[:-3]
+                dest = args.out / folder / name
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_bytes(data)
                 n += 1
