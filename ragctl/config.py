@@ -19,6 +19,8 @@ from typing import Any
 from ragctl.errors import ConfigError
 
 CONFIG_FILE = "config.toml"
+# the quantizations `ragctl train` and `ragctl export` can give an exported model
+QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
 _INDEX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 

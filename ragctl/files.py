@@ -1,4 +1,4 @@
-"""Temporary files that a killed process left behind.
+"""Temporary files that a killed process left behind, and whether a process still runs.
 
 Large files are written under a temporary name that carries the writer's process id
 (``model.gguf.1234.tmp``, ``fast-copy.tmp-1234``) and renamed into place when whole. A
@@ -22,7 +22,8 @@ logger = logging.getLogger("ragctl.files")
 ABANDONED_AFTER_S = 6 * 3600.0
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (another user's counts as running)."""
     if pid == os.getpid():
         return True
     try:
@@ -56,7 +57,7 @@ def remove_stale(folder: Path, pattern: str) -> list[Path]:
             old = now - path.lstat().st_mtime > ABANDONED_AFTER_S
         except (ValueError, OSError):
             continue
-        if pid != os.getpid() and (old or not _alive(pid)):
+        if pid != os.getpid() and (old or not pid_alive(pid)):
             try:
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)

@@ -17,7 +17,6 @@ from ragctl.config import load_settings
 from ragctl.errors import EXIT_INTERRUPTED, RagctlError
 
 F = TypeVar("F", bound=Callable[..., Any])
-QUANTIZATIONS = ["int8", "int8_float16", "int8_float32", "float16", "float32"]
 
 
 class RagctlClickError(click.ClickException):

@@ -54,6 +54,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from ragctl.app.protocol import SOCKET
 from ragctl.config import Settings, home_dir, index_dir
 from ragctl.errors import RagctlError
+from ragctl.files import pid_alive
 
 logger = logging.getLogger("ragctl.service")
 
@@ -726,16 +727,6 @@ def _pid_in(pidfile: Path) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
-
-
 def _remove_pidfile(pidfile: Path, pid: int) -> None:
     """Remove the pid file if it still names ``pid`` (a newer service writes its own)."""
     if _pid_in(pidfile) == pid:
@@ -938,7 +929,7 @@ def stop(home: Path | None = None, *, wait_s: float = 30.0) -> int | None:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
         stale = _pid_in(pidfile)
-        if stale is not None and not _alive(stale):
+        if stale is not None and not pid_alive(stale):
             _remove_pidfile(pidfile, stale)
         return None
     named = _pid_in(pidfile) == pid
@@ -948,7 +939,7 @@ def stop(home: Path | None = None, *, wait_s: float = 30.0) -> int | None:
     while time.monotonic() < deadline:
         # gone, or done with its cleanup (the pid file goes last; this process may be
         # its parent, and then it lingers as a zombie until reaped)
-        if not _alive(pid) or (named and _pid_in(pidfile) != pid):
+        if not pid_alive(pid) or (named and _pid_in(pidfile) != pid):
             break
         time.sleep(0.1)
     else:

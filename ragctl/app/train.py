@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from ragctl.app.options import QUANTIZATIONS, command_errors, index_option, options
+from ragctl.app.options import command_errors, index_option, options
+from ragctl.config import QUANTIZATIONS
 
 
 @click.command()

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ragctl import __version__
+from ragctl.config import QUANTIZATIONS
 from ragctl.errors import RagctlError, missing_dependency
 from ragctl.training.architectures import ARCHITECTURES, Architecture
 
-QUANTIZATIONS = ("int8", "int8_float16", "int8_float32", "float16", "float32")
 ROUNDINGS = ("auto", "gptq", "nearest")
 
 
