@@ -54,6 +54,21 @@ def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
     return "right" if max_f1(text, q["answers"]) >= 0.6 else "wrong"
 
 
+def ask(ragctl: str, home: str, question: str
+        ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str], float]:
+    """One `ragctl ask --json` process: its JSON answer (or the last line of its errors),
+    the finished process and its wall time."""
+    t = time.perf_counter()
+    out = subprocess.run([ragctl, "ask", question, "--json"], capture_output=True, text=True,
+                         env={**os.environ, "RAGCTL_HOME": home})
+    wall = time.perf_counter() - t
+    try:
+        answer = json.loads(out.stdout)
+    except ValueError:
+        answer = {"error": out.stderr.strip().splitlines()[-1:] or ["?"]}
+    return answer, out, wall
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True, help="RAGCTL_HOME holding the indexed folder")
@@ -69,19 +84,11 @@ def main() -> None:
         if args.only:
             sys.exit("bench: the test split is run whole (--only is for dev questions)")
         return test_totals(args, spec)
-    env = {**os.environ, "RAGCTL_HOME": args.home}
     rows, verdicts, walls = [], [], []
     for n, q in enumerate(questions, start=1):
         if args.only and n not in args.only:
             continue
-        t = time.perf_counter()
-        out = subprocess.run([args.ragctl, "ask", q["q"], "--json"], capture_output=True,
-                             text=True, env=env)
-        wall = time.perf_counter() - t
-        try:
-            answer = json.loads(out.stdout)
-        except ValueError:
-            answer = {"error": out.stderr.strip().splitlines()[-1:] or ["?"]}
+        answer, out, wall = ask(args.ragctl, args.home, q["q"])
         verdict = judge(q, answer, out.returncode)
         text = answer.get("answer", "") if out.returncode != 3 else "(not found)"
         sources = [f"{Path(c['path']).name}" for c in answer.get("sources", [])]
@@ -110,19 +117,12 @@ OUTCOME = {"right": "right", "partly": "partly", "wrong": "wrong", "missed": "wr
 
 def test_totals(args: argparse.Namespace, spec: dict[str, Any]) -> None:
     """Ask every test question; keep and print nothing but totals."""
-    env = {**os.environ, "RAGCTL_HOME": args.home}
     totals: dict[str, dict[str, dict[str, int]]] = {"kind": {}, "detail": {}, "type": {},
                                                    "all": {}}
     walls = []
     for q in spec["questions"]:
-        t = time.perf_counter()
-        out = subprocess.run([args.ragctl, "ask", q["q"], "--json"], capture_output=True,
-                             text=True, env=env)
-        walls.append(time.perf_counter() - t)
-        try:
-            answer = json.loads(out.stdout)
-        except ValueError:
-            answer = {}
+        answer, out, wall = ask(args.ragctl, args.home, q["q"])
+        walls.append(wall)
         verdict = judge(q, answer, out.returncode)
         if q["kind"] == "unanswerable":
             outcome = "rightly refused" if verdict == "right" else "answered not-stated"
