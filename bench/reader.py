@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answerable import HeldOut, answerable_index, held_out, holes_index, question_sets
 from bench.common import print_table, save
-from ragctl.ask.answer import shortest_of_near_ties, vetoed
+from ragctl.ask.answer import shortest_of_near_ties
+from ragctl.ask.rules import vetoed
 
 FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
 CANDIDATES = 20  # spans kept per question

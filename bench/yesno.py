@@ -25,8 +25,8 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     name, articles = squad_index("dev")
-    from ragctl.ask.answer import question_type
     from ragctl.ask.pipeline import AskOptions, Pipeline
+    from ragctl.ask.question import question_type
     from ragctl.config import load_settings
     from ragctl.store.collection import Collection
     from ragctl.text import exact_match

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ragctl.ask.answer import Reader, SpanCandidate
 from ragctl.models.backends import Completion, Embedder, Generator
+from ragctl.models.reader import Reader, SpanCandidate
 
 
 class HashEmbedder(Embedder):

@@ -237,7 +237,7 @@ def render_explain(answer: Answer) -> None:
                     f"question's words and is silent on {', '.join(first['silent_on'])} "
                     "(no name or number it could give another value of)")
         elif answer.kind == "yes-no" and "stated" in first:
-            from ragctl.ask.answer import YES_STATED
+            from ragctl.ask.yesno import YES_STATED
 
             said = (f"yes or no from {rule}: it states {first['stated']:.0%} of the "
                     f"question's words (yes above {YES_STATED:.0%})")

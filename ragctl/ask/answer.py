@@ -18,8 +18,7 @@
   before it, one of several sums or counts is the first.
 
 The question's form is :mod:`ragctl.ask.question`, what it names :mod:`ragctl.ask.documents`,
-the vetoes :mod:`ragctl.ask.rules`; the names that were defined here stay importable from
-here.
+the vetoes :mod:`ragctl.ask.rules`.
 """
 
 from __future__ import annotations
@@ -31,52 +30,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-# names defined here before the read path was split, importable from here as before
-from ragctl.ask.documents import (  # noqa: F401
-    _CURRENCY,
+from ragctl.ask.documents import (
     _SUM,
-    YEAR_NEAR,
-    Titled,
     document_name,
-    file_words,
-    first_year,
-    heading_named,
-    identifiers,
-    is_metadata,
-    mentions,
-    named_by,
-    names_found,
-    option_in,
-    question_names,
-    stated_year,
-    title_rank,
-    unquotable,
 )
-from ragctl.ask.fields import (  # noqa: F401
-    AUTHOR_PATTERNS,
-    asked_field,
-    author_line,
-    field_values,
-    is_authorship,
-)
-from ragctl.ask.question import (  # noqa: F401
+from ragctl.ask.question import (
     _PRICE_QUESTION,
-    STATEMENT_STEMS,
-    Expected,
-    QuestionKind,
     QuestionType,
-    asked_statement,
-    choice_options,
-    names_document,
-    own_statement,
-    question_type,
-    time_order,
 )
-from ragctl.ask.rules import (  # noqa: F401
+from ragctl.ask.rules import (
     DEFAULT_ANSWERABILITY,
     DEFAULT_RANKING,
-    TYPE_VETO_MARGIN,
-    answer_types,
     logistic,
     logit,
     missing_dates,
@@ -86,14 +50,7 @@ from ragctl.ask.rules import (  # noqa: F401
     type_agreement,
     vetoed,
 )
-from ragctl.ask.yesno import (  # noqa: F401
-    YES_STATED,
-    pair_named,
-    silent_on,
-    stated_share,
-    unstated,
-)
-from ragctl.models.reader import Reader, SpanCandidate, best_spans  # noqa: F401
+from ragctl.models.reader import Reader
 from ragctl.records import Sentence
 from ragctl.text import STOPWORDS, content_words, overlap
 

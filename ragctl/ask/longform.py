@@ -169,7 +169,7 @@ def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, f
     ``limit`` nuggets or about three times the budget (so several facets can fill it).
     Metadata blocks and lead-ins ending with a colon are never nuggets; repeats from other
     documents stay: clustering puts them into one facet citing every source."""
-    from ragctl.ask.answer import unquotable
+    from ragctl.ask.documents import unquotable
 
     ranked = sorted((s for s in scored if not unquotable(s.sentence.text)),
                     key=lambda s: (not s.kept, -s.score))
@@ -198,7 +198,7 @@ def with_leads(question: str, hits: Sequence[Hit], per_passage: dict[int, list[S
     nationality?" and the documents so titled) kept, as well as the best sentence: what a
     document says first of its subject belongs in a long answer about it. Up to LEADS
     documents, most relevant first (``hits`` is in that order); the rest unchanged."""
-    from ragctl.ask.answer import option_in, unquotable
+    from ragctl.ask.documents import option_in, unquotable
 
     top = max((s.score for s in scored), default=0.0)
     leads: set[int] = set()

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from ragctl.ask import choice, free, quote, span, yesno
 from ragctl.ask.longform import LongAnswer, LongOptions, answer_long
 from ragctl.ask.question import question_type
-from ragctl.ask.rules import with_identifier
 from ragctl.ask.stages import (  # noqa: F401  (importable from here, as before)
     CONTEXT_MODES,
     KEEP_TOP,
@@ -39,8 +38,6 @@ class Pipeline(LoadedStages):
     """Holds the loaded stages for one index; ``ask`` may be called many times.
 
     Stages load lazily through the registry; pass an instance to use another one."""
-
-    _with_identifier = staticmethod(with_identifier)  # :func:`ragctl.ask.rules.with_identifier`
 
     def ask(self, question: str, options: AskOptions | None = None, *,
             on_token: Callable[[str], None] | None = None) -> Answer:

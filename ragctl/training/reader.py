@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ragctl.ask.answer import best_spans
 from ragctl.errors import RagctlError
+from ragctl.models.reader import best_spans
 from ragctl.text import contains_answer, content_words, exact_match, max_f1, passage_text
 from ragctl.training.architectures import SpanReader, resolve_base
 from ragctl.training.trainer import (
