@@ -69,6 +69,30 @@ class Sentence(SourceSpan):
 
 
 @dataclass(frozen=True, kw_only=True)
+class DocField:
+    """A field a document states about itself (its author, sender, date, title, subject
+    or status), read when it is indexed: ``start_char``/``end_char`` are the source
+    offsets of its value, in the section at ``place``."""
+
+    name: str
+    value: str
+    place: str = ""
+    start_char: int = 0
+    end_char: int = 0
+
+
+# a line's label (lower case, spaces single) → the field it states ("From: …" → sender)
+FIELD_LABELS: dict[str, str] = {
+    "author": "author", "authors": "author", "written by": "author", "by": "author",
+    "from": "sender", "sender": "sender", "sent by": "sender",
+    "to": "recipient",
+    "date": "date", "sent": "date", "created": "date", "published": "date",
+    "posted": "date", "last updated": "date", "updated": "date",
+    "subject": "subject", "title": "title", "status": "status",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
 class Hit(SourceSpan):
     """A retrieved passage: its fused score, cosine similarity and the ranks behind it."""
 

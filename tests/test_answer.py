@@ -13,28 +13,17 @@ from click.testing import CliRunner
 
 from ragctl import models
 from ragctl.app.cli import cli
-from ragctl.ask.answer import (
-    Choice,
-    Context,
-    answer_types,
-    asked_field,
-    author_line,
-    best_spans,
-    field_values,
-    is_authorship,
-    is_metadata,
-    one_amount,
-    question_type,
-    ruled_out,
-    trimmed,
-    type_agreement,
-    whole_words,
-)
+from ragctl.ask.answer import Choice, Context, one_amount, trimmed, whole_words
+from ragctl.ask.documents import is_metadata
+from ragctl.ask.fields import asked_field, field_values, is_authorship
 from ragctl.ask.pipeline import AskOptions, Pipeline
+from ragctl.ask.question import question_type
+from ragctl.ask.rules import answer_types, ruled_out, type_agreement, with_identifier
 from ragctl.config import load_settings
 from ragctl.errors import EXIT_NOT_FOUND
 from ragctl.index.indexer import Indexer
 from ragctl.models.filter import collapse_duplicates, split_long
+from ragctl.models.reader import best_spans
 from ragctl.records import Answer, Sentence
 from ragctl.store.collection import Collection
 from ragctl.text import raw_offsets
@@ -87,7 +76,7 @@ def test_answer_types_and_agreement() -> None:
 
 
 def test_a_number_the_question_names_must_be_in_the_context() -> None:
-    from ragctl.ask.answer import missing_numbers
+    from ragctl.ask.rules import missing_numbers
 
     report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
     assert missing_numbers("What was Mozilla's revenue for 2015?", report) == 1.0
@@ -103,7 +92,8 @@ def test_a_number_the_question_names_must_be_in_the_context() -> None:
 
 
 def test_a_year_or_month_the_passage_lacks_rules_the_span_out() -> None:
-    from ragctl.ask.answer import features_of, missing_dates, vetoed
+    from ragctl.ask.answer import features_of
+    from ragctl.ask.rules import missing_dates, vetoed
 
     report = "In 2012 Mozilla reported that its revenue for 2011 was $163 million."
     invoice = "Billing period July 1 - July 31, 2014. Total amount due: $4.11."
@@ -156,7 +146,10 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
 
 
 def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> None:
-    from ragctl.ask.answer import Context, choose, missing_names, question_names, question_type
+    from ragctl.ask.answer import Context, choose
+    from ragctl.ask.documents import question_names
+    from ragctl.ask.question import question_type
+    from ragctl.ask.rules import missing_names
 
     aws = "Amazon Web Services invoice. Total for this invoice: $4.11."
     azure = "Global Wholesaler Azure Interior, Fremont. Total $ 279.84."
@@ -391,7 +384,7 @@ def test_no_confident_span_is_an_abstention(notes: Path) -> None:
 
 
 def test_a_lead_in_is_never_quoted_alone(notes: Path) -> None:
-    from ragctl.ask.answer import unquotable
+    from ragctl.ask.documents import unquotable
 
     assert unquotable("The steering council shall work to:")
     assert unquotable("PEP: 20 Title: The Zen of Python Author: Tim Peters")
@@ -438,7 +431,7 @@ def test_the_cli_prints_one_answer_and_exits_3_for_an_empty_one(
 
 
 def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
-    from ragctl.ask.answer import identifiers, mentions
+    from ragctl.ask.documents import identifiers, mentions
     from ragctl.records import Hit
 
     assert identifiers("Who is the author of PEP 723?") == [("PEP", "723")]
@@ -459,12 +452,11 @@ def test_a_numbered_name_the_question_asks_about_reaches_the_reader() -> None:
     hits = [Hit(path=f"pep{i}.rst", passage_id=i, text=t) for i, t in enumerate(texts)]
     order = [0, 1, 2, 3, 4]  # by relevance: the relevance estimator reads PEP 1 and 723 alike
     dups = {3: 2}
-    kept = Pipeline._with_identifier("Who is the author of PEP 723?", hits, order, [0, 1, 2],
-                                     dups)
+    kept = with_identifier("Who is the author of PEP 723?", hits, order, [0, 1, 2], dups)
     assert kept == [0, 1, 4] and dups == {}  # the last kept passage gives way, its repeats too
     # nothing changes when a kept passage names it, or the question names nothing numbered
-    assert Pipeline._with_identifier("Who wrote PEP 1?", hits, order, [0, 1, 2], {}) == [0, 1, 2]
-    assert Pipeline._with_identifier("Who is the author?", hits, order, [0, 1], {}) == [0, 1]
+    assert with_identifier("Who wrote PEP 1?", hits, order, [0, 1, 2], {}) == [0, 1, 2]
+    assert with_identifier("Who is the author?", hits, order, [0, 1], {}) == [0, 1]
 
 
 def test_a_bare_number_for_a_measure_question_keeps_its_unit() -> None:
@@ -582,7 +574,7 @@ def quoted(notes: Path, files: dict[str, str], question: str, **options: Any) ->
 
 
 def test_what_a_named_document_proposes_is_its_own_statement(notes: Path) -> None:
-    from ragctl.ask.answer import asked_statement, own_statement
+    from ragctl.ask.question import asked_statement, own_statement
 
     assert question_type("What does PEP 572 propose?").kind == "quote"
     assert question_type("What does PEP 13 define?").kind == "quote"
@@ -621,26 +613,7 @@ def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
     assert "never pass silently" in a.answer and "went wrong" not in a.answer
 
 
-def test_an_author_line_gives_the_names_it_holds() -> None:
-    def names(text: str) -> str | None:
-        where = author_line(text)
-        return text[where[0]:where[1]] if where else None
-
-    assert names("How we designed Dropbox ATF. By Arun Sai Krishnan • Nov 11, 2020") \
-        == "Arun Sai Krishnan"
-    assert names("By Dan Goodin - Apr 16, 2015 8:02 pm UTC") == "Dan Goodin"
-    assert names("Written by Rob Ewaschuk Edited by Betsy Beyer") == "Rob Ewaschuk"
-    assert names("PEP: 723 Title: Inline script metadata Author: Ofek Lev "
-                 "<ofek@example.org> Sponsor: Adam Turner <adam@example.org>") == "Ofek Lev"
-    assert names("Author: Chris Angelico <ca@example.org>, Tim Peters <tp@example.org> "
-                 "Status: Final") == "Chris Angelico <ca@example.org>, Tim Peters <tp@example.org>"
-    assert names("From: Mikel Lindsaar <mikel@example.org> To: you") == "Mikel Lindsaar"
-    # prose that says who made something, a date, a bare address: no author line
-    assert names("The plan was written by Tim Peters.") is None
-    assert names("By Monday, the servers were back.") is None
-    assert names("By 2020 the project had moved.") is None
-    assert names("From: mikel@example.org Subject: hi") is None
-    assert names("By Tim Peters " + "and more words of prose " * 8) is None
+def test_authorship_questions_are_told_apart() -> None:
     assert is_authorship("Who wrote the Dropbox ATF blog post?")
     assert is_authorship("Who is the author of PEP 723?") and is_authorship("By whom was it sent?")
     assert not is_authorship("Who was sitting in the kitchen door?")
@@ -682,6 +655,30 @@ def test_who_wrote_it_is_answered_from_the_document_s_author_line(
         sent = p.ask("When was the mail about the Boiler valve sent?",
                      AskOptions(re_threshold=0.0))
     assert sent.answer == "Mon, 1 Jan 2024 09:00:00 +0000 [1]"
+
+
+def test_fields_are_stored_cited_and_renewed(notes: Path) -> None:
+    mail = notes / "plumber.eml"
+    mail.write_text("From: Ann Lopes <ann@example.org>\nSubject: Boiler valve\n"
+                    "Date: Mon, 1 Jan 2024 09:00:00 +0000\n\nThe plumber comes on Thursday.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c:
+        fields = {f.name: f for f in c.store.document_fields(str(mail))}
+        assert set(fields) == {"sender", "subject", "date"}
+        sender = fields["sender"]
+        s = c.store.sentence_at(str(mail), sender.place, sender.start_char)
+        assert s is not None and "Ann Lopes" in s.text
+    mail.write_text("From: Bo Chen <bo@example.org>\n\nThe plumber comes on Friday.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c:
+        assert [(f.name, f.value) for f in c.store.document_fields(str(mail))] == \
+            [("sender", "Bo Chen")]
+    mail.unlink()
+    index_again(notes)
+    with Collection.open(load_settings()) as c:
+        assert c.store.document_fields(str(mail)) == []
+        assert c.store.count("fields") == sum(
+            len(c.store.document_fields(d.path)) for d in c.store.documents())
 
 
 def test_the_shortest_of_near_ties_is_chosen() -> None:
@@ -785,7 +782,7 @@ def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path
 
 
 def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
-    from ragctl.ask.answer import heading_named
+    from ragctl.ask.documents import heading_named
 
     q = "What does PEP 257 say about one-line docstrings?"
     assert heading_named(q, "Specification > One-line Docstrings")
@@ -806,7 +803,8 @@ def test_a_section_the_question_names_reaches_the_answer(notes: Path) -> None:
 
 
 def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
-    from ragctl.ask.answer import choice_options, first_year, time_order
+    from ragctl.ask.documents import first_year
+    from ragctl.ask.question import choice_options, time_order
 
     assert choice_options("Who is older, Annie Morton or Terry Richardson?") == (
         "Annie Morton", "Terry Richardson")
@@ -823,7 +821,7 @@ def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
               "How many couples or partnerships were there?",
               "Is the invoice paid or not?", "Is the clinic open on Sundays?"):
         assert choice_options(q) is None, q
-    from ragctl.ask.answer import option_in
+    from ragctl.ask.documents import option_in
 
     assert option_in("the Azure Interior invoice", "Billed by Azure Interior.") == (10, 24)
     assert option_in("Terry Richardson", "photographed by Terry Richardson's team") == (16, 34)
@@ -838,7 +836,7 @@ def test_a_question_that_asks_to_choose_names_its_two_options() -> None:
 
 
 def test_a_yes_no_question_about_two_things_names_both() -> None:
-    from ragctl.ask.answer import pair_named, stated_share
+    from ragctl.ask.yesno import pair_named, stated_share
 
     assert pair_named("Are both Elko Regional Airport and Gerald R. Ford International "
                       "Airport located in Michigan?") == (
@@ -858,7 +856,7 @@ def test_a_yes_no_question_about_two_things_names_both() -> None:
 
 
 def test_a_yes_no_question_the_sentence_is_silent_on() -> None:
-    from ragctl.ask.answer import silent_on, unstated
+    from ragctl.ask.yesno import silent_on, unstated
 
     game = "Super Bowl 50 was played on February 7, 2016, at Levi's Stadium."
     assert unstated("Did it rain during Super Bowl 50?", game) == ["rain"]
@@ -956,7 +954,7 @@ def test_yes_only_when_what_is_said_of_both_states_it(
 
 def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
         notes: Path) -> None:
-    from ragctl.ask.answer import file_words
+    from ragctl.ask.documents import file_words
 
     assert file_words("/n/pep-0008.rst") == "pep 8"
     a = quoted(notes, {
@@ -970,7 +968,7 @@ def test_a_quote_comes_from_the_document_named_by_its_file_not_one_citing_it(
 
 def test_what_a_document_named_by_its_file_says_first_includes_its_header(
         notes: Path) -> None:
-    from ragctl.ask.answer import stated_year, title_rank
+    from ragctl.ask.documents import stated_year, title_rank
 
     assert title_rank("PEP 703", "Making the GIL Optional", "/n/pep-0703.rst") == 0
     assert title_rank("the PEP 703", "Making the GIL Optional", "/n/pep-0704.rst") == 2

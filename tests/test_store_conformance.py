@@ -246,6 +246,32 @@ def test_sentences_like_matches_inside_one_document(indexed: Settings, docs: Pat
         assert found[0].text.startswith("The boiler was serviced by Hansen Heating")
 
 
+def test_a_document_s_fields_are_stored_renewed_and_removed(indexed: Settings,
+                                                           docs: Path) -> None:
+    note = docs / "memo.txt"
+    note.write_text("Subject: Roof repair\nFrom: Ann Lopes <ann@example.org>\n\n"
+                    "The roofer comes on Monday to fix the gutter.\n")
+    index_paths(indexed, [docs])
+    with Collection.open(indexed) as c:
+        fields = c.store.document_fields(str(note))
+        assert [(f.name, f.value) for f in fields] == [("subject", "Roof repair"),
+                                                       ("sender", "Ann Lopes")]
+        sender = fields[1]
+        assert note.read_text()[sender.start_char:sender.end_char] == "Ann Lopes"
+        s = c.store.sentence_at(str(note), sender.place, sender.start_char)
+        assert s is not None and "Ann Lopes" in s.text
+        assert c.store.sentence_at(str(note), "no such place", sender.start_char) is None
+        assert c.store.document_fields(_path(docs, "lease.txt")) == []
+    note.write_text("Subject: Roof done\n\nThe gutter is fixed.\n")
+    index_paths(indexed, [docs])
+    with Collection.open(indexed) as c:
+        assert [f.value for f in c.store.document_fields(str(note))] == ["Roof done"]
+    note.unlink()
+    index_paths(indexed, [docs])
+    with Collection.open(indexed) as c:
+        assert c.store.document_fields(str(note)) == [] and c.store.count("fields") == 0
+
+
 def test_the_stamp_changes_when_another_process_commits(indexed: Settings,
                                                         docs: Path) -> None:
     with Collection.open(indexed) as c:

@@ -8,7 +8,7 @@ import pytest
 
 from ragctl.index.chunk import Chunk
 from ragctl.index.sentences import Span
-from ragctl.store.sqlite import Store
+from ragctl.store.sqlite import MIGRATIONS, Store
 from ragctl.store.vectors import VectorIndex
 
 
@@ -26,11 +26,12 @@ def _vecs(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
 
 
 def test_migrations_are_idempotent(tmp_path: Path) -> None:
+    n = len(MIGRATIONS)
     with Store(tmp_path / "a.db") as s:
-        assert s.get_meta("schema_version") == "6"
+        assert s.get_meta("schema_version") == str(n)
     with Store(tmp_path / "a.db") as s:
-        assert s.schema_version == 6
-        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == 6
+        assert s.schema_version == n
+        assert s.db.execute("SELECT count(*) FROM _ragctl_migrations").fetchone()[0] == n
         assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -177,7 +178,7 @@ def test_an_older_index_gets_its_vector_checks_on_open(tmp_path: Path) -> None:
         s.db.execute("ALTER TABLE passages DROP COLUMN vec_check")  # as schema 5 made it
         s.db.conn.commit()
     with Store(path) as s:
-        assert s.schema_version == 6
+        assert s.schema_version == len(MIGRATIONS)
         rows = s.db.execute("SELECT hash, embedding, vec_check FROM passages").fetchall()
         assert [c for _, _, c in rows] == [vector_check(h, e) for h, e, _ in rows]
         assert rows[0][0] == text_hash("one") and s.damaged_vectors() == []

@@ -1,10 +1,13 @@
 """Who wrote it, and a form's fields: answers read from a document's own labelled lines.
 
-- **Who wrote it** (:func:`author_answer`): "who wrote / sent …" is answered from the document's
-  own author line (:func:`author_line`: a byline, an "Author:" or "From:" field).
-- **A form's field** (:func:`field_answer`): "what is the invoice number of …", "when is … due",
-  "when was the mail sent" from the value of the field so labelled (:func:`asked_field`,
-  :func:`field_values`), a mail's header or a table's row among them.
+- **Who wrote it** (:func:`author_answer`): "who wrote / sent …" is answered from the
+  author or sender the document states about itself, stored when it was indexed
+  (:mod:`ragctl.index.fields`: a byline, an "Author:" or "From:" line), cited to its line.
+- **A document's field** (:func:`field_answer`): "when was the mail sent", "what is the
+  status of PEP 8" from the stored field the asked label names
+  (:data:`ragctl.records.FIELD_LABELS`); **a form's field** ("what is the invoice number
+  of …", "when is … due") from the value of the field so labelled in the text
+  (:func:`asked_field`, :func:`field_values`), a table's row among them.
 
 Both are tried before the reader is asked (:mod:`ragctl.ask.span`), in the document that
 answers best (:func:`~ragctl.ask.documents.answering_document`); when they find nothing,
@@ -14,12 +17,11 @@ the reader answers instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import answering_document, document_sentences
-from ragctl.ask.rules import _MONTHS
-from ragctl.records import AnswerSentence, Citation, Sentence
+from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Sentence
 from ragctl.text import content_words, line_starts
 
 if TYPE_CHECKING:
@@ -34,53 +36,11 @@ if TYPE_CHECKING:
 _AUTHOR_QUESTION = re.compile(
     r"^(who (wrote|authored|penned|sent|signed|posted)\b|who (is|was|are|were) the "
     r"(authors?|writers?|senders?)\b|by whom\b)", re.I)
-_NOT_NAME = ("Edited|Updated|Published|Posted|Photos?|Illustrations?|Staff|Reporter|Editor|"
-             "Contributor|Senior|Image|Via|On|In|At|The|For|From|With|Monday|Tuesday|Wednesday|"
-             "Thursday|Friday|Saturday|Sunday|" + _MONTHS.title())
-_NAME_WORD = rf"(?!(?:{_NOT_NAME})\b)[A-ZÀ-Ý][\w'’.-]*[\w.]"
-_PERSON = rf"{_NAME_WORD}(?:[ \t]+(?:(?:van|von|de|der|den|da|di|del|la|le|du|bin)[ \t]+)*" \
-    rf"{_NAME_WORD})*"
-_PEOPLE = rf"{_PERSON}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+){_PERSON})*"
-# "By Dan Goodin - Jan 9, 2017", "Written by Rob Ewaschuk Edited by …": "by" opening the
-# sentence or following the title's full stop, a bar or a bullet; never "… written by X"
-_BYLINE = re.compile(
-    rf"(?:^|(?<=[.!?|•·]\s))(?:(?:Written|Posted|Story|Words|Text)\s+)?[Bb][Yy]:?\s+({_PEOPLE})")
-_AUTHOR_FIELD = re.compile(
-    r"(?:^|\s)(?:Authors?|From|Written by|Sender):\s+([^<\n]*?[^<\s,;](?:\s*<[^>\n]*>)?"
-    r"(?:,\s*[^<\n:,]+?(?:\s*<[^>\n]*>)?)*)(?=\s+[A-Z][A-Za-z-]{1,24}:\s|\s*$)")
-
-
-# what an author line holds, for a store's LIKE: where to look beyond the passages retrieved
-AUTHOR_PATTERNS = ("by %", "% by %", "%author%:%", "%from:%", "%sender:%")
 
 
 def is_authorship(question: str) -> bool:
     """Whether the question asks who wrote (or sent) a document."""
     return _AUTHOR_QUESTION.match(" ".join(question.split())) is not None
-
-
-def author_line(text: str) -> tuple[int, int] | None:
-    """Where a sentence names its document's author: the name(s) of a byline ("By Dan
-    Goodin - Jan 9, 2017" → "Dan Goodin") or the value of an "Author:" / "From:" field,
-    without the address when there is one author ("Ofek Lev <ofek@…>" → "Ofek Lev")."""
-    m = _AUTHOR_FIELD.search(text)
-    if m:
-        a, b = m.span(1)
-        value = text[a:b]
-        if value.count("<") == 1:  # one author: the name before the address
-            b = a + len(value[:value.index("<")].rstrip(" ,"))
-        value = text[a:b].strip(" \"'")
-        if value and not _EMAIL_ONLY.fullmatch(value):
-            a = text.index(value, a)
-            return a, a + len(value)
-    m = _BYLINE.search(text)
-    if m and len(text.split()) <= _BYLINE_WORDS:
-        return m.span(1)
-    return None
-
-
-_BYLINE_WORDS = 30  # a byline is a short line, not a sentence of prose with "By X" in it
-_EMAIL_ONLY = re.compile(r"<?[^\s@<>]+@[^\s@<>]+>?")
 
 
 # --------------------------------------------------------------------- a form's field
@@ -182,35 +142,52 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
 def rule_answer(ans: Answer, s: Sentence, a: int, b: int, rule: str, confidence: float,
                 also: dict[int, list[str]]) -> None:
     """``s.text[a:b]`` as the answer, found by ``rule`` rather than the reader."""
+    cite(ans, s, s.text[a:b], s.source_offsets(a, b), rule, confidence, also)
+
+
+def cite(ans: Answer, s: Sentence, value: str, offsets: tuple[int, int], rule: str,
+         confidence: float, also: dict[int, list[str]]) -> None:
+    """``value`` (at source ``offsets``, inside sentence ``s``) as the answer."""
     ans.kind = "span"
-    ans.candidates = [{"answer": s.text[a:b], "rule": rule,
-                       "relevance": round(confidence, 4)}]
-    ans.raw_answer = s.text[a:b]
+    ans.candidates = [{"answer": value, "rule": rule, "relevance": round(confidence, 4)}]
+    ans.raw_answer = value
     ans.answer = f"{ans.raw_answer} [1]"
-    ans.sources = [Citation.of(1, s, answer=s.source_offsets(a, b),
+    ans.sources = [Citation.of(1, s, answer=offsets,
                                also_in=tuple(also.get(s.passage_id, ())))]
     ans.sentences = [AnswerSentence(ans.raw_answer, (1,), 1.0, True)]
     ans.confidence = round(confidence, 4)
 
 
-def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
-    """Who wrote (or sent) the document that answers best, from its own author line: a
-    byline, an "Author:" or "From:" field, among its passages retrieved, else anywhere
-    in it. False when the question is not about the author or the document has no
-    author line (the reader answers instead)."""
-    question, relevance = ev.question, ev.relevance
-    found = answering_document(question, ev.hits, ev.kept, relevance) \
-        if is_authorship(question) else None
+def stored_field(stages: LoadedStages, ans: Answer, ev: Evidence, names: Sequence[str],
+                 rule: str) -> bool:
+    """The first of ``names`` that the document answering best states about itself
+    (stored when it was indexed), from the section of its best passage first, cited to
+    its line; False when it states none of them."""
+    found = answering_document(ev.question, ev.hits, ev.kept, ev.relevance)
     if found is None:
         return False
-    best, same = found
-    for s in document_sentences(stages.collection, best.path, same, AUTHOR_PATTERNS):
-        where = author_line(s.text)
-        if where is not None:
-            rule_answer(ans, s, *where, "the document's author line",
-                        relevance[best.passage_id], ev.also)
+    best, _ = found
+    store = stages.collection.store
+    fields = [f for f in store.document_fields(best.path) if f.name in names]
+    fields.sort(key=lambda f: (f.place != best.place, names.index(f.name)))
+    for f in fields:
+        s = store.sentence_at(best.path, f.place, f.start_char)
+        if s is not None:
+            cite(ans, s, f.value, (f.start_char, f.end_char), rule,
+                 ev.relevance[best.passage_id], ev.also)
             return True
     return False
+
+
+def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """Who wrote (or sent) the document that answers best, from the author or sender it
+    states about itself (a byline, an "Author:" or "From:" line). False when the question
+    is not about the author or the document states none (the reader answers instead)."""
+    return is_authorship(ev.question) and stored_field(
+        stages, ans, ev, AUTHOR_FIELDS, "the document's author line")
+
+
+AUTHOR_FIELDS: tuple[str, ...] = ("author", "sender")
 
 
 def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
@@ -221,8 +198,14 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     row, stands out (the reader answers instead)."""
     question, relevance = ev.question, ev.relevance
     field = asked_field(question)
-    found = answering_document(question, ev.hits, ev.kept, relevance) if field else None
-    if field is None or found is None:
+    if field is None:
+        return False
+    stored = FIELD_LABELS.get(field)
+    if stored is not None and stored_field(stages, ans, ev, (stored,),
+                                           "the document's own field"):
+        return True
+    found = answering_document(question, ev.hits, ev.kept, relevance)
+    if found is None:
         return False
     best, same = found
     first = field.split()[0].replace("%", "")

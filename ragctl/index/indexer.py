@@ -27,6 +27,7 @@ import numpy as np
 from ragctl.config import home_dir
 from ragctl.errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
 from ragctl.index.chunk import Chunk, chunk_section, chunk_sections
+from ragctl.index.fields import document_fields
 from ragctl.index.ingest import (
     FORMATS,
     Ocr,
@@ -185,11 +186,12 @@ class Indexer:
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
         # "sentences": 3 — a list item is a sentence of its own, without its bullet
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
-        # no space after an opening bracket
+        # no space after an opening bracket; 4 — a document's own fields stored
+        # (ragctl.index.fields)
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 3,
-                "readers": 3}
+                "readers": 4}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name
@@ -518,7 +520,8 @@ class Indexer:
                 pos += n
                 ids, old_ids = self.store.replace_document(
                     path=str(p.path), format=p.doc.format, title=p.doc.title, size=p.size,
-                    mtime_ns=p.mtime_ns, sha256=p.sha256, chunks=p.chunks, embeddings=matrix)
+                    mtime_ns=p.mtime_ns, sha256=p.sha256, chunks=p.chunks, embeddings=matrix,
+                    fields=document_fields((s.text, s.place, s.offset) for s in p.doc.sections))
                 self._remember_read(p.path, p.doc.notes)
                 changes.append((ids, old_ids, matrix))
         # Committed: mirror the change in the HNSW index. Until it is saved, the store's
@@ -572,6 +575,9 @@ class Indexer:
                 for section in stream_sections(path, scan):
                     with time_limit(self.settings.max_file_seconds):
                         sentences = self.splitter.split_many([section.text])[0]
+                    if mbox or section.offset == 0:  # each message's header; a text's start
+                        writer.add_fields(document_fields([(section.text, section.place,
+                                                            section.offset)]))
                     pending += chunk_section(section, sentences,
                                              target_words=self.settings.chunk_words)
                     if len(pending) >= STREAM_BATCH:  # many small messages: embed together

@@ -27,7 +27,7 @@ import numpy as np
 
 from ragctl.config import Settings
 from ragctl.errors import IndexNotFoundError, RagctlError
-from ragctl.records import Chunk, Passage, Sentence
+from ragctl.records import Chunk, DocField, Passage, Sentence
 from ragctl.store.base import Claims, CollectionBase, DoctorReport, Ranking, Repairs
 from ragctl.store.sqlite import SCHEMA_VERSION_KEY, DocumentRecord, now, text_hash
 
@@ -196,7 +196,16 @@ def _m002_tsv_place(conn: Any) -> None:
     conn.execute("CREATE INDEX passages_tsv ON passages USING gin(tsv)")
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial, _m002_tsv_place]
+def _m003_fields(conn: Any) -> None:
+    """A document's own fields, as in the SQLite store (its migration 7)."""
+    conn.execute("CREATE TABLE fields (id BIGSERIAL PRIMARY KEY, "
+                 "document_id BIGINT NOT NULL REFERENCES documents(id), name TEXT NOT NULL, "
+                 "value TEXT NOT NULL, place TEXT NOT NULL, start_char INTEGER NOT NULL, "
+                 "end_char INTEGER NOT NULL)")
+    conn.execute("CREATE INDEX fields_document ON fields(document_id)")
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial, _m002_tsv_place, _m003_fields]
 
 
 class PgStore:
@@ -368,6 +377,9 @@ class PgStore:
             self.conn.execute("DELETE FROM sentences WHERE document_id IN "
                               "(SELECT id FROM documents WHERE path = %s AND id != %s)",
                               [path, doc_id])  # another writer put the file there meanwhile
+            self.conn.execute("DELETE FROM fields WHERE document_id IN "
+                              "(SELECT id FROM documents WHERE path = %s AND id != %s)",
+                              [path, doc_id])
             self.conn.execute("DELETE FROM passages WHERE document_id IN "
                               "(SELECT id FROM documents WHERE path = %s AND id != %s)",
                               [path, doc_id])
@@ -386,6 +398,7 @@ class PgStore:
         ids = [r[0] for r in self._rows("SELECT id FROM passages WHERE document_id = %s",
                                         [doc_id])]
         self.conn.execute("DELETE FROM sentences WHERE document_id = %s", [doc_id])
+        self.conn.execute("DELETE FROM fields WHERE document_id = %s", [doc_id])
         self.conn.execute("DELETE FROM passages WHERE document_id = %s", [doc_id])
         self.conn.execute("DELETE FROM documents WHERE id = %s", [doc_id])
         return ids
@@ -396,10 +409,12 @@ class PgStore:
 
     def replace_document(self, *, path: str, format: str, title: str, size: int,
                          mtime_ns: int, sha256: str, chunks: Sequence[Chunk],
-                         embeddings: np.ndarray) -> tuple[list[int], list[int]]:
+                         embeddings: np.ndarray, fields: Sequence[DocField] = ()
+                         ) -> tuple[list[int], list[int]]:
         with self.writing_document(path=path, format=format, title=title, size=size,
                                    mtime_ns=mtime_ns, sha256=sha256) as writer:
             writer.add(chunks, embeddings)
+            writer.add_fields(fields)
         return writer.ids, writer.old_ids
 
     @contextmanager
@@ -438,7 +453,8 @@ class PgStore:
             self.conn.execute("DELETE FROM skips WHERE path = ANY(%s)", [paths])
 
     # ------------------------------------------------------------------ passages
-    TABLES = ("documents", "passages", "sentences", "roots", "runs", "log", "skips", "meta")
+    TABLES = ("documents", "passages", "sentences", "fields", "roots", "runs", "log", "skips",
+              "meta")
 
     def count(self, table: str) -> int:
         if table not in self.TABLES:
@@ -501,6 +517,21 @@ class PgStore:
             "JOIN passages p ON p.document_id = d.id JOIN sentences s ON s.passage_id = p.id "
             f"WHERE d.path = %s AND ({where}) ORDER BY s.passage_id, s.seq LIMIT %s",
             [path, *patterns, int(limit)])]
+
+    def document_fields(self, path: str) -> list[DocField]:
+        return [DocField(**r) for r in self._dicts(
+            "SELECT f.name, f.value, f.place, f.start_char, f.end_char FROM fields f "
+            "JOIN documents d ON d.id = f.document_id WHERE d.path = %s ORDER BY f.id",
+            [path])]
+
+    def sentence_at(self, path: str, place: str, start_char: int) -> Sentence | None:
+        rows = self._dicts(
+            "SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
+            "s.end_char, s.text, s.raw FROM documents d "
+            "JOIN passages p ON p.document_id = d.id JOIN sentences s ON s.passage_id = p.id "
+            "WHERE d.path = %s AND p.place = %s AND s.start_char <= %s AND s.end_char > %s "
+            "ORDER BY s.passage_id, s.seq LIMIT 1", [path, place, start_char, start_char])
+        return Sentence(**rows[0]) if rows else None
 
     def sentence_rows(self) -> list[tuple[int, int, str]]:
         return [(int(a), int(b), str(c)) for a, b, c in
@@ -748,9 +779,11 @@ _COPIED: dict[str, tuple[str, ...]] = {
                  "n_words", "hash", "embedding"),
     "sentences": ("id", "passage_id", "document_id", "seq", "start_char", "end_char", "text",
                   "raw"),
+    "fields": ("id", "document_id", "name", "value", "place", "start_char", "end_char"),
     "skips": ("path", "size", "mtime_ns", "reason", "readers", "partial"),
     "log": ("id", "asked", "question", "answer", "abstained", "result"),
 }
+_ADDED_LATER = {"fields"}  # tables a read-only local index opened unmigrated may lack
 # column types for binary COPY (text COPY formats each vector as decimal text: 35x slower)
 _TYPES = {"id": "int8", "document_id": "int8", "passage_id": "int8", "seq": "int4",
           "place": "text", "start_char": "int4", "end_char": "int4", "text": "text",
@@ -759,7 +792,7 @@ _TYPES = {"id": "int8", "document_id": "int8", "passage_id": "int8", "seq": "int
           "mtime_ns": "int8", "sha256": "text", "n_passages": "int4", "n_sentences": "int4",
           "indexed_at": "text", "reason": "text", "readers": "text", "partial": "int4",
           "asked": "text", "question": "text", "answer": "text", "abstained": "bool",
-          "result": "text"}
+          "result": "text", "name": "text", "value": "text"}
 
 
 @contextmanager
@@ -797,6 +830,15 @@ class PgDocumentWriter:
         self.old_ids = old_ids
         self.ids: list[int] = []
         self.n_sentences = 0
+
+    def add_fields(self, fields: Sequence[DocField]) -> None:
+        if fields:
+            with self.store.conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO fields (document_id, name, value, place, start_char, "
+                    "end_char) VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(self.doc_id, f.name, _text(f.value), _text(f.place), f.start_char,
+                      f.end_char) for f in fields])
 
     def add(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> list[int]:
         assert len(chunks) == len(embeddings)
@@ -1015,6 +1057,8 @@ def copy_index(source: Any, url: str, *, name: str | None = None,
                 conn.execute(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({dim})")
             for table, columns in _COPIED.items():
                 n = 0
+                if table in _ADDED_LATER and not src.has_table(table):
+                    continue  # a read-only index made before the table was
                 with conn.cursor() as cur, _copy(cur, table, columns) as copy:
                     for rows in src.dump(table, columns):
                         for row in rows:
@@ -1023,7 +1067,7 @@ def copy_index(source: Any, url: str, *, name: str | None = None,
                         if on_table is not None:
                             on_table(table, n)
                 summary.rows[table] = n
-            for table in ("documents", "passages", "sentences", "log"):
+            for table in ("documents", "passages", "sentences", "fields", "log"):
                 conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                              f"coalesce((SELECT max(id) FROM {table}), 0) + 1, false)")
             if dim is not None:

@@ -27,7 +27,7 @@ import numpy as np
 import sqlite_utils
 
 from ragctl.errors import DamagedIndexError, DiskFullError, RagctlError
-from ragctl.records import Chunk, Passage, Sentence
+from ragctl.records import Chunk, DocField, Passage, Sentence
 
 logger = logging.getLogger("ragctl.store")
 
@@ -203,9 +203,20 @@ def _m006_vector_check(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE passages SET vec_check = ragctl_vec_check(hash, embedding)")
 
 
+def _m007_fields(db: sqlite_utils.Database) -> None:
+    """A document's own fields (author, sender, date, title, subject, status) with the
+    source offsets of their value, read when it is indexed (an existing index gets them
+    when its files are read again, once: the readers' version in the chunker settings)."""
+    db.execute("CREATE TABLE fields (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+               "document_id INTEGER NOT NULL REFERENCES documents(id), name TEXT NOT NULL, "
+               "value TEXT NOT NULL, place TEXT NOT NULL, start_char INTEGER NOT NULL, "
+               "end_char INTEGER NOT NULL)")
+    db.execute("CREATE INDEX fields_document ON fields(document_id)")
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m001_initial, _m002_sentence_raw, _m003_log, _m004_skips, _m005_fts_place,
-    _m006_vector_check]
+    _m006_vector_check, _m007_fields]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -354,6 +365,7 @@ class Store:
         ids = [r[0] for r in self.db.execute(
             "SELECT id FROM passages WHERE document_id = ?", [doc_id]).fetchall()]
         self.db.execute("DELETE FROM sentences WHERE document_id = ?", [doc_id])
+        self.db.execute("DELETE FROM fields WHERE document_id = ?", [doc_id])
         self.db.execute("DELETE FROM passages WHERE document_id = ?", [doc_id])
         self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
         if ids:
@@ -368,7 +380,8 @@ class Store:
 
     def replace_document(self, *, path: str, format: str, title: str, size: int,
                          mtime_ns: int, sha256: str, chunks: Sequence[Chunk],
-                         embeddings: np.ndarray) -> tuple[list[int], list[int]]:
+                         embeddings: np.ndarray, fields: Sequence[DocField] = ()
+                         ) -> tuple[list[int], list[int]]:
         """Write one file's new state in one transaction; returns (new ids, old ids).
 
         Inside a transaction of the caller's this joins it (a savepoint), so several
@@ -377,6 +390,7 @@ class Store:
         with self.writing_document(path=path, format=format, title=title, size=size,
                                    mtime_ns=mtime_ns, sha256=sha256) as writer:
             writer.add(chunks, embeddings)
+            writer.add_fields(fields)
         return writer.ids, writer.old_ids
 
     @contextmanager
@@ -492,6 +506,23 @@ class Store:
             f"WHERE d.path = ? AND ({where}) ORDER BY s.passage_id, s.seq LIMIT ?",
             [path, *patterns, int(limit)])]
 
+    def document_fields(self, path: str) -> list[DocField]:
+        """The fields the document at ``path`` states about itself, in document order."""
+        return [DocField(**r) for r in self.db.query(
+            "SELECT f.name, f.value, f.place, f.start_char, f.end_char FROM fields f "
+            "JOIN documents d ON d.id = f.document_id WHERE d.path = ? ORDER BY f.id", [path])]
+
+    def sentence_at(self, path: str, place: str, start_char: int) -> Sentence | None:
+        """The sentence of the document at ``path`` whose source offsets, in the section at
+        ``place``, hold ``start_char`` (a field's line)."""
+        rows = list(self.db.query(
+            "SELECT s.id, s.passage_id, s.seq, d.path, d.title, p.place, s.start_char, "
+            "s.end_char, s.text, s.raw FROM documents d "
+            "JOIN passages p ON p.document_id = d.id JOIN sentences s ON s.passage_id = p.id "
+            "WHERE d.path = ? AND p.place = ? AND s.start_char <= ? AND s.end_char > ? "
+            "ORDER BY s.passage_id, s.seq LIMIT 1", [path, place, start_char, start_char]))
+        return Sentence(**rows[0]) if rows else None
+
     def sentence_rows(self) -> list[tuple[int, int, str]]:
         """(id, passage id, text) of every sentence."""
         return [(int(r[0]), int(r[1]), str(r[2])) for r in
@@ -515,6 +546,10 @@ class Store:
             "SELECT rowid, bm25(passages_fts) AS score FROM passages_fts "
             "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def has_table(self, table: str) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                    "name = ?", [table]).fetchone())
 
     def dump(self, table: str, columns: Sequence[str], *, batch: int = 2000
              ) -> Iterator[list[tuple[Any, ...]]]:
@@ -851,6 +886,12 @@ class DocumentWriter:
         self.old_ids = old_ids
         self.ids: list[int] = []
         self.n_sentences = 0
+
+    def add_fields(self, fields: Sequence[DocField]) -> None:
+        """The fields the document states about itself (:mod:`ragctl.index.fields`)."""
+        self.store.db.table("fields").insert_all(
+            {"document_id": self.doc_id, "name": f.name, "value": f.value, "place": f.place,
+             "start_char": f.start_char, "end_char": f.end_char} for f in fields)
 
     def add(self, chunks: Sequence[Chunk], embeddings: np.ndarray) -> list[int]:
         """Append passages (in order); returns their ids."""
