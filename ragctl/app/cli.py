@@ -168,8 +168,9 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
           broad: bool, quiet: bool, verbose: bool, as_json: bool) -> None:
     """Add files and folders to an index, or bring it up to date.
 
-    Reads .txt .md .rst .html .pdf .docx .eml .mbox, and scans (.pdf pages without
-    text, .png .jpg .tiff) through OCR when Tesseract is installed. Unchanged files are skipped,
+    Reads .txt .md .rst .html .pdf .docx .eml .mbox, spreadsheets (.csv .tsv .xlsx
+    .ods), and scans (.pdf pages without text, .png .jpg .tiff) through OCR when
+    Tesseract is installed. Unchanged files are skipped,
     changed ones re-read, deleted ones removed. With no PATH, every folder indexed
     before is refreshed.
 

@@ -31,8 +31,11 @@ logger = logging.getLogger("ragctl.ingest")
 TEXT_FORMATS = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
                 ".rst": "rst"}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
+SHEET_FORMATS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".xlsx": "xlsx", ".xlsm": "xlsx",
+                 ".ods": "ods"}
 FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
-           ".eml": "email", ".mbox": "mbox", **dict.fromkeys(IMAGE_SUFFIXES, "image")}
+           ".eml": "email", ".mbox": "mbox", **SHEET_FORMATS,
+           **dict.fromkeys(IMAGE_SUFFIXES, "image")}
 OCR_DPI = 300  # PDF pages without a text layer are rendered at this resolution for OCR
 # Settings.ocr_max_pages and ocr_max_megapixels (docs/configuration.md): the pages of one
 # image file that are read, and the largest page image that is decoded for OCR
@@ -1597,7 +1600,76 @@ def _drop_quotes(body: str, elsewhere: Callable[[str], bool]) -> str:
     return "".join(pieces) if pos else body
 
 
+def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:
+    """A spreadsheet (CSV/TSV, XLSX, ODS; :mod:`ragctl.index.sheets`): each sheet one
+    section, placed by its name, each row one line that carries its column names
+    (:func:`sheet_lines`); formula results, never formulas."""
+    from ragctl.index.sheets import SheetError, read_delimited, read_ods, read_xlsx
+
+    fmt = FORMATS[path.suffix.lower()]
+    notes: list[str] = []
+    try:
+        if fmt == "csv":
+            decoded = read_text(data)
+            notes += _notes(decoded)
+            sheets = [read_delimited(decoded.text, path.stem,
+                                     delimiter="\t" if path.suffix.lower() == ".tsv" else None)]
+        else:
+            sheets = (read_xlsx if fmt == "xlsx" else read_ods)(data, path.stem)
+    except SheetError as e:
+        raise SkipFile(str(e)) from None
+    sections: list[Section] = []
+    end = 0
+    for sheet in sheets:
+        notes += sheet.notes
+        lines = sheet_lines(sheet.rows)
+        if not lines:
+            continue
+        text = "\n\n".join(lines)
+        place = sheet.name if len(sheets) > 1 or fmt != "csv" else ""
+        sections.append(Section(text, place, end))
+        end += len(text) + 2
+    return ParsedDocument(path, fmt, path.stem, sections, notes)
+
+
+def sheet_lines(rows: list[list[str]]) -> list[str]:
+    """A sheet's rows as lines that each carry their column names ("Quarter: Q2; Units:
+    1,450; Returns: 2%"), however wide the sheet, when its first row names the columns
+    (:func:`_names_columns`); otherwise each row's cells, " | " between them. A row is
+    never read without its header, wherever a passage starts."""
+    rows = [[" ".join(c.split()) for c in r] for r in rows]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return []
+    if len(rows) >= 2 and _names_columns(rows[0]):
+        head = rows[0]
+        out = []
+        for r in rows[1:]:
+            pairs = [f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False) if v]
+            pairs += [v for v in r[len(head):] if v]
+            if pairs:
+                out.append("; ".join(pairs))
+        return out
+    return [" | ".join(c for c in r if c) for r in rows]
+
+
+_NUMBER_CELL = re.compile(r"[-+(]?[$€£¥]?\s*[\d.,]+\s*%?\)?")
+
+
+def _names_columns(row: list[str]) -> bool:
+    """Whether a sheet's first row names its columns: two or more distinct short labels,
+    at least one of them words ("Region"), the others words or years ("2024"), none
+    another number or a date."""
+    cells = [c for c in row if c]
+    year = re.compile(r"(?:19|20)\d{2}")
+    return len(cells) >= 2 and len(set(cells)) == len(cells) and all(
+        len(c) <= 60 and (year.fullmatch(c) or not _NUMBER_CELL.fullmatch(c))
+        and not re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", c) for c in cells) \
+        and any(not year.fullmatch(c) for c in cells)
+
+
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     "text": _parse_text, "markdown": _parse_markdown, "rst": _parse_rst, "html": _parse_html,
-    "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox,
+    "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox, "csv": _parse_sheet,
+    "xlsx": _parse_sheet, "ods": _parse_sheet,
 }
