@@ -190,6 +190,18 @@ def missing_names(question: str, context: str) -> float:
     return float(not any(names_found(names, context)))
 
 
+def unnamed_subject(question: str, context: str, path: str,
+                    named_in: Callable[[str, Sequence[str]], bool] | None) -> float:
+    """1 when the question names one thing ("How much did I pay at Larkspur?") and
+    neither the span's passage (with its document's title, file name and section) nor
+    any other part of its document (``named_in(path, names)``, the store's search)
+    mentions it: the answer would come from a document about something else."""
+    names = sorted(set(question_names(question)))
+    if len(names) != 1 or any(names_found(names, context)):
+        return 0.0
+    return float(named_in is not None and not named_in(path, names))
+
+
 # --------------------------------------------------------------------- kept passages
 
 def with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],
