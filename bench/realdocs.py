@@ -128,8 +128,9 @@ def test_totals(args: argparse.Namespace, spec: dict[str, Any]) -> None:
             outcome = "rightly refused" if verdict == "right" else "answered not-stated"
         else:
             outcome = OUTCOME[verdict]
+        source = q.get("source") or q.get("file", "")  # realdocs-test / sheets-test
         keys = {"kind": q["kind"], "detail": q.get("detail", "?"),
-                "type": Path(q["source"]).suffix.lstrip(".") or "?", "all": "all"}
+                "type": Path(source).suffix.lstrip(".") or "?", "all": "all"}
         for axis, key in keys.items():
             cell = totals[axis].setdefault(key, {})
             cell[outcome] = cell.get(outcome, 0) + 1
