@@ -12,6 +12,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# month names and abbreviations, English and French, as one regular-expression alternation
+MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+          "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
+          "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
 _PUNCT = set(string.punctuation) | {"‘", "’", "“", "”", "–", "—"}
 _WORD = re.compile(r"\w+")
 

@@ -37,12 +37,10 @@ from ragctl.ask.documents import (
 )
 from ragctl.ask.question import Expected, choice_options
 from ragctl.records import Answer, Hit
+from ragctl.text import MONTHS
 
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
-           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
-           "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
 _DATE = re.compile(
-    rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
+    rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
     r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|"
     r"century|decade|spring|summer|autumn|fall|winter|morning|evening|noon|midnight)\b|"
     r"\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b", re.I)

@@ -17,17 +17,16 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ragctl.records import FIELD_LABELS, DocField
+from ragctl.text import MONTHS
 
 HEADER_LINES = 12  # lines at the start of a section read for fields
 MAX_VALUE_CHARS = 200  # a longer value is prose after a colon, not a field
 MAX_FIELDS = 64  # per document: a file of "Label: value" lines is data, not a header
 
 _LABELED = re.compile(r"[ \t]*(?P<label>[A-Za-z][A-Za-z ]{0,18}?)[ \t]*:[ \t]+(?P<value>\S.*)")
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
-           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 _NOT_NAME = ("Edited|Updated|Published|Posted|Photos?|Illustrations?|Staff|Reporter|Editor|"
              "Contributor|Senior|Image|Via|On|In|At|The|For|From|With|Monday|Tuesday|Wednesday|"
-             "Thursday|Friday|Saturday|Sunday|" + _MONTHS.title())
+             "Thursday|Friday|Saturday|Sunday|" + MONTHS.title())
 _NAME_WORD = rf"(?!(?:{_NOT_NAME})\b)[A-ZÀ-Ý][\w'’.-]*[\w.]"
 _PERSON = rf"{_NAME_WORD}(?:[ \t]+(?:(?:van|von|de|der|den|da|di|del|la|le|du|bin)[ \t]+)*" \
     rf"{_NAME_WORD})*"
