@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import answering_document, document_sentences
-from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Sentence
+from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Hit, Sentence
 from ragctl.text import content_words, line_starts
 
 if TYPE_CHECKING:
@@ -158,15 +158,11 @@ def cite(ans: Answer, s: Sentence, value: str, offsets: tuple[int, int], rule: s
     ans.confidence = round(confidence, 4)
 
 
-def stored_field(stages: LoadedStages, ans: Answer, ev: Evidence, names: Sequence[str],
-                 rule: str) -> bool:
-    """The first of ``names`` that the document answering best states about itself
-    (stored when it was indexed), from the section of its best passage first, cited to
-    its line; False when it states none of them."""
-    found = answering_document(ev.question, ev.hits, ev.kept, ev.relevance)
-    if found is None:
-        return False
-    best, _ = found
+def stored_field(stages: LoadedStages, ans: Answer, ev: Evidence, best: Hit,
+                 names: Sequence[str], rule: str) -> bool:
+    """The first of ``names`` that the document of ``best`` (the passage that answers
+    best) states about itself (stored when it was indexed), from the section of ``best``
+    first, cited to its line; False when it states none of them."""
     store = stages.collection.store
     fields = [f for f in store.document_fields(best.path) if f.name in names]
     fields.sort(key=lambda f: (f.place != best.place, names.index(f.name)))
@@ -183,8 +179,11 @@ def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """Who wrote (or sent) the document that answers best, from the author or sender it
     states about itself (a byline, an "Author:" or "From:" line). False when the question
     is not about the author or the document states none (the reader answers instead)."""
-    return is_authorship(ev.question) and stored_field(
-        stages, ans, ev, AUTHOR_FIELDS, "the document's author line")
+    if not is_authorship(ev.question):
+        return False
+    found = answering_document(ev.question, ev.hits, ev.kept, ev.relevance)
+    return found is not None and stored_field(stages, ans, ev, found[0], AUTHOR_FIELDS,
+                                              "the document's author line")
 
 
 AUTHOR_FIELDS: tuple[str, ...] = ("author", "sender")
@@ -200,14 +199,14 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     field = asked_field(question)
     if field is None:
         return False
-    stored = FIELD_LABELS.get(field)
-    if stored is not None and stored_field(stages, ans, ev, (stored,),
-                                           "the document's own field"):
-        return True
     found = answering_document(question, ev.hits, ev.kept, relevance)
     if found is None:
         return False
     best, same = found
+    stored = FIELD_LABELS.get(field)
+    if stored is not None and stored_field(stages, ans, ev, best, (stored,),
+                                           "the document's own field"):
+        return True
     first = field.split()[0].replace("%", "")
     values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}
     for s in document_sentences(stages.collection, best.path, same,
