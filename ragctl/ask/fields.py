@@ -132,13 +132,6 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
 
 # --------------------------------------------------------------------- the answers
 
-def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
-    """The document's author line (:func:`author_answer`) or labelled field
-    (:func:`field_answer`) that the question asks for; False when it asks for neither, or
-    the document has none (the reader answers instead)."""
-    return author_answer(stages, ans, ev) or field_answer(stages, ans, ev)
-
-
 def rule_answer(ans: Answer, s: Sentence, a: int, b: int, rule: str, confidence: float,
                 also: dict[int, list[str]]) -> None:
     """``s.text[a:b]`` as the answer, found by ``rule`` rather than the reader."""

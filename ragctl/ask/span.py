@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragctl.ask import fields
+from ragctl.ask import cells, fields
 from ragctl.ask.answer import Context, bridge_context, choose, completed
 from ragctl.ask.documents import names_found
 from ragctl.records import AnswerSentence, Citation, Hit
@@ -27,11 +27,21 @@ if TYPE_CHECKING:
 
 def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
            qtype: QuestionType, opts: AskOptions) -> None:
-    """The document's author line or labelled field when the question asks for one (and
-    a passage reached the relevance threshold: ``ev.reason`` is None), else the reader's
-    best span (:func:`read_span`)."""
-    if not (ev.reason is None and fields.answer(stages, ans, ev)):
-        read_span(stages, ans, ev, reader, qtype, opts)
+    """The document's author line when the question asks for it, else the table cell of
+    the row the question names (:mod:`ragctl.ask.cells`), else a labelled field (both of
+    these when a passage reached the relevance threshold: ``ev.reason`` is None), else
+    the reader's best span (:func:`read_span`) — refused when it is a neighbouring cell of
+    a row that has no column for the question."""
+    if ev.reason is None and fields.author_answer(stages, ans, ev):
+        return
+    verdict = cells.find(stages, ev, qtype.expects)
+    if verdict.choice is not None:
+        cells.cite(ans, ev, verdict.choice)
+        return
+    if ev.reason is None and fields.field_answer(stages, ans, ev):
+        return
+    read_span(stages, ans, ev, reader, qtype, opts)
+    cells.refuse_neighbour(ans, verdict)
 
 
 def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,

@@ -1,0 +1,286 @@
+"""A table's cell: "what is the ⟨column⟩ of ⟨row⟩?" answered from the row the question names.
+
+Tables and spreadsheets are indexed one row a line that keeps its header ("Club: Bergen;
+Members: 250; Founded: 1921": :func:`ragctl.index.ingest.table_lines`,
+:func:`~ragctl.index.ingest.sheet_lines`). A question names its row by one of the row's
+values ("the Bergen club") and its column by an attribute ("how many members"), often in
+other words than the header. So:
+
+- **the row** (:func:`matched_rows`) is the row, in the documents retrieved, whose cells
+  the question names the most of — looked for in the passages kept and, by the question's
+  names and numbers, in the whole of those documents, since one row of a long sheet is
+  seldom among the passages a search returns;
+- **the column** (:func:`column_scores`) is the one of the row's other cells whose header
+  is nearest the question without the row's words, by the index's own embedder, with the
+  header's words that the question uses and the cell's fit to the answer's type
+  (:data:`COLUMN_WEIGHTS`);
+- **the answer** is that cell, cited by its offsets. When no header comes near enough
+  (:data:`MIN_COLUMN_SCORE`), the table has no such column: an answer the reader would take
+  from the row (a neighbouring cell) is refused, and the row's columns are named
+  (:func:`refuse_neighbour`). When the rows the question names equally give different
+  values, nothing is chosen: the reader answers as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ragctl.ask.documents import question_names
+from ragctl.records import AnswerSentence, Citation, Sentence
+from ragctl.text import STOPWORDS
+
+if TYPE_CHECKING:
+    from ragctl.ask.question import Expected
+    from ragctl.ask.stages import Evidence, LoadedStages
+    from ragctl.records import Answer
+
+MAX_LABEL_CHARS = 60  # a column header longer than this is prose before a colon
+MAX_LABEL_WORDS = 8
+MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
+ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
+ROW_SEARCH_LIMIT = 500  # rows read from one document for one name or number
+# How a header is scored against the question: cosine of the embeddings, the share of the
+# header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
+COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3}
+MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no such column
+# a header so named is one value among others, not an attribute ("Notes: …"), never answered
+_NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks", "description"})
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_NUMERIC = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,.]*\s*(%|[a-z]{0,3}\)?)?$", re.I)
+_DATE_LIKE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|"
+                        r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+                        r"\b\d{1,2}:\d{2}\b", re.I)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a row as indexed: its column's header, its value, and the value's
+    offsets in the row's sentence text."""
+
+    column: str
+    value: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Row:
+    sentence: Sentence
+    cells: tuple[Cell, ...]
+    key: tuple[int, ...]  # the cells the question names (indexes in ``cells``)
+    score: float  # how much of the row the question names
+
+
+@dataclass(frozen=True)
+class CellChoice:
+    """The cell chosen: the row, the cell, and how near its header came."""
+
+    row: Row
+    cell: Cell
+    score: float
+
+
+def row_cells(text: str) -> list[Cell]:
+    """The cells of a table row as indexed, "Header: value; Header: value", or [] for a
+    line that is not one (prose, a list, a single "Label: value"): two or more labelled
+    cells, a label short and without a full stop; a value without a label (a column with
+    no header) is kept, with an empty header."""
+    cells: list[Cell] = []
+    pos = 0
+    labelled = 0
+    for part in text.split("; "):
+        i = part.find(": ")
+        label = part[:i] if i > 0 else ""
+        if label and (len(label) > MAX_LABEL_CHARS or len(label.split()) > MAX_LABEL_WORDS
+                      or label.rstrip().endswith(".") or "|" in label):
+            return []
+        if label:
+            labelled += 1
+            value = part[i + 2:]
+            start = pos + i + 2
+        else:
+            value, start = part, pos
+        stripped = value.rstrip(" .")
+        if stripped.strip():
+            lead = len(value) - len(value.lstrip())
+            cells.append(Cell(label.strip(), stripped.strip(), start + lead,
+                              start + len(stripped)))
+        pos += len(part) + 2
+    return cells if labelled >= 2 and labelled * 2 >= len(cells) else []
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.replace(",", "") for t in _TOKEN.findall(text.lower())]
+
+
+def _stem(token: str) -> str:
+    return token[:-1] if len(token) > 3 and token.endswith("s") else token
+
+
+def key_cells(cells: Sequence[Cell], question: str) -> tuple[tuple[int, ...], float]:
+    """The cells of a row that the question names, and how much of it: a cell all of whose
+    words the question uses (its word count), or one of several words whose distinctive
+    word is a name in the question ("Harvard" for "Harvard University", half a word)."""
+    asked = {_stem(t) for t in _tokens(question)}
+    names = {_stem(n) for n in question_names(question)}
+    key: list[int] = []
+    score = 0.0
+    for i, c in enumerate(cells):
+        words = [_stem(t) for t in _tokens(c.value)]
+        if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
+            continue
+        found = [w for w in words if w in asked]
+        if len(found) == len(words):
+            key.append(i)
+            score += len(words)
+        elif any(w in names and len(w) >= 3 for w in found):
+            key.append(i)
+            score += 0.5 * len(found)
+    return tuple(key), score
+
+
+def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
+    """The rows among ``sentences`` that the question names, the most named first."""
+    rows: dict[int, Row] = {}
+    for s in sentences:
+        if s.id in rows:
+            continue
+        cells = row_cells(s.text)
+        if not cells:
+            continue
+        key, score = key_cells(cells, question)
+        if key and len(key) < len(cells):
+            rows[s.id] = Row(s, tuple(cells), key, score)
+    return sorted(rows.values(), key=lambda r: -r.score)
+
+
+def _anchors(question: str) -> list[str]:
+    """What to look a row up by in a document: the question's names and numbers."""
+    out = [n for n in question_names(question) if len(n) >= 3]
+    out += [t for t in re.findall(r"\b[\w-]*\d[\w.,/-]*\b", question) if len(t) >= 2]
+    return list(dict.fromkeys(out))
+
+
+def candidate_rows(stages: LoadedStages, ev: Evidence) -> list[Row]:
+    """The rows of the retrieved documents that the question names: in the passages kept,
+    then in the first :data:`ROW_DOCUMENTS` documents retrieved, by its names and
+    numbers."""
+    kept = [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])]
+    found = list(kept)
+    anchors = _anchors(ev.question)
+    if anchors:
+        paths: list[str] = []
+        for h in [*ev.kept, *ev.hits]:
+            if h.path not in paths:
+                paths.append(h.path)
+        store = stages.collection.store
+        for path in paths[:ROW_DOCUMENTS]:
+            found += store.sentences_like(path, [f"%{a}%" for a in anchors],
+                                          limit=ROW_SEARCH_LIMIT)
+    return matched_rows(ev.question, found)
+
+
+def _fits(expects: Expected, value: str) -> bool | None:
+    """Whether a cell's value is of the type the question asks for; None when it does not
+    say."""
+    if expects in ("number", "money"):
+        return bool(_NUMERIC.match(value.strip()))
+    if expects == "date":
+        return bool(_DATE_LIKE.search(value))
+    if expects in ("person", "place"):
+        return not _NUMERIC.match(value.strip())
+    return None
+
+
+def column_scores(stages: LoadedStages, question: str, row: Row, expects: Expected
+                  ) -> list[tuple[float, Cell]]:
+    """Each answerable cell of ``row`` (not one the question names) with how near its
+    header comes to what the question asks, best first (:data:`COLUMN_WEIGHTS`)."""
+    key_words = {t for i in row.key for t in _tokens(row.cells[i].value)}
+    rest = " ".join(w for w in question.split()
+                    if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
+    options = [c for i, c in enumerate(row.cells)
+               if i not in row.key and c.column.lower() not in _NOT_COLUMNS]
+    if not options:
+        return []
+    vecs = stages.retriever.embedder.embed([rest, *(c.column for c in options)])
+    asked = {_stem(t) for t in _tokens(rest)} - STOPWORDS
+    w = COLUMN_WEIGHTS
+    out = []
+    for c, vec in zip(options, vecs[1:], strict=True):
+        words = {_stem(t) for t in _tokens(c.column)} - STOPWORDS
+        share = len(words & asked) / len(words) if words else 0.0
+        fit = _fits(expects, c.value)
+        score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
+            + (0.0 if fit is None else w["fit"] if fit else w["misfit"])
+        out.append((score, c))
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    """What the table says: the cell chosen, or the row found with no column near enough
+    (``columns``: the row's headers, for the refusal), or neither."""
+
+    choice: CellChoice | None = None
+    row: Row | None = None
+    columns: tuple[str, ...] = ()
+
+
+def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
+    """The cell that answers, from the rows the question names best (:func:`candidate_rows`);
+    an empty verdict when no row is named, or the best-named rows disagree."""
+    rows = candidate_rows(stages, ev)
+    if not rows:
+        return CellVerdict()
+    top = [r for r in rows if r.score == rows[0].score]
+    picks: list[CellChoice] = []
+    for row in top[:5]:
+        scored = column_scores(stages, ev.question, row, expects)
+        if scored:
+            picks.append(CellChoice(row, scored[0][1], scored[0][0]))
+    if not picks:
+        return CellVerdict()
+    best = max(picks, key=lambda p: p.score)
+    if best.score < MIN_COLUMN_SCORE:
+        return CellVerdict(row=best.row, columns=tuple(
+            c.column for c in best.row.cells if c.column))
+    same = [p for p in picks if p.cell.column == best.cell.column]
+    if len({p.cell.value for p in same}) > 1:
+        return CellVerdict()  # several rows named alike, with different values
+    return CellVerdict(choice=best)
+
+
+def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
+    """The chosen cell as the answer, cited by its offsets, with its row and column."""
+    s, cell = choice.row.sentence, choice.cell
+    key = "; ".join(choice.row.cells[i].value for i in choice.row.key)
+    ans.kind = "cell"
+    ans.candidates = [{"answer": cell.value, "rule": "table cell", "row": key,
+                       "column": cell.column, "score": round(choice.score, 4)}]
+    ans.raw_answer = cell.value
+    ans.answer = f"{cell.value} [1]"
+    ans.sources = [Citation.of(1, s, answer=s.source_offsets(cell.start, cell.end),
+                               also_in=tuple(ev.also.get(s.passage_id, ())))]
+    ans.sentences = [AnswerSentence(cell.value, (1,), 1.0, True)]
+    ans.confidence = round(min(1.0, max(0.0, choice.score)), 4)
+
+
+def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> None:
+    """Refuse an answer taken from a table row when the table has no column for what the
+    question asks (a neighbouring cell), naming the row's columns; a refusal already made
+    says so too."""
+    if verdict.row is None:
+        return
+    if not ans.abstained and (not ans.sources or not row_cells(ans.sources[0].text)):
+        return  # the reader found it in prose
+    key = "; ".join(verdict.row.cells[i].value for i in verdict.row.key)
+    ans.abstained = True
+    ans.abstain_reason = (f"the table's row for {key} has no column that answers it "
+                          f"(its columns: {', '.join(verdict.columns)})")
+

@@ -1,0 +1,91 @@
+"""Table cells answered by the row the question names and the column it asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragctl.ask.cells import key_cells, row_cells
+from ragctl.ask.pipeline import AskOptions, Pipeline
+from ragctl.config import load_settings
+from ragctl.index.indexer import Indexer
+from ragctl.records import Answer
+from ragctl.store.collection import Collection
+from tests.fakes import FakeReader
+
+CLUBS = """Club,City,Members,Founded,Chair
+Oslo Rowing Club,Oslo,412,1898,Kari Nordmann
+Bergen Sailing Club,Bergen,250,1921,Ola Hansen
+Trondheim Chess Club,Trondheim,87,1955,Ingrid Berg
+"""
+
+
+def test_a_row_is_read_as_cells_with_their_offsets() -> None:
+    text = "Club: Bergen Sailing Club; Members: 250; Founded: 1921."
+    cells = row_cells(text)
+    assert [(c.column, c.value) for c in cells] == [
+        ("Club", "Bergen Sailing Club"), ("Members", "250"), ("Founded", "1921")]
+    assert all(text[c.start:c.end] == c.value for c in cells)
+
+
+@pytest.mark.parametrize("text", [
+    "The rent is 900 euros a month; it is paid on the first.",
+    "Capital: Wellington",  # one labelled value is a field, not a row
+    "Note that this is long prose before a colon. It goes on: yes; and: no",
+    "Q1 | 1,200 | 3%",
+])
+def test_prose_and_single_fields_are_not_rows(text: str) -> None:
+    assert row_cells(text) == []
+
+
+def test_the_question_names_a_row_by_its_values() -> None:
+    cells = row_cells("Club: Bergen Sailing Club; City: Bergen; Members: 250")
+    key, score = key_cells(cells, "How many members does the Bergen club have?")
+    # "Bergen" names the city (1) and, a name of the question, the club: its two words
+    # the question uses count half (1)
+    assert key == (0, 1) and score == 2.0
+    assert key_cells(cells, "How many members does the Oslo club have?") == ((), 0.0)
+
+
+@pytest.fixture
+def clubs(tmp_path: Path, fake_embedder: str) -> Path:
+    root = tmp_path / "clubs"
+    root.mkdir()
+    (root / "clubs.csv").write_text(CLUBS)
+    (root / "rent.md").write_text("# Flat\n\nThe rent is 900 euros a month.\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    return root
+
+
+def _ask(question: str, reader: FakeReader) -> Answer:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=reader) as p:
+        return p.ask(question, AskOptions(re_threshold=0.0, answer_threshold=0.0))
+
+
+def test_the_cell_of_the_named_row_answers_not_its_neighbour(clubs: Path) -> None:
+    # the reader would take the first row's number; the row the question names answers
+    a = _ask("How many members does the Bergen club have?", FakeReader("412"))
+    assert not a.abstained and a.kind == "cell"
+    assert a.answer_text == "250"
+    cand = a.candidates[0]
+    assert (cand["row"], cand["column"]) == ("Bergen Sailing Club; Bergen", "Members")
+    src = a.sources[0]
+    assert "Bergen" in src.text and src.answer_start is not None
+    b = _ask("Who is the chair of the Trondheim club?", FakeReader("412"))
+    assert b.answer_text == "Ingrid Berg"
+
+
+def test_a_column_the_table_lacks_is_refused_not_answered_next_door(clubs: Path) -> None:
+    a = _ask("What is the annual fee of the Bergen club?", FakeReader("250"))
+    assert a.abstained
+    reason = a.abstain_reason or ""
+    assert "no column" in reason and "Members" in reason
+
+
+def test_prose_questions_are_left_to_the_reader(clubs: Path) -> None:
+    a = _ask("How much is the rent of the flat?", FakeReader("900 euros"))
+    assert not a.abstained and a.kind == "span"
+    assert a.answer_text == "900 euros"
