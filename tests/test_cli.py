@@ -191,3 +191,20 @@ def test_progress_is_a_line_per_n_files_when_stderr_is_not_a_terminal(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert [line.split(" passages")[0] for line in lines] == [
         "indexing: 2 of 5 files, 6", "indexing: 4 of 5 files, 12"]
+
+
+def test_index_summary_gives_the_time_of_each_phase(runner: CliRunner, tmp_path: Path) -> None:
+    from ragctl.index.indexer import PHASES
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Tea\n\nGreen tea steeps for two minutes.\n")
+    result = runner.invoke(cli, ["index", str(docs), "--force"])
+    assert result.exit_code == 0, result.output
+    time_row = " ".join(result.stdout[result.stdout.index("time"):].split())
+    assert all(f"{p.label} " in time_row for p in PHASES)
+    result = runner.invoke(cli, ["index", str(docs), "--force", "--json"])
+    summary = json.loads(result.stdout)
+    assert set(summary["phases"]) == {p.name for p in PHASES}
+    assert all(t >= 0 for t in summary["phases"].values())
+    assert sum(summary["phases"].values()) <= summary["seconds"] + 0.01

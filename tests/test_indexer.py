@@ -358,3 +358,72 @@ def test_progress_lines_name_the_indexing_and_its_total_while_the_model_loads(
             Indexer(c, reporter=reporter).run([docs])
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert [line.split(" files")[0] for line in lines] == ["indexing: 1 of 2", "indexing: 2 of 2"]
+
+
+def test_the_run_time_is_shared_among_named_phases(docs: Path) -> None:
+    from ragctl.index.indexer import PHASES, time_line
+
+    s = run([docs])
+    phases = s.to_dict()["phases"]
+    assert list(phases) == [p.name for p in PHASES]
+    assert all(t >= 0 for t in phases.values())
+    assert sum(phases.values()) <= s.seconds + 0.01  # each moment counted once
+    assert s.embed_seconds == s.phases.embedding
+    line = time_line(s.seconds, phases)
+    assert all(f"{p.label} " in line for p in PHASES)
+
+
+def test_ocr_time_is_counted_as_ocr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragctl.index import ocr
+    from tests.test_ocr import SCANNED, FakeEngine, mixed_pdf, page_image
+
+    class SlowEngine(FakeEngine):
+        def read(self, image: object) -> str:
+            time.sleep(0.2)
+            return self.text
+
+    (tmp_path / "log.pdf").write_bytes(mixed_pdf(page_image(SCANNED)))
+    monkeypatch.setattr(ocr, "engine", lambda name="auto": SlowEngine())
+    s = run([tmp_path / "log.pdf"])
+    assert s.added == 1 and s.phases.ocr >= 0.2  # the sleep, not a speed
+    assert sum(t for _, t in s.phases.items()) <= s.seconds + 0.01
+
+
+def test_progress_lines_come_on_time_during_a_slow_stage(
+        docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # stderr is not a terminal here: a line at least every LINE_SECONDS, even while one
+    # slow batch is embedded and nothing advances
+    import numpy as np
+
+    from ragctl.app.progress import RichReporter
+    from tests.fakes import HashEmbedder
+
+    class SlowEmbedder(HashEmbedder):
+        def _embed(self, texts: list[str]) -> np.ndarray:
+            time.sleep(0.5)
+            return super()._embed(texts)
+
+    reporter = RichReporter(enabled=True)
+    reporter.LINE_SECONDS = 0.05
+    with Collection.open(load_settings(embedder="fake-hash"), create=True) as c:
+        c.lock()
+        with reporter:
+            Indexer(c, reporter=reporter,
+                    embedder_factory=lambda _name: SlowEmbedder()).run([docs])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    embedding = [line for line in lines if " · embedding " in line]
+    assert len(embedding) >= 2, lines
+    assert embedding[0].startswith("indexing: 0 of 2 files, 0 passages")
+    assert embedding[0].endswith(("a.md", "b.txt"))  # the file the run is on
+
+
+def test_quiet_progress_prints_no_lines(docs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragctl.app.progress import RichReporter
+
+    reporter = RichReporter(enabled=False)
+    reporter.LINE_SECONDS = 0.0
+    with Collection.open(load_settings(embedder="fake-hash"), create=True) as c:
+        c.lock()
+        with reporter:
+            Indexer(c, reporter=reporter).run([docs])
+    assert capsys.readouterr().err == ""

@@ -94,9 +94,11 @@ def index_summary_table(s: dict[str, Any]) -> Table:
     ]
     if s.get("reembedded"):
         rows.append(("re-embedded", s["reembedded"]))
-    rows.append(("time", f"{s['seconds']:.1f} s (embedding {s['embed_seconds']:.1f} s)"))
+    from ragctl.index.indexer import time_line
+
     for k, v in rows:
         t.add_row(k, str(v))
+    t.add_row("time", Text(time_line(s["seconds"], s.get("phases")), justify="left"))
     return t
 
 

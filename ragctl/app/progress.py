@@ -6,6 +6,7 @@ list of passages never import rich's progress machinery.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -73,21 +74,30 @@ class _PassageRate(ProgressColumn):
 
 
 class RichReporter:
-    """Index progress: a bar with files done, passages/s and ETA, on stderr; when stderr
-    is not a terminal (a log file, cron), a plain line every :attr:`LINE_FILES` files or
-    :attr:`LINE_SECONDS` seconds instead (a short run prints none)."""
+    """Index progress: a bar with the phase, the stage and file it is at, files done,
+    passages/s and ETA, on stderr. When stderr is not a terminal (a log file, cron), a
+    plain line instead every :attr:`LINE_FILES` files, and at least every
+    :attr:`LINE_SECONDS` seconds while the run goes on (a short run prints none)."""
 
     LINE_FILES = 100
-    LINE_SECONDS = 60.0
+    LINE_SECONDS = 10.0
+    SHOWN_NAME = 30  # characters of the current file's name the bar shows, at most
 
     def __init__(self, *, enabled: bool = True) -> None:
         self.passages = 0
         self.files = 0
         self.total: int | None = None
         self.name = ""
+        self.stage_name = ""  # reading, OCR, tables, sentences, embedding, saving...
+        self.path: Path | None = None  # the file the run is on
+        self.note = ""  # a detail of the current file ("report.pdf: OCR p. 3 of 40")
         self.started = time.monotonic()
+        self.phase_started = self.started
         self.lines = enabled and not stderr.is_terminal
         self._last_line = (0, time.monotonic())
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
         self.progress = Progress(
             SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
             MofNCompleteColumn(), TextColumn("files"), _PassageRate(self),
@@ -98,9 +108,16 @@ class RichReporter:
 
     def __enter__(self) -> RichReporter:
         self.progress.start()
+        if self.lines:  # a slow file, page or batch still shows the run is alive
+            self._ticker = threading.Thread(target=self._tick, name="ragctl-progress",
+                                            daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
         self.progress.stop()
 
     def phase(self, name: str, total: int | None = None) -> None:
@@ -113,32 +130,86 @@ class RichReporter:
             self.passages = 0
             self.files = 0
         self.name, self.total = name, total
+        self.phase_started = time.monotonic()
+        self.stage_name, self.note = "", ""
+
+    def stage(self, name: str, path: Path | None = None) -> None:
+        """What the run is doing now (empty: between stages) and on which file."""
+        self.stage_name, self.note = name, ""
+        if path is not None:
+            self.path = path
+        self._describe()
 
     def advance(self, *, files: int = 0, passages: int = 0) -> None:
         self.passages += passages
         self.files += files
         if self.task is not None and files:  # the next file: no detail of the last one
-            self.progress.update(self.task, advance=files, description=self.name)
+            self.note = ""
+            self.progress.update(self.task, advance=files)
+            self._describe()
         if self.lines:
             done, at = self._last_line
             now = time.monotonic()
             if self.files - done >= self.LINE_FILES or (
                     now - at >= self.LINE_SECONDS and (files or passages)):
-                rate = self.passages / max(now - self.started, 1e-9)
-                of = f" of {self.total}" if self.total is not None else ""
-                stderr.print(f"{self.name}: {self.files}{of} files, {self.passages} "
-                             f"passages, {rate:.0f}/s", highlight=False)
-                self._last_line = (self.files, now)
+                self._print_line(now)
 
     def detail(self, text: str) -> None:
         """What the current file is at (a long scan: "report.pdf: OCR p. 3 of 40")."""
-        if self.task is not None:
-            self.progress.update(self.task, description=f"{self.name} · {text}")
+        self.note = text
+        self._describe()
 
     def warn(self, path: Path, reason: str) -> None:
         self.progress.console.print(  # one line per file, however long, for grep
             Text.assemble(("warning: ", "yellow"), f"{short_path(path)}: {reason}"),
             soft_wrap=True)
+
+    def _where(self, *, bar: bool = False) -> str:
+        """" · reading notes/a.md", " · report.pdf: OCR p. 3 of 40", or ""; on the bar,
+        the file's name alone, cut to :attr:`SHOWN_NAME` characters."""
+        if self.note:
+            return f" · {self.note}"
+        if not self.stage_name:
+            return ""
+        if self.path is None:
+            return f" · {self.stage_name}"
+        shown = short_path(self.path)
+        if bar:
+            shown = self.path.name
+            if len(shown) > self.SHOWN_NAME:
+                shown = shown[:self.SHOWN_NAME - 1] + "…"
+        return f" · {self.stage_name} {shown}"
+
+    def _describe(self) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description=self.name + self._where(bar=True))
+
+    def _print_line(self, now: float) -> None:
+        """"indexing: 40 of 120 files, 310 passages, 52/s · embedding notes/a.md"."""
+        with self._lock:
+            if self.total is None and not self.files and not self.passages:
+                text = f"{self.name}: {now - self.phase_started:.0f} s"  # scanning
+            else:
+                rate = self.passages / max(now - self.started, 1e-9)
+                of = f" of {self.total}" if self.total is not None else ""
+                text = (f"{self.name}: {self.files}{of} files, {self.passages} passages, "
+                        f"{rate:.0f}/s")
+            stderr.print(text + self._where(), highlight=False, soft_wrap=True)
+            self._last_line = (self.files, now)
+
+    def _tick(self) -> None:
+        """A line when none was printed for :attr:`LINE_SECONDS` (in its own thread: a
+        single slow page or batch tells nothing while it runs)."""
+        while not self._stop.wait(
+                max(self._last_line[1] + self.LINE_SECONDS - time.monotonic(), 0.0)):
+            now = time.monotonic()
+            if now - self._last_line[1] < self.LINE_SECONDS:
+                continue  # a line was printed meanwhile
+            if self.name:
+                self._print_line(now)
+            else:  # nothing begun yet: nothing to tell
+                with self._lock:
+                    self._last_line = (self.files, now)
 
 
 class TrainingProgress:

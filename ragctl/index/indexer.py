@@ -15,12 +15,12 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -52,17 +52,149 @@ from ragctl.text import skip_kind
 
 logger = logging.getLogger("ragctl.indexer")
 
+T = TypeVar("T")
+
 BATCH_PASSAGES = 256
 SAVE_EVERY_S = 120.0
 
 
 class Reporter(Protocol):
-    """What an index run tells its caller; the CLI draws a progress bar from it."""
+    """What an index run tells its caller; the CLI draws a progress bar from it. A
+    reporter may also have ``stage(name, path)`` (:class:`StageReporter`): what the run
+    is doing now and on which file."""
 
     def phase(self, name: str, total: int | None = None) -> None: ...
     def advance(self, *, files: int = 0, passages: int = 0) -> None: ...
     def detail(self, text: str) -> None: ...  # what the current file is at
     def warn(self, path: Path, reason: str) -> None: ...
+
+
+class StageReporter(Reporter, Protocol):
+    """A reporter told each change of stage ("reading", "OCR", "embedding"...) with the
+    file the run is on (the last one read, while a batch of files is embedded or saved);
+    an empty ``name`` when the run is between stages."""
+
+    def stage(self, name: str, path: Path | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One part of an index run's time: ``name`` is its field in :class:`PhaseTimes`,
+    ``label`` its name in the summary, ``shown`` what the progress says while it runs
+    (nothing where the progress names it already)."""
+
+    name: str
+    label: str
+    shown: str
+    covers: str
+
+
+# What an index run's time is spent on, in the order of a file's way through it.
+PHASES: tuple[Phase, ...] = (
+    Phase("scanning", "scanning", "",
+          "walking the folders; comparing sizes and times with the index"),
+    Phase("models", "models", "loading models",
+          "loading the sentence splitter, the OCR engine and the embedding model (making "
+          "its CTranslate2 copy the first time)"),
+    Phase("reading", "reading", "reading", "reading, hashing and parsing files"),
+    Phase("ocr", "OCR", "OCR", "recognising the text of scanned pages and images"),
+    Phase("tables", "tables", "tables", "finding the tables of PDF pages"),
+    Phase("sentences", "sentences", "sentences",
+          "splitting sentences and grouping them into passages"),
+    Phase("embedding", "embedding", "embedding",
+          "embedding passages (stored vectors of the same text are looked up and reused)"),
+    Phase("saving", "saving", "saving",
+          "writing documents, passages and vectors to the store and the HNSW file"),
+    Phase("other", "other", "",
+          "the rest: checking the database, claiming files, what no phase above covers"),
+)
+_SHOWN = {p.name: p.shown for p in PHASES}
+
+
+@dataclass
+class PhaseTimes:
+    """Seconds an index run spent in each of :data:`PHASES`; each moment of the run is
+    counted in exactly one, so together they make the run's time."""
+
+    scanning: float = 0.0
+    models: float = 0.0
+    reading: float = 0.0
+    ocr: float = 0.0
+    tables: float = 0.0
+    sentences: float = 0.0
+    embedding: float = 0.0
+    saving: float = 0.0
+    other: float = 0.0
+
+    def items(self) -> list[tuple[str, float]]:
+        """(summary name, seconds) in the order of :data:`PHASES`."""
+        return [(p.label, getattr(self, p.name)) for p in PHASES]
+
+
+def time_line(seconds: float, phases: dict[str, float] | None) -> str:
+    """"42.1 s: reading 8.3 s, OCR 0.0 s, ...": a run's time and where it went."""
+    if not phases:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.1f} s: " + ", ".join(
+        f"{p.label} {phases.get(p.name, 0.0):.1f} s" for p in PHASES)
+
+
+class _PhaseClock:
+    """Counts the time since the last switch to the phase then under way, so that the
+    phases share the run's time without overlap; tells the reporter each switch."""
+
+    def __init__(self, on_switch: Callable[[str], None]) -> None:
+        self.times = PhaseTimes()
+        self.current = "other"
+        self._since = time.perf_counter()
+        self._on_switch = on_switch
+
+    def start(self, at: float) -> None:
+        self.times, self.current, self._since = PhaseTimes(), "other", at
+
+    def switch(self, name: str) -> str:
+        """Go on in phase ``name``; returns the phase left."""
+        now = time.perf_counter()
+        left = self.current
+        setattr(self.times, left, getattr(self.times, left) + now - self._since)
+        self.current, self._since = name, now
+        if name != left:
+            self._on_switch(name)
+        return left
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """In phase ``name`` (switches inside included) until the block ends, then back
+        to the phase it interrupted."""
+        left = self.switch(name)
+        try:
+            yield
+        finally:
+            self.switch(left)
+
+    def timed(self, name: str, items: Iterable[T]) -> Iterator[T]:
+        """``items``, the time taken to produce each counted in phase ``name``."""
+        it = iter(items)
+        while True:
+            with self.phase(name):
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+            yield item
+
+    def stop(self, total: float) -> PhaseTimes:
+        """The times so far, rounded to the millisecond; ``other`` is what the measured
+        phases leave of ``total`` (never below zero)."""
+        self.switch(self.current)
+        t = PhaseTimes(**{p.name: round(getattr(self.times, p.name), 3)
+                          for p in PHASES if p.name != "other"})
+        t.other = max(0.0, round(total - sum(s for _, s in t.items()), 3))
+        return t
+
+
+def _no_stage(name: str, path: Path | None = None) -> None:
+    pass
 
 
 class _Silent:
@@ -100,7 +232,8 @@ class IndexSummary:
     sentences_added: int = 0
     reembedded: int = 0
     seconds: float = 0.0
-    embed_seconds: float = 0.0
+    embed_seconds: float = 0.0  # the same as ``phases.embedding``
+    phases: PhaseTimes = field(default_factory=PhaseTimes)
     interrupted: bool = False
     warnings: list[dict[str, str]] = field(default_factory=list)
 
@@ -153,6 +286,11 @@ class Indexer:
         self.settings = collection.settings
         self.options = options or IndexOptions()
         self.reporter: Reporter = reporter or _Silent()
+        # reporters written before stages were told have no stage()
+        self._stage: Callable[[str, Path | None], None] = getattr(
+            self.reporter, "stage", _no_stage)
+        self._file: Path | None = None  # the file being read, or the last one read
+        self._clock = _PhaseClock(self._switched)
         self._embedder_factory = embedder_factory or self._load_embedder
         self._embedder: Embedder | None = None
         self.splitter = SentenceSplitter(max_words=self.settings.max_sentence_words)
@@ -163,13 +301,21 @@ class Indexer:
         self._readers = ""
 
     # ------------------------------------------------------------------ helpers
+    def _switched(self, phase: str) -> None:
+        self._stage(_SHOWN[phase], self._file)
+
+    def _reading(self, path: Path) -> AbstractContextManager[None]:
+        self._file = path
+        return self._clock.phase("reading")
+
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            # a detail of the phase under way, which goes on after it (a new phase would
-            # reset the files counted and their total)
-            self.reporter.detail("loading the embedding model")
-            self._embedder = self._embedder_factory(self.settings.embedder)
+            with self._clock.phase("models"):
+                # a detail of the phase under way, which goes on after it (a new phase
+                # would reset the files counted and their total)
+                self.reporter.detail("loading the embedding model")
+                self._embedder = self._embedder_factory(self.settings.embedder)
             stored_dim = self.collection.dim
             if stored_dim is None:
                 self.store.set_meta(embedder=self._embedder.name, dim=self._embedder.dim,
@@ -206,6 +352,7 @@ class Indexer:
     # ------------------------------------------------------------------ the run
     def run(self, paths: Sequence[Path]) -> IndexSummary:
         started = time.perf_counter()
+        self._clock.start(started)
         damage = self.store.integrity(quick=True)
         if damage != "ok":  # writing into a damaged database could lose more
             raise DamagedIndexError(f"the index database is damaged ({damage}); nothing was "
@@ -220,20 +367,25 @@ class Indexer:
                 self._reembed()
             self._index(paths)
             status = "ok"
-            self._prepare_query_model()
+            with self._clock.phase("models"):
+                self._prepare_query_model()
         except KeyboardInterrupt:
             self.summary.interrupted = True
             status = "interrupted"
             raise
         finally:
             try:
-                self._save(force=True)
-                self.collection.settle_vectors()
+                with self._clock.phase("saving"):
+                    self._save(force=True)
+                    self.collection.settle_vectors()
             except BaseException:  # the vectors could not be saved (a full disk)
                 status = "failed" if status == "ok" else status
                 raise
             finally:  # the run is marked as it ended, even when saving failed too
-                self.summary.seconds = round(time.perf_counter() - started, 3)
+                total = time.perf_counter() - started
+                self.summary.seconds = round(total, 3)
+                self.summary.phases = self._clock.stop(total)
+                self.summary.embed_seconds = self.summary.phases.embedding
                 self.store.finish_run(run_id, status, self.summary.to_dict())
         if self.summary.files_seen and self.summary.skipped == self.summary.files_seen:
             raise AllFilesFailedError(
@@ -280,6 +432,7 @@ class Indexer:
     def _index(self, paths: Sequence[Path], *, only: Sequence[Path] | None = None) -> None:
         """Index ``paths`` (the stored roots when none), or, with ``only``, read just
         those files again (:meth:`reread`)."""
+        left = self._clock.switch("scanning")  # until the files to read are known
         if only is None:
             roots = self._roots(paths)
             self.reporter.phase("scanning")
@@ -347,13 +500,15 @@ class Indexer:
         for d in gone:
             gone_by_sha.setdefault(d.sha256, []).append(d)
 
+        self._clock.switch(left)
         self.reporter.phase("indexing", total=len(candidates))
         if candidates:
-            _ = self.splitter.nlp  # loaded once, outside each file's time limit
-            if self.settings.ocr not in ("auto", "none"):
-                from ragctl.index import ocr
+            with self._clock.phase("models"):
+                _ = self.splitter.nlp  # loaded once, outside each file's time limit
+                if self.settings.ocr not in ("auto", "none"):
+                    from ragctl.index import ocr
 
-                ocr.engine(self.settings.ocr)  # a named engine must be installed
+                    ocr.engine(self.settings.ocr)  # a named engine must be installed
         max_bytes = int(self.settings.max_file_mb * 1_000_000)
         batch: list[_Pending] = []
         claims = self.collection.claims()
@@ -374,27 +529,31 @@ class Indexer:
             old = known.get(key)
             stream = streamed(f, st.st_size)
             try:
-                if stream:
-                    check_file(f, max_bytes=max_bytes)
-                    scan = scan_stream(f)
-                    sha = scan.sha256
-                else:
-                    data = read_bytes(f, max_bytes=max_bytes)
-                    sha = hashlib.sha256(data).hexdigest()
+                with self._reading(f):
+                    if stream:
+                        check_file(f, max_bytes=max_bytes)
+                        scan = scan_stream(f)
+                        sha = scan.sha256
+                    else:
+                        data = read_bytes(f, max_bytes=max_bytes)
+                        sha = hashlib.sha256(data).hexdigest()
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
             if old is not None and old.sha256 == sha and key not in reread \
                     and not (self.options.force or rechunk):
-                self.store.touch_document(old.id, size=st.st_size, mtime_ns=st.st_mtime_ns)
+                with self._clock.phase("saving"):
+                    self.store.touch_document(old.id, size=st.st_size,
+                                              mtime_ns=st.st_mtime_ns)
                 self.summary.unchanged += 1
                 self.reporter.advance(files=1)
                 continue
             twin = gone_by_sha.get(sha)
             if old is None and twin and not rechunk:
                 moved = twin.pop()
-                self.store.move_document(moved.id, path=key, size=st.st_size,
-                                         mtime_ns=st.st_mtime_ns)
+                with self._clock.phase("saving"):
+                    self.store.move_document(moved.id, path=key, size=st.st_size,
+                                             mtime_ns=st.st_mtime_ns)
                 gone.remove(moved)
                 self.summary.moved += 1
                 self.reporter.advance(files=1)
@@ -406,17 +565,20 @@ class Indexer:
                 continue
             try:
                 with time_limit(self.settings.max_file_seconds) as deadline:
-                    doc = parse(f, data, ocr=Ocr(self.settings.ocr,
-                                                 on_page=partial(self._slow_page, deadline,
-                                                                 f.name),
-                                                 max_pages=self.settings.ocr_max_pages,
-                                                 max_megapixels=self.settings.ocr_max_megapixels))
-                    sentences = self.splitter.split_many([s.text for s in doc.sections])
+                    with self._reading(f):  # OCR and tables switch from it page by page
+                        doc = parse(f, data, ocr=Ocr(
+                            self.settings.ocr,
+                            on_page=partial(self._slow_page, deadline, f.name),
+                            max_pages=self.settings.ocr_max_pages,
+                            max_megapixels=self.settings.ocr_max_megapixels))
+                    with self._clock.phase("sentences"):
+                        sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
-            chunks = chunk_sections(doc.sections, sentences,
-                                    target_words=self.settings.chunk_words)
+            with self._clock.phase("sentences"):
+                chunks = chunk_sections(doc.sections, sentences,
+                                        target_words=self.settings.chunk_words)
             if not chunks:
                 self._skip(f, "no sentences found; skipped", old)
                 continue
@@ -430,13 +592,14 @@ class Indexer:
                 claims.release_all()
         self._flush(batch)
         claims.release_all()
-        for d in gone:
-            ids = self.store.delete_document(d.id)
-            self._apply([([], ids, None)])
-            self.summary.removed += 1
-            self.summary.passages_removed += len(ids)
-        if only is None:
-            self.store.set_meta(chunker=_json(self._chunker_settings()))
+        with self._clock.phase("saving"):
+            for d in gone:
+                ids = self.store.delete_document(d.id)
+                self._apply([([], ids, None)])
+                self.summary.removed += 1
+                self.summary.passages_removed += len(ids)
+            if only is None:
+                self.store.set_meta(chunker=_json(self._chunker_settings()))
 
     def _load_embedder(self, name: str) -> Embedder:
         """The embedder through its CTranslate2 copy (the same vectors, less memory, no
@@ -477,6 +640,9 @@ class Indexer:
         """A page is about to be read by OCR or searched for tables: more time for this
         file, and the progress shows it."""
         deadline.extend(SLOW_PAGE_SECONDS)
+        # until the next page or the end of the file (its reading phase ends then)
+        self._clock.switch("ocr" if what.startswith("OCR") else
+                           "tables" if what.startswith("tables") else "reading")
         self.reporter.detail(f"{name}: {what}")
 
     def _count_reason(self, reason: str) -> None:
@@ -511,6 +677,10 @@ class Indexer:
             return
         texts = [c.text for p in batch for c in p.chunks]
         matrix_all = self._vectors(texts)
+        with self._clock.phase("saving"):
+            self._write(batch, matrix_all)
+
+    def _write(self, batch: list[_Pending], matrix_all: np.ndarray) -> None:
         changes: list[tuple[list[int], list[int], np.ndarray]] = []
         pos = 0
         with self.store.transaction():
@@ -541,6 +711,10 @@ class Indexer:
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` in order: stored ones reused by text hash, the rest
         embedded now."""
+        with self._clock.phase("embedding"):
+            return self._embed_new(texts)
+
+    def _embed_new(self, texts: Sequence[str]) -> np.ndarray:
         hashes = [text_hash(t) for t in texts]
         reused = self.store.embeddings_by_hash(hashes) if self.collection.dim else {}
         todo = sorted({h: t for h, t in zip(hashes, texts, strict=True)
@@ -548,10 +722,8 @@ class Indexer:
         vectors: dict[str, np.ndarray] = {
             h: np.frombuffer(b, dtype=np.float32) for h, b in reused.items()}
         if todo:
-            t0 = time.perf_counter()
             new = self.embedder.embed([t for _, t in todo],
                                       batch_size=self.settings.embed_batch_size)
-            self.summary.embed_seconds += time.perf_counter() - t0
             vectors.update({h: new[i] for i, (h, _) in enumerate(todo)})
         self.summary.passages_reused_vectors += sum(1 for h in hashes if h in reused)
         return np.stack([vectors[h] for h in hashes])
@@ -561,6 +733,12 @@ class Indexer:
         """Index a large text file block by block, or a large mail archive message by
         message, in one transaction (all old or all new, as for any file), so that memory
         stays bounded whatever its size. The time limit applies to reading each part."""
+        self._file = path
+        with self._clock.phase("saving"):  # reading, sentences, embedding switch from it
+            self._write_stream(path, st, scan, old)
+
+    def _write_stream(self, path: Path, st: os.stat_result, scan: TextScan,
+                      old: DocumentRecord | None) -> None:
         mbox = FORMATS.get(path.suffix.lower()) == "mbox"
         try:
             with self.store.writing_document(
@@ -572,14 +750,16 @@ class Indexer:
                     writer.add(chunks, self._vectors([c.text for c in chunks]))
                     self.reporter.advance(passages=len(chunks))
 
-                for section in stream_sections(path, scan):
-                    with time_limit(self.settings.max_file_seconds):
+                for section in self._clock.timed("reading", stream_sections(path, scan)):
+                    with time_limit(self.settings.max_file_seconds), \
+                            self._clock.phase("sentences"):
                         sentences = self.splitter.split_many([section.text])[0]
                     if mbox or section.offset == 0:  # each message's header; a text's start
                         writer.add_fields(document_fields([(section.text, section.place,
                                                             section.offset)]))
-                    pending += chunk_section(section, sentences,
-                                             target_words=self.settings.chunk_words)
+                    with self._clock.phase("sentences"):
+                        pending += chunk_section(section, sentences,
+                                                 target_words=self.settings.chunk_words)
                     if len(pending) >= STREAM_BATCH:  # many small messages: embed together
                         add(pending)
                         pending = []
@@ -636,25 +816,31 @@ class Indexer:
         """Re-embed every stored passage with the new model, then swap in one transaction."""
         store = self.store
         old_name = self.collection.embedder_name
-        self._embedder = self._embedder_factory(self.settings.embedder)
+        with self._clock.phase("models"):
+            self._embedder = self._embedder_factory(self.settings.embedder)
         embedder = self._embedder
         total = store.count("passages")
         self.reporter.phase(f"re-embedding with {embedder.name}", total=total)
-        store.start_staging()
-        last = -1
-        while True:
-            rows = store.passage_texts(last, BATCH_PASSAGES)
-            if not rows:
-                break
-            last = rows[-1][0]
-            vecs = embedder.embed([t for _, t in rows], batch_size=self.settings.embed_batch_size)
-            store.stage_embeddings([i for i, _ in rows], vecs)
-            self.reporter.advance(passages=len(rows))
-        store.swap_in_staged(embedder=embedder.name, dim=embedder.dim, vectors_rebuild="1")
-        logger.info("re-embedded %d passages (%s -> %s)", total, old_name, embedder.name)
-        self.summary.reembedded = total
-        self.collection.forget_vectors()
-        self.collection.rebuild_vectors(save=True)
+        clock = self._clock
+        with clock.phase("saving"):  # embedding switches from it, batch by batch
+            store.start_staging()
+            last = -1
+            while True:
+                rows = store.passage_texts(last, BATCH_PASSAGES)
+                if not rows:
+                    break
+                last = rows[-1][0]
+                with clock.phase("embedding"):
+                    vecs = embedder.embed([t for _, t in rows],
+                                          batch_size=self.settings.embed_batch_size)
+                store.stage_embeddings([i for i, _ in rows], vecs)
+                self.reporter.advance(passages=len(rows))
+            store.swap_in_staged(embedder=embedder.name, dim=embedder.dim,
+                                 vectors_rebuild="1")
+            logger.info("re-embedded %d passages (%s -> %s)", total, old_name, embedder.name)
+            self.summary.reembedded = total
+            self.collection.forget_vectors()
+            self.collection.rebuild_vectors(save=True)
 
 
 class Deadline:
