@@ -180,6 +180,7 @@ class Answer:
     confidence: float | None = None
     candidates: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the checker changed
+    rules: list[str] = field(default_factory=list)  # the rules that fired (ask/ruletable.py)
 
     @property
     def answer_text(self) -> str:

@@ -273,6 +273,9 @@ def search(query: str, index_name: str | None, limit: int | None, mode: str, no_
                  help="With --long: let the model mark the nugget inside each sentence."),
     click.option("--no-log", is_flag=True,
                  help="Do not keep this question and its answer (see: ragctl logs)."),
+    click.option("--rules-off", metavar="NAME,...",
+                 help="Answer without these answer rules (see docs/ask.md); for measuring "
+                      "what each rule gains. Answers in this process, not the service."),
     service_option,
     json_option)
 @command_errors
@@ -282,7 +285,8 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
         reader: str | None, strict: bool,
         marginalize: bool, explain: bool, long_answer: bool, words: int | None,
         facets: int | None, fluent: bool, ranking: str, cluster_threshold: float | None,
-        mark_spans: bool, no_log: bool, no_service: bool, as_json: bool) -> None:
+        mark_spans: bool, no_log: bool, rules_off: str | None, no_service: bool,
+        as_json: bool) -> None:
     """Answer QUESTION from your documents, citing the sentences used.
 
     Exits with status 3 when the documents do not hold the answer. Without QUESTION, it
@@ -311,8 +315,13 @@ def ask(question: str | None, index_name: str | None, context_mode: str | None, 
     check_settings(settings)  # a typo fails now, not after the other models have loaded
     long = {"fluent": fluent, "ranking": ranking, "mark_spans": mark_spans,
             "abstain": not no_abstain} if long_answer else None
-    options = {"context": context_mode, "abstain": not no_abstain, "strict": strict,
-               "marginalize": marginalize, "free": free}
+    options: dict[str, Any] = {"context": context_mode, "abstain": not no_abstain,
+                               "strict": strict, "marginalize": marginalize, "free": free}
+    if rules_off:
+        from ragctl.ask.ruletable import check_names
+
+        options["rules_off"] = check_names(rules_off)
+        no_service = True
     result: Any = None
     with display.working(not as_json):
         if not no_service:

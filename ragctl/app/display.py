@@ -230,6 +230,7 @@ def render_explain(answer: Answer) -> None:
                      f"({saved:.0%} saved)")
     if answer.kind:
         how = {"span": "a span of a cited sentence, chosen by the reader",
+               "cell": "a table cell, by the row the question names and the column it asks",
                "quote": "the supporting sentences, quoted",
                "free": "the generator's own words, checked against the sentences"}
         first = answer.candidates[0] if answer.candidates else {}
@@ -243,6 +244,8 @@ def render_explain(answer: Answer) -> None:
 
             said = (f"yes or no from {rule}: it states {first['stated']:.0%} of the "
                     f"question's words (yes above {YES_STATED:.0%})")
+        elif answer.kind == "cell" and "column" in first:
+            said = f"{how['cell']}: row {first['row']!r}, column {first['column']!r}"
         elif rule:
             said = f"a span of a cited sentence: {rule}"
         else:
@@ -254,6 +257,8 @@ def render_explain(answer: Answer) -> None:
                               if k not in ("answer", "probability"))
             stdout.print(f"best span: {c['answer']!r}, P(answers) {c['probability']:.2f} "
                          f"({feats})")
+    if answer.rules:
+        stdout.print(f"rules fired: {', '.join(answer.rules)}")
     for note in answer.notes:
         stdout.print(Text(f"checker: {note}", style="dim"))
     if answer.abstained:

@@ -51,6 +51,7 @@ from ragctl.ask.rules import (
     unnamed_subject,
     vetoed,
 )
+from ragctl.ask.switches import fired, on
 from ragctl.models.reader import Reader
 from ragctl.records import Sentence
 from ragctl.text import STOPWORDS, content_words, overlap
@@ -241,18 +242,36 @@ def completed(question: str, choices: Sequence[Choice]) -> Choice:
     before it (``without_title``), a span of several sums the first (``one_amount``) and
     one of several counts the first (``one_count``)."""
     first = choices[0]
-    if _SEVERAL.match(question.strip()) and not _LIST.search(first.text):
+    if on("list_answer") and _SEVERAL.match(question.strip()) and not _LIST.search(first.text):
         key = first.text.lower()
-        first = next((c for c in choices[1:5] if _LIST.search(c.text) and key in c.text.lower()
-                      and c.probability >= first.probability - 0.05), first)
-    return one_count(question, one_amount(question, without_title(question, without_asked_unit(
-        question, with_unit(question, first)))))
+        listed = next((c for c in choices[1:5] if _LIST.search(c.text)
+                       and key in c.text.lower() and c.probability >= first.probability - 0.05),
+                      first)
+        if listed is not first:
+            fired("list_answer")
+            first = listed
+    for name, step in COMPLETIONS:
+        if on(name):
+            done = step(question, first)
+            if done is not first:
+                fired(name)
+                first = done
+    return first
+
+
+# The completions of a span, in the order they apply (each a rule of ragctl.ask.ruletable).
+COMPLETIONS: tuple[tuple[str, Callable[[str, Choice], Choice]], ...] = (
+    ("with_unit", with_unit), ("without_asked_unit", without_asked_unit),
+    ("without_title", without_title), ("one_amount", one_amount), ("one_count", one_count))
 
 
 def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
     """``text[a:b]`` widened to the words and numbers it cuts: the reader's word pieces can
     start or end a span inside a word ("Lad" of "Ladner"; SQuAD's dev answers cut a word
     0.4% of the time) or a number ("399" of "399,00"; none of SQuAD's dev answers does)."""
+
+    if not on("whole_words"):
+        return a, b
 
     def digit(i: int) -> bool:
         return 0 <= i < len(text) and text[i].isdigit()
@@ -382,11 +401,13 @@ T = TypeVar("T")
 def shortest_of_near_ties(ordered: list[T], probability: Callable[[T], float],
                           text: Callable[[T], str]) -> list[T]:
     """``ordered`` (most probable first) with the shortest near-tie of the first in front."""
-    if not ordered or probability(ordered[0]) <= 0.0:
+    if not ordered or probability(ordered[0]) <= 0.0 or not on("shortest_near_tie"):
         return ordered
     top, z = text(ordered[0]), logit(probability(ordered[0]))
     ties = [c for c in ordered if probability(c) > 0.0 and logit(probability(c)) >= z - NEAR_TIE
             and (text(c) in top or top in text(c))]
     # words, not signs (":= expr" is as long as "expr"); the first of equals: the likeliest
     pick = min(ties, key=lambda c: sum(any(ch.isalnum() for ch in w) for w in text(c).split()))
+    if pick is not ordered[0]:
+        fired("shortest_near_tie")
     return [pick, *(c for c in ordered if c is not pick)]

@@ -271,16 +271,18 @@ def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
     ans.confidence = round(min(1.0, max(0.0, choice.score)), 4)
 
 
-def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> None:
+def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> bool:
     """Refuse an answer taken from a table row when the table has no column for what the
     question asks (a neighbouring cell), naming the row's columns; a refusal already made
-    says so too."""
+    says so too. True when an answer was refused."""
     if verdict.row is None:
-        return
+        return False
     if not ans.abstained and (not ans.sources or not row_cells(ans.sources[0].text)):
-        return  # the reader found it in prose
+        return False  # the reader found it in prose
+    refused = not ans.abstained
     key = "; ".join(verdict.row.cells[i].value for i in verdict.row.key)
     ans.abstained = True
     ans.abstain_reason = (f"the table's row for {key} has no column that answers it "
                           f"(its columns: {', '.join(verdict.columns)})")
+    return refused
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import answering_document, document_sentences
+from ragctl.ask.switches import on
 from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Hit, Sentence
 from ragctl.text import content_words, line_starts
 
@@ -197,7 +198,7 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         return False
     best, same = found
     stored = FIELD_LABELS.get(field)
-    if stored is not None and stored_field(stages, ans, ev, best, (stored,),
+    if stored is not None and on("stored_field") and stored_field(stages, ans, ev, best, (stored,),
                                            "the document's own field"):
         return True
     first = field.split()[0].replace("%", "")

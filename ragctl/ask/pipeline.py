@@ -26,6 +26,7 @@ from ragctl.ask.stages import (  # noqa: F401  (importable from here, as before)
     ContextMode,
     LoadedStages,
 )
+from ragctl.ask.switches import rules_off
 from ragctl.config import Settings
 from ragctl.errors import RagctlError
 from ragctl.records import Answer
@@ -46,6 +47,13 @@ class Pipeline(LoadedStages):
         generator's own words with ``free`` (or without a reader, or in the FULL and PSG
         context modes). Abstains when the evidence does not hold the answer."""
         opts = options or AskOptions()
+        with rules_off(opts.rules_off) as fired:
+            ans = self._ask(question, opts, on_token)
+        ans.rules = fired
+        return ans
+
+    def _ask(self, question: str, opts: AskOptions,
+             on_token: Callable[[str], None] | None) -> Answer:
         question = clean_question(question)
         if opts.context not in CONTEXT_MODES:
             raise RagctlError(f"unknown context mode {opts.context!r}; "

@@ -22,6 +22,7 @@ from ragctl.ask.documents import (
     unquotable,
 )
 from ragctl.ask.question import STATEMENT_STEMS, asked_statement, own_statement
+from ragctl.ask.switches import fired, on
 from ragctl.models.filter import joined
 from ragctl.records import AnswerSentence, Citation, Sentence
 
@@ -56,19 +57,22 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
     named_paths = {h.path for h in kept if h.passage_id in named}
     section = {h.passage_id for h in kept if heading_named(question, h.place)
                and (not names or h.path in named_paths)}
-    plain = [s for s in scored if not unquotable(s.sentence.text)]
+    if not on("named_source_first"):
+        named, section = set(), set()
+    plain = [s for s in scored if not (on("no_lead_in") and unquotable(s.sentence.text))]
     top = max((s.score for s in plain), default=0.0)
     ranked = sorted(plain, key=lambda s: (
         s.sentence.passage_id not in section,
         not (s.sentence.passage_id in named and s.score >= top / 4), -s.score))
     chosen: list[Sentence] = []
     # "What does PEP 703 propose?": the named document's own statement of it, alone
-    stem = asked_statement(question) if names or idents else None
+    stem = asked_statement(question) if (names or idents) and on("own_statement") else None
     own = own_statement_in(stages, stem, idents, [h.path for h in kept
                                                   if h.passage_id in titled]) \
         if stem is not None else None
     if own is not None:
         chosen, ranked = [own], []
+        fired("own_statement")
     for s in ranked:
         if len(chosen) >= opts.quote_sentences:
             break

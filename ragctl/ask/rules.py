@@ -36,6 +36,7 @@ from ragctl.ask.documents import (
     question_names,
 )
 from ragctl.ask.question import Expected, choice_options
+from ragctl.ask.switches import fired, on
 from ragctl.records import Answer, Hit
 from ragctl.text import MONTHS
 
@@ -93,6 +94,8 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
     ``sentence`` that names no currency at all ("10–12" engineers for a salary: of SQuAD
     dev's 29 such questions, the two whose answer sentence names no currency are answered
     in words, "free", "more expensive")."""
+    if not on("ruled_out"):
+        return 0.0
     before = sentence[:len(sentence) - len(after) - len(span)] if sentence.endswith(after) \
         else ""
     if expects in ("person", "number", "date", "money") and (
@@ -149,10 +152,21 @@ def vetoed(features: dict[str, float]) -> bool:
     question ("Barry Warsaw", an item of a list of names, for "Who chairs the council?";
     on the development sets this turns away 2 on-topic unanswerable questions and 2
     answerable ones whose answer was wrong, and no right one)."""
-    return (features["type"] < 0 and features["margin"] < TYPE_VETO_MARGIN) \
-        or features.get("missing_dates", 0.0) > 0 or features.get("missing_names", 0.0) > 0 \
-        or features.get("ruled_out", 0.0) > 0 \
-        or (features["margin"] < 0 and features.get("overlap", 1.0) == 0)
+    for name, test in VETOES:
+        if on(name) and test(features):
+            fired(name)
+            return True
+    return False
+
+
+# The vetoes, each a rule of ragctl.ask.ruletable: "missing_dates", "missing_names" (with
+# "unnamed_subject") and "ruled_out" are features that their rule sets; off, they are 0.
+VETOES: tuple[tuple[str, Callable[[dict[str, float]], bool]], ...] = (
+    ("type_veto", lambda f: f["type"] < 0 and f["margin"] < TYPE_VETO_MARGIN),
+    ("missing_dates", lambda f: f.get("missing_dates", 0.0) > 0),
+    ("missing_names", lambda f: f.get("missing_names", 0.0) > 0),
+    ("ruled_out", lambda f: f.get("ruled_out", 0.0) > 0),
+    ("no_overlap", lambda f: f["margin"] < 0 and f.get("overlap", 1.0) == 0))
 
 
 _NUMBERS = re.compile(r"\b\d[\d,.]*\b")
@@ -163,6 +177,8 @@ def missing_numbers(question: str, context: str, named: str = "") -> float:
     ("revenue in 2015" over a report of 2011): the context answers another question. The
     number of a numbered name that ``named`` (the document's title and file name) holds
     counts as held: "PEP 8" over a passage of pep-0008.rst, which never writes "8"."""
+    if not on("missing_numbers"):
+        return 0.0
     asked = {n.strip(".,") for n in _NUMBERS.findall(question)}
     asked -= {number for name, number in identifiers(question) if mentions(named, (name, number))}
     found = {n.strip(".,") for n in _NUMBERS.findall(context)}
@@ -171,6 +187,8 @@ def missing_numbers(question: str, context: str, named: str = "") -> float:
 
 def missing_dates(question: str, context: str) -> float:
     """1 when the question names a year or a month that the context does not mention."""
+    if not on("missing_dates"):
+        return 0.0
     asked = set(_YEAR.findall(question)) | set(_MONTH.findall(question))
     return float(any(d not in context for d in asked))
 
@@ -183,7 +201,7 @@ def missing_names(question: str, context: str) -> float:
     the answer's own paragraph 0.13% of the time (1.6% for questions that name one thing,
     which is why one is not enough)."""
     names = set(question_names(question))
-    if len(names) < 2:
+    if len(names) < 2 or not on("missing_names"):
         return 0.0
     return float(not any(names_found(names, context)))
 
@@ -195,9 +213,12 @@ def unnamed_subject(question: str, context: str, path: str,
     any other part of its document (``named_in(path, names)``, the store's search)
     mentions it: the answer would come from a document about something else."""
     names = sorted(set(question_names(question)))
-    if len(names) != 1 or any(names_found(names, context)):
+    if len(names) != 1 or not on("unnamed_subject") or any(names_found(names, context)):
         return 0.0
-    return float(named_in is not None and not named_in(path, names))
+    if named_in is None or named_in(path, names):
+        return 0.0
+    fired("unnamed_subject")
+    return 1.0
 
 
 # --------------------------------------------------------------------- kept passages
@@ -211,14 +232,14 @@ def with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],
     SQuAD's dev questions with such a name, the answer's own paragraph lacks the number
     2.8% of the time.)"""
     idents = identifiers(question)
-    if not idents:
+    if not idents or not on("with_identifier"):
         return kept_order
     if any(named_by(hits[k], idents) for k in order):
         return last_place_to(lambda h: named_by(h, idents), hits, order, kept_order,
-                             duplicates)
+                             duplicates, "with_identifier")
     return last_place_to(
         lambda h: all(mentions(f"{h.title} {h.text}", i) for i in idents),
-        hits, order, kept_order, duplicates)
+        hits, order, kept_order, duplicates, "with_identifier")
 
 
 def with_heading(question: str, hits: Sequence[Hit], order: Sequence[int],
@@ -227,15 +248,17 @@ def with_heading(question: str, hits: Sequence[Hit], order: Sequence[int],
     docstrings?" and "Specification > One-line Docstrings") that no kept passage is
     in, the best-ranked passage of that section takes the last place: the relevance
     estimator reads the passage's text, not its heading."""
+    if not on("with_heading"):
+        return kept_order
     return last_place_to(lambda h: heading_named(question, h.place),
-                         hits, order, kept_order, duplicates)
+                         hits, order, kept_order, duplicates, "with_heading")
 
 
 def last_place_to(wanted: Callable[[Hit], bool], hits: Sequence[Hit],
-                  order: Sequence[int], kept_order: list[int], duplicates: dict[int, int]
-                  ) -> list[int]:
+                  order: Sequence[int], kept_order: list[int], duplicates: dict[int, int],
+                  rule: str) -> list[int]:
     """``kept_order`` with its last place given to the best-ranked passage ``wanted``,
-    when no kept passage is one (and a retrieved one is)."""
+    when no kept passage is one (and a retrieved one is): the rule ``rule`` fired."""
     if not kept_order or any(wanted(hits[order[k]]) for k in kept_order):
         return kept_order
     k = next((k for k in range(len(order)) if k not in kept_order and k not in duplicates
@@ -245,6 +268,7 @@ def last_place_to(wanted: Callable[[Hit], bool], hits: Sequence[Hit],
     dropped = kept_order[-1]
     for dup in [d for d, of in duplicates.items() if of == dropped]:
         del duplicates[dup]
+    fired(rule)
     return [*kept_order[:-1], k]
 
 
@@ -254,10 +278,11 @@ def neither_option(ans: Answer, question: str, abstain: bool) -> None:
     """"Who is older, A or B?" answered with neither: the documents do not say (no answer,
     when ``abstain``)."""
     two = choice_options(question)
-    if two and not ans.abstained and abstain and not any(
+    if two and not ans.abstained and abstain and on("neither_option") and not any(
             option_in(o, ans.raw_answer) or option_in(ans.raw_answer, o) for o in two):
         ans.answer = ans.raw_answer = ""
         ans.sources, ans.sentences = [], []
         ans.abstained = True
         ans.abstain_reason = f"the documents do not say which of {two[0]!r} " \
             f"and {two[1]!r}"
+        fired("neither_option")

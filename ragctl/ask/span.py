@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ragctl.ask import cells, fields
 from ragctl.ask.answer import Context, bridge_context, choose, completed
 from ragctl.ask.documents import names_found
+from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
 if TYPE_CHECKING:
@@ -32,16 +33,20 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     these when a passage reached the relevance threshold: ``ev.reason`` is None), else
     the reader's best span (:func:`read_span`) — refused when it is a neighbouring cell of
     a row that has no column for the question."""
-    if ev.reason is None and fields.author_answer(stages, ans, ev):
+    if ev.reason is None and on("author_line") and fields.author_answer(stages, ans, ev):
+        fired("author_line")
         return
-    verdict = cells.find(stages, ev, qtype.expects)
+    verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)
+        fired("table_cell")
         return
-    if ev.reason is None and fields.field_answer(stages, ans, ev):
+    if ev.reason is None and on("labelled_field") and fields.field_answer(stages, ans, ev):
+        fired("labelled_field")
         return
     read_span(stages, ans, ev, reader, qtype, opts)
-    cells.refuse_neighbour(ans, verdict)
+    if on("no_such_column") and cells.refuse_neighbour(ans, verdict):
+        fired("no_such_column")
 
 
 def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
@@ -57,7 +62,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     read = [Context.of(h.title, per_passage[h.passage_id], relevance[h.passage_id])
             for h in kept]
     contexts = read[:opts.reader_passages]
-    bridge = bridge_context(scored, relevance)
+    bridge = bridge_context(scored, relevance) if on("bridge_context") else None
     if bridge is not None:
         contexts.append(bridge)
     fitted = getattr(reader, "fitted", {})

@@ -59,6 +59,7 @@ class AskOptions:
     answer_threshold: float | None = _DEFAULTS.answer_threshold  # None: the reader's own
     quote_sentences: int = _DEFAULTS.quote_sentences
     candidates: int = 5  # the spans considered, best first, that the answer lists
+    rules_off: frozenset[str] = frozenset()  # rules of ragctl.ask.ruletable not applied
 
     @classmethod
     def from_settings(cls, s: Settings, **overrides: Any) -> AskOptions:

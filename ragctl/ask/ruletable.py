@@ -1,0 +1,236 @@
+"""Every special-case rule of ``ask``, declared in one table with its examples and its gain.
+
+A rule is a decision the models do not make: a passage kept because the question names
+its document, a span widened or cut to the answer's convention, a span vetoed, an answer
+read from a field or a table cell rather than by the reader. Each :class:`Rule` says where
+it applies (``stage``), what it does, examples of it (run by one parametrized test through
+``demo`` where the rule is a pure function; the others name the test that shows them),
+the question set it was written for, and what it gains on questions it was not written
+for (``measured``, from bench/rules.py: right or rightly refused with the rule on minus
+with it off, per set). ``ask --rules-off NAME,...`` switches rules off
+(:mod:`ragctl.ask.switches`); ``--json`` and ``--explain`` name the rules that fired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ragctl.ask import answer, rules
+from ragctl.ask.question import question_type
+from ragctl.errors import RagctlError
+from ragctl.records import Sentence
+
+Stage = Literal["passages", "route", "span", "complete", "veto", "quote"]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A question, the text the rule sees, the span it starts from (if any) and what the
+    rule makes of them: the answer it gives, or "1" for a veto that applies."""
+
+    question: str
+    text: str
+    span: str = ""
+    result: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    stage: Stage
+    what: str
+    examples: tuple[Example, ...] = ()
+    demo: Callable[[Example], str] | None = None  # the rule alone applied to an example
+    tested_by: str = ""  # the test that shows a rule without a demo
+    written_for: str = ""
+    measured: dict[str, int] = field(default_factory=dict)  # set → gain, bench/rules.py
+
+
+def _sentence(text: str) -> Sentence:
+    return Sentence(id=1, passage_id=1, seq=0, path="demo.txt", title="", place="",
+                    start_char=0, end_char=len(text), text=text, raw=None)
+
+
+def _choice(ex: Example, text: str | None = None) -> answer.Choice:
+    span = ex.span if text is None else text
+    a = ex.text.find(span)
+    return answer.Choice(span, _sentence(ex.text), a, a + len(span))
+
+
+def _completed(ex: Example) -> str:
+    return answer.completed(ex.question, [_choice(ex)]).text
+
+
+def _whole_words(ex: Example) -> str:
+    a = ex.text.find(ex.span)
+    a, b = answer.whole_words(ex.text, a, a + len(ex.span))
+    return ex.text[a:b]
+
+
+def _near_tie(ex: Example) -> str:
+    # the span and the text (the longer span holding it) rated alike
+    long, short = replace(_choice(ex, ex.text), probability=0.60), \
+        replace(_choice(ex), probability=0.59)
+    return answer.shortest_of_near_ties([long, short], lambda c: c.probability,
+                                        lambda c: c.text)[0].text
+
+
+def _listed(ex: Example) -> str:
+    one = replace(_choice(ex), probability=0.8)
+    both = replace(_choice(ex, ex.text), probability=0.78)
+    return answer.completed(ex.question, [one, both]).text
+
+
+def _feature(fn: Callable[[str, str], float]) -> Callable[[Example], str]:
+    return lambda ex: str(int(fn(ex.question, ex.text)))
+
+
+def _ruled_out(ex: Example) -> str:
+    after = ex.text[ex.text.find(ex.span) + len(ex.span):]
+    return str(int(rules.ruled_out(question_type(ex.question).expects, ex.span, after,
+                                   ex.text)))
+
+
+def _unnamed(ex: Example) -> str:
+    return str(int(rules.unnamed_subject(ex.question, ex.text, "demo.txt",
+                                         lambda path, names: False)))
+
+
+def _vetoed(features: dict[str, float]) -> Callable[[Example], str]:
+    base = {"margin": 0.0, "type": 0.0, "overlap": 1.0}
+    return lambda ex: str(int(rules.vetoed({**base, **features})))
+
+
+RULES: tuple[Rule, ...] = (
+    # ---------------------------------------------------------------- kept passages
+    Rule("with_identifier", "passages",
+         "a passage of the document the question names by number (\"PEP 723\") takes the "
+         "last kept place when the relevance estimator kept none",
+         tested_by="test_answer.py::test_a_document_named_by_number_answers_though_others_"
+                   "mention_it", written_for="realdocs dev (PEPs)"),
+    Rule("with_heading", "passages",
+         "a passage of the section the question names takes the last kept place",
+         tested_by="test_answer.py::test_a_section_the_question_names_reaches_the_answer",
+         written_for="realdocs dev (PEPs)"),
+    # ---------------------------------------------------------------- answer routes
+    Rule("author_line", "route",
+         "\"who wrote / sent …\" answered from the document's stored author or sender",
+         tested_by="test_answer.py::test_who_wrote_it_is_answered_from_the_document_s_"
+                   "author_line", written_for="realdocs dev (blog posts, mail)"),
+    Rule("table_cell", "route",
+         "a question naming a table row's values answered by the cell of the column it asks "
+         "for (ragctl.ask.cells)", tested_by="test_cells.py", written_for="none (general)"),
+    Rule("no_such_column", "route",
+         "a neighbouring cell of the named row refused when no column fits the question",
+         tested_by="test_cells.py::test_a_column_the_table_lacks_is_refused_not_answered_"
+                   "next_door", written_for="none (general)"),
+    Rule("labelled_field", "route",
+         "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\")",
+         tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
+         written_for="realdocs dev (invoices, receipts)"),
+    Rule("stored_field", "route",
+         "a labelled field the document states about itself (date, status, subject), as "
+         "stored at index time, before the text is searched",
+         tested_by="test_answer.py::test_fields_are_stored_cited_and_renewed",
+         written_for="realdocs dev (PEPs, mail)"),
+    Rule("own_statement", "quote",
+         "\"what does PEP 703 propose?\" quoted from the document's own statement of it",
+         tested_by="test_answer.py::test_what_a_named_document_proposes_is_its_own_statement",
+         written_for="realdocs dev (PEPs)"),
+    Rule("named_source_first", "quote",
+         "quoted sentences from the document or section the question names come first",
+         tested_by="test_answer.py::test_a_quote_comes_from_the_document_named_by_its_file_"
+                   "not_one_citing_it", written_for="realdocs dev (PEPs)"),
+    Rule("no_lead_in", "quote",
+         "a lead-in (\"… shall work to:\") or a metadata block is never quoted",
+         tested_by="test_answer.py::test_a_lead_in_is_never_quoted_alone",
+         written_for="realdocs dev (PEPs)"),
+    Rule("neither_option", "route",
+         "\"who is older, A or B?\" answered with neither is no answer",
+         tested_by="test_answer.py", written_for="HotpotQA-style comparisons"),
+    # ---------------------------------------------------------------- the span
+    Rule("whole_words", "span", "a span widened to the words and numbers it cuts",
+         (Example("Who won?", "Ladner won the race.", "Lad", "Ladner"),
+          Example("What is the value?", "The value is 399,00 euros.", "399", "399,00")),
+         _whole_words, written_for="SQuAD dev split"),
+    Rule("bridge_context", "span",
+         "the filter's two best sentences of two passages read together (a bridge)",
+         tested_by="test_answer.py", written_for="HotpotQA-style bridges"),
+    Rule("shortest_near_tie", "span",
+         "among near-tied spans holding one another, the shortest",
+         (Example("Who sold indulgences?", "Johann Tetzel", "Tetzel", "Tetzel"),),
+         _near_tie, written_for="SQuAD dev split"),
+    Rule("list_answer", "complete",
+         "a question for two or three things gets the span that lists them",
+         (Example("What two companies make the boards?", "Arduino LLC and Arduino SRL",
+                  "Arduino LLC", "Arduino LLC and Arduino SRL"),),
+         _listed, written_for="SQuAD dev split"),
+    Rule("with_unit", "complete", "a bare number for \"how large …\" keeps its unit",
+         (Example("How large is the library?", "The library is 10,000 square feet in size.",
+                  "10,000", "10,000 square feet"),),
+         _completed, written_for="SQuAD dev split"),
+    Rule("without_asked_unit", "complete",
+         "\"how many square kilometres …\" answered by the bare number",
+         (Example("How many square kilometres is the park?",
+                  "The park covers 587,000 square kilometres.", "587,000 square kilometres",
+                  "587,000"),),
+         _completed, written_for="SQuAD dev split"),
+    Rule("without_title", "complete", "a name for \"who …\" without the role before it",
+         (Example("Who made the tackle?", "The tackle was made by linebacker Shaq Thompson.",
+                  "linebacker Shaq Thompson", "Shaq Thompson"),),
+         _completed, written_for="SQuAD dev split"),
+    Rule("one_amount", "complete", "for \"how much …\", the first of several sums",
+         (Example("How much did the room cost?",
+                  "Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939",
+                  "Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939", "Rs 1939"),),
+         _completed, written_for="realdocs dev (receipts)"),
+    Rule("one_count", "complete", "for \"how many …\", the first of two counts",
+         (Example("How many members does the group have?",
+                  "10–12 members typically has one or sometimes two members",
+                  "10–12 members typically has one or sometimes two", "10–12"),),
+         _completed, written_for="SQuAD dev split"),
+    # ---------------------------------------------------------------- vetoes and features
+    Rule("type_veto", "veto",
+         "a span of the wrong type that the reader rates well below no answer",
+         (Example("", "", "", "1"),), _vetoed({"type": -0.5, "margin": -3.0}),
+         written_for="SQuAD dev split"),
+    Rule("no_overlap", "veto",
+         "a span below no answer in a sentence sharing no word with the question",
+         (Example("", "", "", "1"),), _vetoed({"margin": -0.5, "overlap": 0.0}),
+         written_for="realdocs dev (PEPs)"),
+    Rule("missing_dates", "veto",
+         "a passage lacking the year or month the question names",
+         (Example("What was the revenue in 2015?", "Revenue in 2011 was $5m.", "", "1"),),
+         _feature(rules.missing_dates), written_for="realdocs dev (reports)"),
+    Rule("missing_numbers", "veto",
+         "a feature: the passage lacks a number the question gives",
+         (Example("What does PEP 8 recommend?", "PEP 20 lists aphorisms.", "", "1"),),
+         _feature(rules.missing_numbers), written_for="realdocs dev (PEPs)"),
+    Rule("missing_names", "veto",
+         "a passage naming none of the two or more things the question names",
+         (Example("Who founded Acme and Globex?", "The firm was founded in 1990.", "", "1"),),
+         _feature(rules.missing_names), written_for="realdocs dev"),
+    Rule("unnamed_subject", "veto",
+         "the one thing the question names is in neither the passage nor its document",
+         (Example("How much did I pay at Larkspur?", "Stock list: hammer $12.00",
+                  "", "1"),), _unnamed, written_for="none (general)"),
+    Rule("ruled_out", "veto",
+         "an address for who/how many/when/how much, a bare currency sign for a price",
+         (Example("How many students attend?", "It is at 1309 S. Mary Avenue.",
+                  "1309 S", "1"),), _ruled_out, written_for="realdocs dev (receipts)"),
+)
+
+BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
+
+
+def check_names(names: str | list[str] | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """Rule names from ``--rules-off`` ("a,b" or a list), each one a declared rule."""
+    items = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    items = [n for n in items if n]
+    unknown = [n for n in items if n not in BY_NAME]
+    if unknown:
+        raise RagctlError(f"no rule named {', '.join(unknown)}; the rules are: "
+                          f"{', '.join(BY_NAME)}")
+    return frozenset(items)
