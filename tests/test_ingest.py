@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -457,3 +459,221 @@ def test_an_rst_header_block_gives_the_title(tmp_path: Path) -> None:
     plain = tmp_path / "notes.rst"
     plain.write_text("Abstract\n========\n\nTitle: not a header\n")
     assert _parse(plain).title == "Abstract"
+
+
+# Real mails, copied byte for byte into tests/fixtures/mail:
+# - utf_8_email.eml: github.com/demisto/parse-emails, parse_emails/tests/test_data/
+#   utf_8_email.eml at commit 417c18166da3b8e1f8e3def5b0b4d9f70383afca (MIT)
+# - message_with_utf8_attachment.eml (a Polish mail, 8-bit UTF-8 text and two attachments):
+#   github.com/coddingtonbear/django-mailbox, django_mailbox/tests/messages/
+#   message_with_utf8_attachment.eml at commit 4c7135469e32757605f26af8515eda455b89f703 (MIT)
+# - users_ponymail_apache_org_2022-01.mbox (six messages, two threads, of the Apache Pony Mail
+#   users list): github.com/apache/incubator-ponymail-foal, test/resources/
+#   users_ponymail_apache_org_2022-01.mbox at commit 88ce2a3c6abf156fa9fc61bf8e2783c509befe2d
+#   (Apache-2.0)
+MAIL = Path(__file__).parent / "fixtures" / "mail"
+POLISH_MAIL = "message_with_utf8_attachment.eml"
+LIST_ARCHIVE = "users_ponymail_apache_org_2022-01.mbox"
+
+LEADING_NUMBERS = ["(212) 555-0147 is the front desk.", "212-555-0147 is the front desk.",
+                   "1-800-555-0199 is free to call.", "2024 was a good year for the shop."]
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".md", ".rst"])
+def test_lines_that_start_with_a_number_are_stored_whole(tmp_path: Path, suffix: str) -> None:
+    f = tmp_path / f"contacts{suffix}"
+    f.write_text("Contacts\n\n" + "\n".join(LEADING_NUMBERS) + "\n\n1. First item\n")
+    text = "".join(s.text for s in _parse(f).sections)
+    assert all(line in text for line in LEADING_NUMBERS)
+
+
+@pytest.mark.parametrize("line, sentence", [
+    *[(line, line) for line in LEADING_NUMBERS],
+    ("1. Bring the keys.", "Bring the keys."), ("2) Bring the keys.", "Bring the keys."),
+    ("- Bring the keys.", "Bring the keys."), ("* Bring the keys.", "Bring the keys."),
+    ("• Bring the keys.", "Bring the keys."),
+    ("a) Bring the keys.", "Bring the keys."),
+])
+def test_only_real_list_markers_leave_the_sentence(line: str, sentence: str) -> None:
+    from ragctl.index.sentences import SentenceSplitter
+
+    assert [s.text for s in SentenceSplitter().split(f"Notes:\n\n{line}")] == ["Notes:",
+                                                                             sentence]
+
+
+def _utf16(data: bytes, encoding: str) -> bytes:
+    """``data`` (UTF-8) saved as ``encoding``; "utf-16-be-bom": big-endian with its mark."""
+    text = data.decode("utf-8")
+    if encoding == "utf-16-be-bom":
+        return b"\xfe\xff" + text.encode("utf-16-be")
+    return text.encode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be-bom", "utf-32"])
+@pytest.mark.parametrize("source, suffix, subject, body", [
+    ("utf_8_email.eml", ".eml", "Test UTF Email", "With hebrew:\n\nעברית"),
+    ("utf_8_email.eml", ".txt", "Test UTF Email", "With hebrew:\n\nעברית"),
+    (POLISH_MAIL, ".eml", "Odpowiedź od burmistrza na wniosek stowarzyszenia",
+     "Niniejsza wiadomość elektroniczna [lub jej załączniki] może zawierać"),
+    (POLISH_MAIL, ".txt", "Odpowiedź od burmistrza na wniosek stowarzyszenia",
+     "Niniejsza wiadomość elektroniczna [lub jej załączniki] może zawierać"),
+], ids=["hebrew", "hebrew-as-txt", "polish", "polish-as-txt"])
+def test_a_mail_saved_as_utf16_is_read_as_mail(tmp_path: Path, encoding: str, source: str,
+                                               suffix: str, subject: str, body: str) -> None:
+    f = tmp_path / f"saved{suffix}"
+    f.write_bytes(_utf16((MAIL / source).read_bytes(), encoding))
+    doc = _parse(f)
+    text = doc.sections[0].text
+    assert (doc.format, doc.title) == ("email", subject)
+    assert text.startswith("From: ") and f"\nSubject: {subject}\n\n" in text
+    assert "\nDate: " in text and body in text
+    assert "To: " not in text and "Message-ID" not in text  # a header, not body text
+    assert doc.sections[0].place.startswith(f"{subject} (")
+
+
+def test_only_a_text_file_that_opens_with_a_mail_header_is_read_as_mail(
+        tmp_path: Path) -> None:
+    mail = tmp_path / "mail.txt"
+    mail.write_bytes((MAIL / POLISH_MAIL).read_bytes())
+    assert _parse(mail).format == "email"
+    for name, text in [
+        ("prose.txt", "From their homelands in the north, the tribes moved south.\n"
+                      "Date: unknown.\n\nMore prose.\n"),
+        ("pep.txt", "PEP: 8\nTitle: Style Guide for Python Code\nAuthor: Guido\n\nBody.\n"),
+        ("memo.txt", "From: Ann\nA memo without a date or a blank line after its header.\n"),
+        ("header.txt", "From: Ann\nDate: Monday\n"),  # a header without a body
+    ]:
+        (tmp_path / name).write_text(text)
+        doc = _parse(tmp_path / name)
+        assert doc.format == "text" and doc.sections[0].text == text
+
+
+Reader = Callable[[Path], list[str]]
+
+
+def _mbox_bodies(f: Path) -> list[str]:
+    return [s.text for s in _parse(f).sections]
+
+
+def _streamed_bodies(f: Path) -> list[str]:
+    from ragctl.index.ingest import mbox_messages
+
+    return [s.text for s in mbox_messages(f)]
+
+
+@pytest.mark.parametrize("read", [_mbox_bodies, _streamed_bodies], ids=["whole", "streamed"])
+def test_quotes_of_a_real_list_archive_are_indexed_once(read: Reader) -> None:
+    bodies = read(MAIL / LIST_ARCHIVE)
+    assert len(bodies) == 6
+    ask, answer, again, attachments, sebb, gruno = bodies
+    assert "On behalf of the Subversion community." in ask
+    # #2 quotes #1 (Gmail, from its HTML part): the copied paragraphs go, the reply stays
+    assert "On behalf of the Subversion community" not in answer
+    assert "Thanks in advance!" not in answer and "mailing-lists.html" not in answer
+    assert 'Just change "Wayita"' in answer
+    # #3 (quoted-printable) quotes #2 at ">", #1 at "> >": all of it goes, "wrote:" line too
+    assert "/without/ the javascript hack" in again
+    assert "I think a link like this" not in again and "Subversion community" not in again
+    assert "wrote:" not in again and "\n>" not in again
+    # #4 is quoted twice: by #5 its lines unwrapped, by #6 wrapped anew with trailing spaces
+    assert "(Please keep me in CC since I'm not subscribed to the list!)" in attachments
+    assert "Please keep me in CC" not in sebb and "Apache Infra recently helped" not in sebb
+    assert "Note that mod_mbox does/did provide direct access to such attachments." in sebb
+    assert "Please keep me in CC" not in gruno and "Is there something" not in gruno
+    assert "the attachment is nameless" in gruno
+    # Thunderbird added the links' addresses to this paragraph: not a copy of #4, it stays
+    assert "> <http://lists.apache.org> with some old mboxes for the Subversion" in gruno
+
+
+@pytest.mark.parametrize("read", [_mbox_bodies, _streamed_bodies], ids=["whole", "streamed"])
+def test_quotes_of_mails_missing_from_a_real_archive_are_indexed_once(
+        tmp_path: Path, read: Reader) -> None:
+    # the real archive without its two first messages (#1 and #4): only replies remain
+    messages = re.split(rb"(?m)^(?=From users-return-)", (MAIL / LIST_ARCHIVE).read_bytes())
+    assert len(messages) == 7 and not messages[0]
+    f = tmp_path / "replies.mbox"
+    f.write_bytes(b"".join(messages[k] for k in (2, 3, 5, 6)))
+    answer, again, sebb, gruno = read(f)
+    # the first quote of a mail that is not in the archive stays, a later one goes
+    assert "> On behalf of the Subversion community." in answer
+    assert "On behalf of the Subversion community" not in again
+    assert "> (Please keep me in CC since I'm not subscribed to the list!)" in sebb
+    assert "> Apache Infra recently helped to backfill lists.apache.org with some" in sebb
+    assert "Please keep me in CC" not in gruno and "Is there something" not in gruno
+
+
+HOUSE = """\
+From a@example.org Mon Jan  1 00:00:00 2024
+From: Ann <a@example.org>
+Subject: Plumber
+
+The plumber comes on Thursday at 9 am to replace the boiler valve. Please leave the
+side gate open for him.
+
+The water will be off from 9 to noon, so fill a kettle the night before.
+
+From b@example.org Mon Jan  1 01:00:00 2024
+From: Bob <b@example.org>
+Subject: Re: Plumber
+
+Thanks, I will leave it open.
+
+On Mon, Jan 1, 2024 at 00:00, Ann <a@example.org> wrote:
+> The plumber comes on Thursday at 9 am to replace the boiler valve.
+> Please leave the side gate open for him.
+>
+> The water will be off from 9 to noon,   so fill a kettle the night
+> before.
+> _______________________________________________
+> House mailing list
+> house@example.org
+
+From c@example.org Mon Jan  1 02:00:00 2024
+From: Cy <c@example.org>
+Subject: Re: Plumber
+
+9 works for me too.
+
+> Thanks, I will leave it open.
+>
+> > The plumber comes on Thursday at 9 am to
+> > replace the boiler valve. Please leave
+> > the side gate open for him.
+
+From d@example.org Mon Jan  1 03:00:00 2024
+From: Dee <d@example.org>
+Subject: Lane
+
+Did you see this?
+
+> The council will resurface the lane in May, so parking moves to the
+> school yard for two weeks.
+
+From e@example.org Mon Jan  1 04:00:00 2024
+From: Eve <e@example.org>
+Subject: Re: Lane
+
+Good to know.
+
+>> The council will resurface the lane in May,
+>> so parking moves to the school yard for two weeks.
+"""
+
+
+@pytest.mark.parametrize("read", [_mbox_bodies, _streamed_bodies], ids=["whole", "streamed"])
+def test_quotes_that_differ_from_what_they_quote_are_indexed_once(tmp_path: Path,
+                                                                   read: Reader) -> None:
+    f = tmp_path / "house.mbox"
+    f.write_text(HOUSE)
+    ann, bob, cy, dee, eve = read(f)
+    assert "boiler valve" in ann and "fill a kettle" in ann
+    # a footer below the quote, whitespace and line breaks changed: the quote goes, the
+    # footer (found nowhere else) stays
+    assert "boiler valve" not in bob and "fill a kettle" not in bob
+    assert "Thanks, I will leave it open." in bob and "> House mailing list" in bob
+    # "> >" quoting a quote; the short quote of the reply itself stays
+    assert "boiler valve" not in cy and "9 works for me too." in cy
+    assert "> Thanks, I will leave it open." in cy
+    # a mail that is not in the archive: the first quote of it stays, a later one goes
+    assert "The council will resurface the lane in May" in dee
+    assert "resurface" not in eve and "Good to know." in eve

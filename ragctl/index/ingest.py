@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache, partial
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from email.message import EmailMessage, MIMEPart
+
     from PIL.Image import Image
 
     from ragctl.index.ocr import OcrEngine
@@ -720,6 +722,8 @@ def _common_letters() -> list[frozenset[str]]:
 
 def _parse_text(path: Path, data: bytes) -> ParsedDocument:
     decoded = read_text(data)
+    if is_mail(decoded.text):
+        return _parse_email(path, data)
     return ParsedDocument(path, "text", path.stem, [Section(decoded.text, "", 0)],
                           _notes(decoded))
 
@@ -1453,10 +1457,25 @@ def _message_text(msg: object) -> str:
     content = body.get_content()
     if isinstance(content, bytes):
         content = decode_text(content)
+    elif "\ufffd" in content and body.get_param("charset") is None:
+        content = _undeclared_text(body) or content
     if body.get_content_subtype() == "html":
         _, sections = html_to_sections(content)
         return "\n\n".join(s.text for s in sections)
     return str(content).replace("\r\n", "\n")
+
+
+def _undeclared_text(part: MIMEPart) -> str | None:
+    """The text of a part that names no charset yet holds 8-bit bytes (list archives keep
+    them raw), read as a text file is read (UTF-8, else the likeliest legacy encoding):
+    the parser takes such a part for ASCII and makes each of those bytes "\\ufffd"."""
+    raw = part.get_payload(decode=True)
+    if not isinstance(raw, bytes):
+        return None
+    try:
+        return decode_text(raw)
+    except SkipFile:
+        return None
 
 
 def _message_header(msg: object) -> str:
@@ -1486,11 +1505,75 @@ def _message_place(msg: object) -> str:
     return f"{subject} ({who})" if who else subject
 
 
-def _parse_email(path: Path, data: bytes) -> ParsedDocument:
+_UTF8_BOM = b"\xef\xbb\xbf"
+_WIDE_BOMS = tuple(bom for bom, encoding in _BOMS if encoding != "utf-8-sig")
+# Content-Transfer-Encodings that leave a part's text as written: in a mail file saved as
+# UTF-16 it was re-encoded with the file, whatever charset the part names
+_AS_WRITTEN = frozenset({"7bit", "8bit", "binary"})
+
+
+def _mail_bytes(data: bytes) -> tuple[bytes, bool]:
+    """A mail file's bytes as the mail parser reads them, and whether they were re-encoded.
+    The parser reads bytes as ASCII: a mail saved as UTF-16 or UTF-32 (a mail program's
+    or an editor's "Unicode"), where every other byte is NUL and no header is found, is
+    made the UTF-8 text it is; a UTF-8 byte-order mark, which would hide the first header,
+    is dropped."""
+    wide = data.startswith(_WIDE_BOMS) or (b"\x00" in data[:8192]
+                                           and _utf16_encoding(data) is not None)
+    if wide:
+        return read_text(data).text.encode("utf-8"), True
+    return data.removeprefix(_UTF8_BOM), False
+
+
+def _mail(data: bytes, *, reencoded: bool = False) -> EmailMessage:
+    """A message parsed from :func:`_mail_bytes`; when they were ``reencoded``, each text
+    part that is not base64 or quoted-printable is read as the UTF-8 it now is, not as
+    the charset it names."""
     import email
     import email.policy
 
     msg = email.message_from_bytes(data, policy=email.policy.default)
+    if reencoded:
+        for part in msg.walk():
+            encoding = str(part.get("content-transfer-encoding", "7bit")).strip().lower()
+            if part.get_content_maintype() == "text" and encoding in _AS_WRITTEN:
+                part.set_param("charset", "utf-8")
+    return msg
+
+
+# RFC 5322 section 3.6: the fields every message has, which a text file's header block
+# must hold to be read as a mail
+MAIL_FIELDS = frozenset({"from", "date"})
+_FIELD_NAME = re.compile(r"([!-9;-~]+):")  # printable ASCII without a colon, then one
+_LINE = re.compile(r".*(?:\n|$)")
+_VISIBLE = re.compile(r"\S")
+
+
+def is_mail(text: str) -> bool:
+    """Whether a text file is a mail saved as text: it opens (after an mbox "From " line)
+    with a block of header fields that holds :data:`MAIL_FIELDS`, then a blank line and a
+    body. Read as mail it keeps its sender, date and subject as fields and its place; read
+    as text its header would be run together into sentences."""
+    names: set[str] = set()
+    for n, m in enumerate(_LINE.finditer(text)):
+        line = m.group()
+        if n == 0 and line.startswith("From "):
+            continue
+        if not line.strip():  # the header's end (or the text's, with no body: not a mail)
+            return bool(line) and MAIL_FIELDS.issubset(names) and \
+                _VISIBLE.search(text, m.end()) is not None
+        if line[:1] in " \t" and names:
+            continue  # a folded value
+        field_name = _FIELD_NAME.match(line)
+        if field_name is None:
+            return False
+        names.add(field_name.group(1).lower())
+    return False
+
+
+def _parse_email(path: Path, data: bytes) -> ParsedDocument:
+    data, reencoded = _mail_bytes(data)
+    msg = _mail(data, reencoded=reencoded)
     if not msg.keys():
         raise SkipFile("not an e-mail message (no headers); skipped")
     place = _message_place(msg)
@@ -1500,7 +1583,8 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
 
 
 def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
-    messages = [m for m in (_mbox_message(raw, n) for n, raw in
+    data, reencoded = _mail_bytes(data)
+    messages = [m for m in (_mbox_message(raw, n, reencoded=reencoded) for n, raw in
                             enumerate(_mbox_parts(io.BytesIO(data)), start=1)) if m]
     bodies = drop_quoted_copies([text for _, text, _ in messages])
     return ParsedDocument(path, "mbox", path.stem,
@@ -1523,13 +1607,11 @@ def _mbox_parts(lines: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(part)
 
 
-def _mbox_message(raw: bytes, number: int) -> tuple[str, str, str] | None:
+def _mbox_message(raw: bytes, number: int, *,
+                  reencoded: bool = False) -> tuple[str, str, str] | None:
     """(header lines, body, place) of the ``number``-th message of an archive, None for a
     part without headers."""
-    import email
-    import email.policy
-
-    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    msg = _mail(raw, reencoded=reencoded)
     if not msg.keys():
         return None
     return _message_header(msg), _message_text(msg), f"#{number}: {_message_place(msg)}"
@@ -1537,26 +1619,31 @@ def _mbox_message(raw: bytes, number: int) -> tuple[str, str, str] | None:
 
 def mbox_messages(path: Path) -> Iterator[Section]:
     """The messages of a large mail archive, one section each, read one at a time (the
-    file is never held whole). A quoted block whose text is an earlier message of the
-    archive is dropped, as :func:`drop_quoted_copies` does for a small one (replies come
-    after what they quote)."""
+    file is never held whole). Quoted text whose pieces (:func:`_quote_pieces`) are
+    pieces of earlier messages' kept text, one after another as there, is dropped, as
+    :func:`drop_quoted_copies` does for a small archive (replies come after what they
+    quote)."""
     import hashlib
 
-    seen: set[str] = set()  # hashes of earlier messages' normalized paragraphs
+    seen: set[bytes] = set()  # digests of earlier messages' pieces and pairs of pieces
+
+    def digests(pieces: list[str]) -> Iterator[bytes]:
+        """Of each piece, and of each two that follow each other: a run is found where
+        it was written in one go, not pieced together from here and there."""
+        for text in [*pieces, *("\0".join(pair) for pair in pairwise(pieces))]:
+            yield hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+    def found(run: list[str]) -> bool:
+        return all(d in seen for d in digests(run))
 
     def emit(raw: bytes, number: int) -> Section | None:
-        found = _mbox_message(raw, number)
-        if found is None:
+        message = _mbox_message(raw, number)
+        if message is None:
             return None
-        header, text, place = found
-        text = _drop_quotes(text, lambda quoted: bool(hashes := _paragraph_hashes(quoted))
-                            and hashes <= seen)
-        seen.update(_paragraph_hashes(text))
+        header, text, place = message
+        text = _drop_quotes(text, found)
+        seen.update(digests(_piece_texts(text.splitlines(keepends=True))))
         return Section(_with_header(header, text), place, 0)
-
-    def _paragraph_hashes(text: str) -> set[str]:
-        return {hashlib.sha1(" ".join(p.split()).encode()).hexdigest()
-                for p in re.split(r"\n\s*\n", text) if len(" ".join(p.split())) >= 20}
 
     try:
         with path.open("rb") as f:
@@ -1569,35 +1656,98 @@ def mbox_messages(path: Path) -> Iterator[Section]:
 
 
 _QUOTE_BLOCK = re.compile(r"(?m)(?:^[ \t]*>.*(?:\n|$))+")
+_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]*)+")  # "> ", ">>", "> > " at any level
 _ATTRIBUTION = re.compile(r"(?:^|\n)[^\n]*wrote:[ \t]*\n?[ \t]*$")
+# a line that starts a piece of its own: a signature's "-- ", a list footer's rule of
+# underscores, "-------------- next part --------------"
+_SEPARATOR = re.compile(r"--|[-_=*~]{4,}.*")
 MIN_QUOTE_CHARS = 40  # shorter quotes ("> yes") stay: they are part of the reply
 
 
+def _unquoted(text: str) -> str:
+    """``text`` without quote markers, its words one space apart: the same for a quote at
+    any level, wrapped at any width, as for the text it quotes."""
+    return " ".join(_QUOTE_MARKS.sub("", text).split())
+
+
+def _quote_pieces(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges of the pieces of ``lines``: paragraphs, cut at blank lines (quoted or
+    not), where quoted lines start or end, and before a :data:`_SEPARATOR` line, so that
+    a footer added below a quoted mail is a piece of its own. Each piece keeps the blank
+    lines after it, and the first the blank lines before it."""
+    spans: list[tuple[int, int]] = []
+    start, has_text, blank_before, quoted_before = 0, False, False, False
+    for k, line in enumerate(lines):
+        text = _unquoted(line)
+        quoted = _QUOTE_MARKS.match(line) is not None
+        if text and has_text and (blank_before or quoted != quoted_before
+                                  or _SEPARATOR.fullmatch(text)):
+            spans.append((start, k))
+            start, has_text = k, False
+        has_text = has_text or bool(text)
+        blank_before, quoted_before = not text, quoted
+    spans.append((start, len(lines)))
+    return spans
+
+
+def _piece_texts(lines: list[str]) -> list[str]:
+    return [_unquoted("".join(lines[a:b])) for a, b in _quote_pieces(lines)]
+
+
 def drop_quoted_copies(bodies: list[str]) -> list[str]:
-    """The messages of one archive without the quoted blocks ("> ...", and the "On ...,
-    X wrote:" line above) whose text is another message of the archive, so that a mail
-    is indexed once, not again inside every reply to it."""
-    flat = [" ".join(b.split()) for b in bodies]
+    """The messages of one archive without the quoted text ("> ...", and the "On ...,
+    X wrote:" line above a block dropped whole) that is indexed elsewhere: found, quote
+    markers and line breaks aside, in another message's own text or in an earlier
+    message's quotes (so that of two replies quoting a mail that is not in the archive,
+    the first keeps it). A mail is indexed once, not again inside every reply to it."""
+    # each message's own text, then each one's quotes, "\0" between messages (a quote
+    # found in its own message's text is indexed there: it too is dropped)
+    own = "\0".join(_unquoted(_QUOTE_BLOCK.sub("\n", b)) for b in bodies)
+    quoted = [_unquoted("\n".join(m.group() for m in _QUOTE_BLOCK.finditer(b))) + "\0"
+              for b in bodies]
+    before = list(accumulate((len(q) for q in quoted), initial=0))  # where each one starts
+    all_quoted = "".join(quoted)
 
-    def in_another(i: int, quoted: str) -> bool:
-        text = " ".join(quoted.split())
-        return any(text in other for j, other in enumerate(flat) if j != i)
+    def found(i: int, run: list[str]) -> bool:
+        text = " ".join(run)
+        return text in own or all_quoted.find(text, 0, before[i]) >= 0
 
-    return [_drop_quotes(body, partial(in_another, i)) for i, body in enumerate(bodies)]
+    return [_drop_quotes(body, partial(found, i)) for i, body in enumerate(bodies)]
 
 
-def _drop_quotes(body: str, elsewhere: Callable[[str], bool]) -> str:
-    """``body`` without its quoted blocks of :data:`MIN_QUOTE_CHARS` or more whose
-    unquoted text ``elsewhere`` says is indexed already (and the "wrote:" line above)."""
-    pieces, pos = [], 0
+def _drop_quotes(body: str, found: Callable[[list[str]], bool]) -> str:
+    """``body`` without the quoted text that ``found`` says is indexed already: in each
+    quoted block, the longest runs of its pieces (:func:`_quote_pieces`) that ``found``
+    finds whole, of :data:`MIN_QUOTE_CHARS` or more. What it does not find stays (a
+    footer added below the quote, a quote of a mail that is not in the archive); a block
+    dropped whole takes the "wrote:" line above it along."""
+    out, pos = [], 0
     for m in _QUOTE_BLOCK.finditer(body):
-        quoted = re.sub(r"(?m)^[ \t]*(?:>[ \t]?)+", "", m.group())
-        if len(" ".join(quoted.split())) < MIN_QUOTE_CHARS or not elsewhere(quoted):
+        kept = _kept_quote(m.group(), found)
+        if kept == m.group():
             continue
-        pieces.append(_ATTRIBUTION.sub("\n", body[pos:m.start()]))
+        before = body[pos:m.start()]
+        out += [before if kept.strip() else _ATTRIBUTION.sub("\n", before), kept]
         pos = m.end()
-    pieces.append(body[pos:])
-    return "".join(pieces) if pos else body
+    out.append(body[pos:])
+    return "".join(out) if pos else body
+
+
+def _kept_quote(block: str, found: Callable[[list[str]], bool]) -> str:
+    """The lines of a quoted block that :func:`_drop_quotes` keeps."""
+    lines = block.splitlines(keepends=True)
+    spans = _quote_pieces(lines)
+    texts = [_unquoted("".join(lines[a:b])) for a, b in spans]
+    dropped: set[int] = set()
+    i = 0
+    while i < len(texts):
+        j = i
+        while j < len(texts) and found(texts[i:j + 1]):
+            j += 1
+        if len(" ".join(texts[i:j])) >= MIN_QUOTE_CHARS:
+            dropped.update(range(i, j))
+        i = max(j, i + 1)
+    return "".join("".join(lines[a:b]) for k, (a, b) in enumerate(spans) if k not in dropped)
 
 
 def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:

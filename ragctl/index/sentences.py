@@ -18,10 +18,12 @@ from ragctl.records import Span
 from ragctl.text import normalize_space
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-# a list item: a line that starts with a bullet or a number ("1.", "2)"), which the
-# sentence leaves out (spaCy would make "1." a sentence of its own), then a word, a number
-# or a quote (not "- - - - x": a transcript caption's rule)
-_ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\(?\d{1,3}[.)])[ \t]+(?=[\w\"'“‘(\[$€£¥₹])")
+# a list item: a line that starts with a marker — a bullet, "1." / "2)", "(1)", "a)" /
+# "(a)" — which the sentence leaves out (spaCy would make "1." a sentence of its own), then
+# a word, a number or a quote (not "- - - - x": a transcript caption's rule); never a
+# number that is content ("(212) 555-0147", a telephone number at the start of a line)
+_ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\d{1,3}[.)]|\((?:\d{1,2}|[a-z])\)|[a-z]\))[ \t]+"
+                   r"(?=[\w\"'“‘(\[$€£¥₹])")
 _WORD = re.compile(r"\S+")
 _NEWLINE = re.compile(r"\n")
 
