@@ -677,3 +677,16 @@ def test_quotes_that_differ_from_what_they_quote_are_indexed_once(tmp_path: Path
     # a mail that is not in the archive: the first quote of it stays, a later one goes
     assert "The council will resurface the lane in May" in dee
     assert "resurface" not in eve and "Good to know." in eve
+
+
+def test_an_html_header_spanning_columns_names_each_of_them(tmp_path: Path) -> None:
+    f = tmp_path / "mortality.html"
+    f.write_text(
+        "<html><body><table><tr><th>Rank</th><th>Country</th><th colspan='2'>1990</th>"
+        "<th colspan='2'>2010</th><th>Region</th><th>Income</th></tr>"
+        "<tr><td>153</td><td>Nigeria</td><td>213</td><td></td><td>143</td><td></td>"
+        "<td>Africa</td><td>Lower middle</td></tr></table></body></html>")
+    text = "\n".join(s.text for s in _parse(f).sections)
+    # seven columns: still one keyed row each
+    assert ("Rank: 153; Country: Nigeria; 1990: 213; 2010: 143; Region: Africa; "
+            "Income: Lower middle") in text

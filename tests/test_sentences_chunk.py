@@ -60,3 +60,11 @@ def test_long_sentence_is_its_own_passage() -> None:
     spans = SentenceSplitter(max_words=500).split(text)
     chunks = chunk_section(Section(text), spans, target_words=100)
     assert len(chunks[0].sentences) == 1
+
+
+def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold() -> None:
+    from ragctl.index.sentences import SentenceSplitter
+
+    row = "Series: EE; Issued: 1979524598; Bonds (red. & unred.) for matured dates: 24"
+    assert [s.text for s in SentenceSplitter().split(f"{row}\n\nIt is late. Go home.")] == [
+        row, "It is late.", "Go home."]

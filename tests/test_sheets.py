@@ -460,3 +460,17 @@ def test_spreadsheets_are_indexed_and_found_and_a_broken_one_is_a_warning(
         assert [s.text for s in found] == [
             "Quarter: Q2; Units: 1450; Returns: 2%; Revenue: $18,125.50"]
         assert found[0].place == "Sales 2025"
+
+
+def test_a_title_and_notes_above_the_header_do_not_hide_it() -> None:
+    from ragctl.index.ingest import sheet_lines
+
+    rows = [["Paper savings bonds, by series"], ["As of June 30, 2013"],
+            ["", "", "'A'", "'B'"],  # column letters name nothing
+            ["Series", "", "Issued", "Outstanding"],
+            ["Series 'EE'", "EE", "1979524598", "504867450"],
+            ["Series 'I'", "I", "171559581", "92000"]]
+    assert sheet_lines(rows) == [
+        "Paper savings bonds, by series", "As of June 30, 2013", "'A' | 'B'",
+        "Series: Series 'EE'; EE; Issued: 1979524598; Outstanding: 504867450",
+        "Series: Series 'I'; I; Issued: 171559581; Outstanding: 92000"]

@@ -330,14 +330,18 @@ class Indexer:
     def _chunker_settings(self) -> dict[str, int]:
         # "sentences": 2 — sentences keep their source text (an index made before is
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
-        # "sentences": 3 — a list item is a sentence of its own, without its bullet
+        # "sentences": 3 — a list item is a sentence of its own, without its bullet;
+        # 4 — a table row is one sentence, "(212) 555-0147" is no list item
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
-        # (ragctl.index.fields)
+        # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
+        # spread, a sheet's header found under its title,
+        # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
+        # start kept
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 3,
-                "readers": 4}
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 4,
+                "readers": 5}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -854,7 +854,7 @@ def _rst_header_title(text: str) -> str | None:
     return None
 
 
-MAX_KEYED_COLUMNS = 5
+MAX_KEYED_COLUMNS = 20
 
 
 def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
@@ -864,8 +864,9 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     of three or more columns, from a first row of short labels without digits. A row of a
     label and a value gives "Capital: Wellington"; other rows keep their cells, " | "
     between them, as do the rows of a table wider than :data:`MAX_KEYED_COLUMNS` (its
-    header stays its first line: repeated in every row it would bury each row's values —
-    bench/tables.py measured fewer cells answered)."""
+    header stays its first line). A cell is answered from its keyed row
+    (:mod:`ragctl.ask.cells`), so rows keep their header up to twenty columns; the span
+    reader alone answered fewer cells of wide keyed rows (bench/tables.py)."""
     rows = [[" ".join(c.split()) for c in r] for r in rows]
     rows = [r for r in rows if any(r)]
     if not rows:
@@ -890,6 +891,23 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     return lines
 
 
+MAX_COLSPAN = 50
+
+
+def _spanned(cells: list[Any]) -> list[str]:
+    """A table row's cells with their ``colspan`` spread: a header cell names each column
+    it spans ("1990" over two), a data cell fills its first one."""
+    out: list[str] = []
+    for c in cells:
+        text = c.get_text(" ", strip=True)
+        try:
+            span = min(max(int(c.get("colspan") or 1), 1), MAX_COLSPAN)
+        except ValueError:
+            span = 1
+        out += [text] * span if c.name == "th" else [text] + [""] * (span - 1)
+    return out
+
+
 _BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "tr", "table", "pre", "blockquote", "section",
                "article", "header", "footer", "dd", "dt", "figcaption", "caption", "br", "hr",
                "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "main", "aside"]
@@ -910,7 +928,7 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
         if table.find("table") is not None:
             continue  # a layout table around others: its cells are read as text
         trs = table.find_all("tr")
-        rows = [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])] for tr in trs]
+        rows = [_spanned(tr.find_all(["th", "td"])) for tr in trs]
         first = trs[0].find_all(["th", "td"]) if trs else []
         header = bool(first) and all(c.name == "th" for c in first)
         table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
@@ -1791,16 +1809,35 @@ def sheet_lines(rows: list[list[str]]) -> list[str]:
     rows = [r for r in rows if any(r)]
     if not rows:
         return []
-    if len(rows) >= 2 and _names_columns(rows[0]):
-        head = rows[0]
-        out = []
-        for r in rows[1:]:
-            pairs = [f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False) if v]
-            pairs += [v for v in r[len(head):] if v]
-            if pairs:
-                out.append("; ".join(pairs))
-        return out
-    return [" | ".join(c for c in r if c) for r in rows]
+    h = header_row(rows)
+    if h is None:
+        return [" | ".join(c for c in r if c) for r in rows]
+    head = rows[h]
+    out = [" | ".join(c for c in r if c) for r in rows[:h]]  # a title, notes above it
+    for r in rows[h + 1:]:
+        pairs = [f"{k}: {v}" if k else v for k, v in zip(head, r, strict=False) if v]
+        pairs += [v for v in r[len(head):] if v]
+        if pairs:
+            out.append("; ".join(pairs))
+    return out
+
+
+HEADER_SEARCH = 10  # rows of a sheet looked at for its header (a title and notes above it)
+
+
+def header_row(rows: list[list[str]]) -> int | None:
+    """The row of a sheet that names its columns: the first of its first
+    :data:`HEADER_SEARCH` rows that does (:func:`_names_columns`) and is about as wide as
+    the rows under it (a title or a note above a table names no columns); None when no
+    row does."""
+    for i, row in enumerate(rows[:HEADER_SEARCH]):
+        below = rows[i + 1:i + 6]
+        if not below or not _names_columns(row):
+            continue
+        width = max(sum(1 for c in r if c) for r in below)
+        if sum(1 for c in row if c) * 5 >= width * 3:
+            return i
+    return None
 
 
 _NUMBER_CELL = re.compile(r"[-+(]?[$€£¥]?\s*[\d.,]+\s*%?\)?")
@@ -1815,7 +1852,7 @@ def _names_columns(row: list[str]) -> bool:
     return len(cells) >= 2 and len(set(cells)) == len(cells) and all(
         len(c) <= 60 and (year.fullmatch(c) or not _NUMBER_CELL.fullmatch(c))
         and not re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", c) for c in cells) \
-        and any(not year.fullmatch(c) for c in cells)
+        and any(not year.fullmatch(c) and re.search(r"[^\W\d_]{2}", c) for c in cells)
 
 
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {

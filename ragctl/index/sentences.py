@@ -24,6 +24,10 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 # number that is content ("(212) 555-0147", a telephone number at the start of a line)
 _ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\d{1,3}[.)]|\((?:\d{1,2}|[a-z])\)|[a-z]\))[ \t]+"
                    r"(?=[\w\"'“‘(\[$€£¥₹])")
+# a table row as indexed, one line: "Header: value; Header: value; …" (ingest.table_lines,
+# sheet_lines), with two labelled cells or more
+_KEYED_ROW = re.compile(r"[^\n;:]{1,60}: [^\n;]*(?:; [^\n;]*)*; [^\n;:]{1,60}: [^\n;]*"
+                        r"(?:; [^\n;]*)*\s*\Z")
 _WORD = re.compile(r"\S+")
 _NEWLINE = re.compile(r"\n")
 
@@ -67,9 +71,14 @@ class SentenceSplitter:
                 pos = m.end()
             paragraphs.extend(_blocks(i, text, pos, len(text)))
         out: list[list[Span]] = [[] for _ in texts]
-        docs = self.nlp.pipe(p for _, _, p in paragraphs)
-        for (i, offset, para), doc in zip(paragraphs, docs, strict=True):
-            for sent in doc.sents:
+        rows = [bool(_KEYED_ROW.match(p)) for _, _, p in paragraphs]
+        docs = iter(self.nlp.pipe(p for (_, _, p), row in zip(paragraphs, rows, strict=True)
+                                  if not row))
+        for (i, offset, para), row in zip(paragraphs, rows, strict=True):
+            if row:  # a table row is one sentence, whatever full stops its cells hold
+                out[i].extend(self._cap(para, 0, len(para.rstrip()), offset))
+                continue
+            for sent in next(docs).sents:
                 start = sent.start_char
                 end = sent.end_char
                 raw = para[start:end]
