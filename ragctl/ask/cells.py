@@ -26,11 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import question_names
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS
+from ragctl.text import STOPWORDS, content_words
 
 if TYPE_CHECKING:
     from ragctl.ask.question import Expected
@@ -41,7 +42,8 @@ MAX_LABEL_CHARS = 60  # a column header longer than this is prose before a colon
 MAX_LABEL_WORDS = 8
 MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
 ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
-ROW_SEARCH_LIMIT = 500  # rows read from one document for one name or number
+ROW_SEARCH_LIMIT = 200  # rows read from one document for one word of the question
+MAX_ANCHORS = 8  # words of the question a row is looked up by
 # How a header is scored against the question: cosine of the embeddings, the share of the
 # header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
 COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3}
@@ -49,7 +51,7 @@ MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no s
 # a header so named is one value among others, not an attribute ("Notes: …"), never answered
 _NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks", "description"})
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_TOKEN = re.compile(r"[^\W_]+(?:[.,]\d+)*")
 _NUMERIC = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,.]*\s*(%|[a-z]{0,3}\)?)?$", re.I)
 _DATE_LIKE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|"
                         r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
@@ -73,6 +75,10 @@ class Row:
     cells: tuple[Cell, ...]
     key: tuple[int, ...]  # the cells the question names (indexes in ``cells``)
     score: float  # how much of the row the question names
+    named: frozenset[str] = frozenset()  # the question's names and numbers it holds
+    # it holds one of the question's names, when it names any: else it is a row of another
+    # subject ("1990" of a table without Nigeria)
+    of_subject: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,12 +93,15 @@ class CellChoice:
 def row_cells(text: str) -> list[Cell]:
     """The cells of a table row as indexed, "Header: value; Header: value", or [] for a
     line that is not one (prose, a list, a single "Label: value"): two or more labelled
-    cells, a label short and without a full stop; a value without a label (a column with
-    no header) is kept, with an empty header."""
+    cells, a label short and without a full stop, no cell opening a bracket it does not
+    close; a value without a label (a column with no header) is kept, with an empty
+    header."""
     cells: list[Cell] = []
     pos = 0
     labelled = 0
     for part in text.split("; "):
+        if part.count("(") != part.count(")") or part.count("[") != part.count("]"):
+            return []  # a parenthesis of prose ("The Normans (Norman: Nourmands; …)")
         i = part.find(": ")
         label = part[:i] if i > 0 else ""
         if label and (len(label) > MAX_LABEL_CHARS or len(label.split()) > MAX_LABEL_WORDS
@@ -122,13 +131,17 @@ def _stem(token: str) -> str:
 
 
 def key_cells(cells: Sequence[Cell], question: str) -> tuple[tuple[int, ...], float]:
-    """The cells of a row that the question names, and how much of it: a cell all of whose
-    words the question uses (its word count), or one of several words whose distinctive
-    word is a name in the question ("Harvard" for "Harvard University", half a word)."""
+    """The cells of a row that the question names, and how much of it: the question's
+    words that cells it names whole hold (one each), and half a word for each of its
+    names that only a longer cell holds ("Harvard" of "Harvard University"), less a tenth
+    for each such cell (a row of many "Series X" cells is no better named than the row of
+    Series EE)."""
     asked = {_stem(t) for t in _tokens(question)}
-    names = {_stem(n) for n in question_names(question)}
+    names = {_stem(t) for n in question_names(question) for t in _tokens(n)}
     key: list[int] = []
-    score = 0.0
+    whole: set[str] = set()
+    partly: set[str] = set()
+    partial = 0
     for i, c in enumerate(cells):
         words = [_stem(t) for t in _tokens(c.value)]
         if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
@@ -136,16 +149,26 @@ def key_cells(cells: Sequence[Cell], question: str) -> tuple[tuple[int, ...], fl
         found = [w for w in words if w in asked]
         if len(found) == len(words):
             key.append(i)
-            score += len(words)
+            whole.update(words)
         elif any(w in names and len(w) >= 3 for w in found):
             key.append(i)
-            score += 0.5 * len(found)
-    return tuple(key), score
+            partly.update(found)
+            partial += 1
+    return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial
+
+
+def distinctive(question: str) -> set[str]:
+    """The question's names and numbers, as words of a cell are compared ("Bergen" →
+    "bergen", "1973")."""
+    return {_stem(t) for n in question_names(question) for t in _tokens(n)} \
+        | {t for t in _tokens(question) if any(ch.isdigit() for ch in t)}
 
 
 def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
     """The rows among ``sentences`` that the question names, the most named first."""
     rows: dict[int, Row] = {}
+    wanted = distinctive(question)
+    names = {_stem(t) for n in question_names(question) for t in _tokens(n)}
     for s in sentences:
         if s.id in rows:
             continue
@@ -154,15 +177,21 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             continue
         key, score = key_cells(cells, question)
         if key and len(key) < len(cells):
-            rows[s.id] = Row(s, tuple(cells), key, score)
+            held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & wanted
+            # the question's names, but for those naming a column ("the NSN of …")
+            subject = names - {_stem(t) for c in cells for t in _tokens(c.column)}
+            rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
+                             not subject or bool(held & subject))
     return sorted(rows.values(), key=lambda r: -r.score)
 
 
 def _anchors(question: str) -> list[str]:
-    """What to look a row up by in a document: the question's names and numbers."""
+    """What to look a row up by in a document: the question's names and numbers, then
+    its other words of four letters or more ("fiberscope")."""
     out = [n for n in question_names(question) if len(n) >= 3]
     out += [t for t in re.findall(r"\b[\w-]*\d[\w.,/-]*\b", question) if len(t) >= 2]
-    return list(dict.fromkeys(out))
+    out += [w for w in content_words(question) if len(w) >= 4 and w.isalpha()]
+    return list(dict.fromkeys(w.lower() for w in out))[:MAX_ANCHORS]
 
 
 def candidate_rows(stages: LoadedStages, ev: Evidence) -> list[Row]:
@@ -179,8 +208,8 @@ def candidate_rows(stages: LoadedStages, ev: Evidence) -> list[Row]:
                 paths.append(h.path)
         store = stages.collection.store
         for path in paths[:ROW_DOCUMENTS]:
-            found += store.sentences_like(path, [f"%{a}%" for a in anchors],
-                                          limit=ROW_SEARCH_LIMIT)
+            for a in anchors:  # one by one: a common word must not crowd out a rare one
+                found += store.sentences_like(path, [f"%{a}%"], limit=ROW_SEARCH_LIMIT)
     return matched_rows(ev.question, found)
 
 
@@ -230,6 +259,8 @@ class CellVerdict:
     choice: CellChoice | None = None
     row: Row | None = None
     columns: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()  # names the table holds, but never in one row
+    path: str = ""
 
 
 def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
@@ -238,6 +269,17 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     rows = candidate_rows(stages, ev)
     if not rows:
         return CellVerdict()
+    # the question's names and numbers that this table holds: the row it asks about holds
+    # them all ("France" and "1973"), or the table has no such row
+    subject = [r for r in rows if r.of_subject]
+    if not subject:
+        return CellVerdict()
+    path = subject[0].sentence.path
+    named = frozenset().union(*(r.named for r in rows if r.sentence.path == path))
+    rows = [r for r in subject if r.sentence.path == path and r.named >= named]
+    if not rows:
+        return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
+            else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
     picks: list[CellChoice] = []
     for row in top[:5]:
@@ -275,14 +317,21 @@ def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> bool:
     """Refuse an answer taken from a table row when the table has no column for what the
     question asks (a neighbouring cell), naming the row's columns; a refusal already made
     says so too. True when an answer was refused."""
-    if verdict.row is None:
+    if verdict.row is None and not verdict.absent:
         return False
     if not ans.abstained and (not ans.sources or not row_cells(ans.sources[0].text)):
         return False  # the reader found it in prose
     refused = not ans.abstained
-    key = "; ".join(verdict.row.cells[i].value for i in verdict.row.key)
     ans.abstained = True
-    ans.abstain_reason = (f"the table's row for {key} has no column that answers it "
-                          f"(its columns: {', '.join(verdict.columns)})")
+    if verdict.row is not None:
+        key = "; ".join(verdict.row.cells[i].value for i in verdict.row.key)
+        ans.abstain_reason = (f"the table's row for {key} has no column that answers it "
+                              f"(its columns: {', '.join(verdict.columns)})")
+    else:
+        ans.abstain_reason = (f"no row of {Path(verdict.path).name} holds "
+                              f"{' and '.join(verdict.absent)} together")
+    if refused:
+        ans.answer = ans.raw_answer = ""
+        ans.sources, ans.sentences = [], []
     return refused
 
