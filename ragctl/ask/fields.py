@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import answering_document, document_sentences
-from ragctl.ask.switches import on
+from ragctl.ask.switches import fired, on
 from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Hit, Sentence
 from ragctl.text import content_words, line_starts
 
@@ -198,8 +198,9 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         return False
     best, same = found
     stored = FIELD_LABELS.get(field)
-    if stored is not None and on("stored_field") and stored_field(stages, ans, ev, best, (stored,),
-                                           "the document's own field"):
+    if stored is not None and on("stored_field") and stored_field(
+            stages, ans, ev, best, (stored,), "the document's own field"):
+        fired("stored_field")
         return True
     first = field.split()[0].replace("%", "")
     values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}

@@ -59,7 +59,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
                and (not names or h.path in named_paths)}
     if not on("named_source_first"):
         named, section = set(), set()
+    elif named or section:
+        fired("named_source_first")
     plain = [s for s in scored if not (on("no_lead_in") and unquotable(s.sentence.text))]
+    if len(plain) < len(scored):
+        fired("no_lead_in")
     top = max((s.score for s in plain), default=0.0)
     ranked = sorted(plain, key=lambda s: (
         s.sentence.passage_id not in section,

@@ -9,9 +9,8 @@ passages must be kept.
   of the wrong type (:func:`type_agreement`), of a kind the question rules out
   (:func:`ruled_out`), from a passage that lacks the number, the date or every name the
   question gives (:func:`missing_numbers`, :func:`missing_dates`, :func:`missing_names`).
-- **Kept passages** (:func:`with_identifier`, :func:`with_heading`): a passage of the
-  document or the section the question names takes the last place kept, when the
-  relevance estimator missed it.
+- **Kept passages** (:func:`with_identifier`): a passage of the document the question
+  names by number takes the last place kept, when the relevance estimator missed it.
 - **Neither option** (:func:`neither_option`): "Who is older, A or B?" answered with
   neither is no answer.
 """
@@ -27,7 +26,6 @@ from ragctl.ask.documents import (
     _CURRENCY,
     _MONTH,
     _YEAR,
-    heading_named,
     identifiers,
     mentions,
     named_by,
@@ -182,7 +180,10 @@ def missing_numbers(question: str, context: str, named: str = "") -> float:
     asked = {n.strip(".,") for n in _NUMBERS.findall(question)}
     asked -= {number for name, number in identifiers(question) if mentions(named, (name, number))}
     found = {n.strip(".,") for n in _NUMBERS.findall(context)}
-    return float(bool(asked - found))
+    if asked - found:
+        fired("missing_numbers")
+        return 1.0
+    return 0.0
 
 
 def missing_dates(question: str, context: str) -> float:
@@ -240,18 +241,6 @@ def with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],
     return last_place_to(
         lambda h: all(mentions(f"{h.title} {h.text}", i) for i in idents),
         hits, order, kept_order, duplicates, "with_identifier")
-
-
-def with_heading(question: str, hits: Sequence[Hit], order: Sequence[int],
-                 kept_order: list[int], duplicates: dict[int, int]) -> list[int]:
-    """When the question names a section ("What does PEP 257 say about one-line
-    docstrings?" and "Specification > One-line Docstrings") that no kept passage is
-    in, the best-ranked passage of that section takes the last place: the relevance
-    estimator reads the passage's text, not its heading."""
-    if not on("with_heading"):
-        return kept_order
-    return last_place_to(lambda h: heading_named(question, h.place),
-                         hits, order, kept_order, duplicates, "with_heading")
 
 
 def last_place_to(wanted: Callable[[Hit], bool], hits: Sequence[Hit],

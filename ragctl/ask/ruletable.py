@@ -69,14 +69,6 @@ def _whole_words(ex: Example) -> str:
     return ex.text[a:b]
 
 
-def _near_tie(ex: Example) -> str:
-    # the span and the text (the longer span holding it) rated alike
-    long, short = replace(_choice(ex, ex.text), probability=0.60), \
-        replace(_choice(ex), probability=0.59)
-    return answer.shortest_of_near_ties([long, short], lambda c: c.probability,
-                                        lambda c: c.text)[0].text
-
-
 def _listed(ex: Example) -> str:
     one = replace(_choice(ex), probability=0.8)
     both = replace(_choice(ex, ex.text), probability=0.78)
@@ -110,11 +102,6 @@ RULES: tuple[Rule, ...] = (
          "last kept place when the relevance estimator kept none",
          tested_by="test_answer.py::test_a_document_named_by_number_answers_though_others_"
                    "mention_it", written_for="realdocs dev (PEPs)"),
-    Rule("with_heading", "passages",
-         "a passage of the section the question names takes the last kept place",
-         tested_by="test_answer.py::test_a_section_the_question_names_reaches_the_answer",
-         written_for="realdocs dev (PEPs)"),
-    # ---------------------------------------------------------------- answer routes
     Rule("author_line", "route",
          "\"who wrote / sent …\" answered from the document's stored author or sender",
          tested_by="test_answer.py::test_who_wrote_it_is_answered_from_the_document_s_"
@@ -123,7 +110,8 @@ RULES: tuple[Rule, ...] = (
          "a question naming a table row's values answered by the cell of the column it asks "
          "for (ragctl.ask.cells)", tested_by="test_cells.py", written_for="none (general)"),
     Rule("no_such_column", "route",
-         "a neighbouring cell of the named row refused when no column fits the question",
+         "a cell of a table row refused when no column of the named row fits the "
+         "question, or when no row holds all the names and numbers the question gives",
          tested_by="test_cells.py::test_a_column_the_table_lacks_is_refused_not_answered_"
                    "next_door", written_for="none (general)"),
     Rule("labelled_field", "route",
@@ -158,10 +146,6 @@ RULES: tuple[Rule, ...] = (
     Rule("bridge_context", "span",
          "the filter's two best sentences of two passages read together (a bridge)",
          tested_by="test_answer.py", written_for="HotpotQA-style bridges"),
-    Rule("shortest_near_tie", "span",
-         "among near-tied spans holding one another, the shortest",
-         (Example("Who sold indulgences?", "Johann Tetzel", "Tetzel", "Tetzel"),),
-         _near_tie, written_for="SQuAD dev split"),
     Rule("list_answer", "complete",
          "a question for two or three things gets the span that lists them",
          (Example("What two companies make the boards?", "Arduino LLC and Arduino SRL",

@@ -65,6 +65,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     bridge = bridge_context(scored, relevance) if on("bridge_context") else None
     if bridge is not None:
         contexts.append(bridge)
+        fired("bridge_context")
     fitted = getattr(reader, "fitted", {})
     choices = choose(reader, question, qtype, contexts, filter_scores,
                      re_best=max(relevance[h.passage_id] for h in kept),

@@ -23,7 +23,7 @@ import numpy as np
 from ragctl.ask.documents import named_hits
 from ragctl.ask.question import QuestionType
 from ragctl.ask.retrieve import Retriever
-from ragctl.ask.rules import DEFAULT_ANSWERABILITY, with_heading, with_identifier
+from ragctl.ask.rules import DEFAULT_ANSWERABILITY, with_identifier
 from ragctl.ask.verify import LexicalEmbeddingSupport
 from ragctl.config import Settings
 from ragctl.models import registry as models
@@ -255,7 +255,6 @@ class LoadedStages:
             order = [int(i) for i in np.argsort(-probs, kind="stable")]
         kept_order, duplicates = collapse_duplicates([hits[i].text for i in order], opts.top_k)
         kept_order = with_identifier(question, hits, order, kept_order, duplicates)
-        kept_order = with_heading(question, hits, order, kept_order, duplicates)
         kept = [hits[order[k]] for k in kept_order]
         relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
         ans.passages = self.passage_scores(hits, probs, {h.passage_id for h in kept},
