@@ -690,3 +690,29 @@ def test_an_html_header_spanning_columns_names_each_of_them(tmp_path: Path) -> N
     # seven columns: still one keyed row each
     assert ("Rank: 153; Country: Nigeria; 1990: 213; 2010: 143; Region: Africa; "
             "Income: Lower middle") in text
+
+
+def test_a_docx_table_whose_first_header_cell_is_empty_keeps_its_columns(
+        tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    t = d.add_table(rows=3, cols=3)
+    rows = [["", "Price per kilo", "Varieties"],
+            ["Apples", "2.10", "Braeburn, Gala"], ["Pears", "3.20", "Conference"]]
+    for r, row in enumerate(rows):
+        for c, v in enumerate(row):
+            t.cell(r, c).text = v
+    d.save(tmp_path / "fruit.docx")
+    text = _parse(tmp_path / "fruit.docx").sections[0].text
+    assert "Apples; Price per kilo: 2.10; Varieties: Braeburn, Gala" in text
+    assert "Pears; Price per kilo: 3.20; Varieties: Conference" in text
+
+
+def test_an_extractor_s_spread_colspan_keeps_the_header_s_name() -> None:
+    from ragctl.index.ingest import html_to_sections
+
+    _, sections = html_to_sections(
+        "<table><tr><th>Rank</th><th>Country</th><th>1990</th><th/><th>2010</th><th/></tr>"
+        "<tr><td>153</td><td>Nigeria</td><td>213</td><td/><td>143</td><td/></tr></table>")
+    assert "Rank: 153; Country: Nigeria; 1990: 213; 2010: 143" in sections[0].text

@@ -335,7 +335,7 @@ class Indexer:
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
-        # spread, a sheet's header found under its title,
+        # spread, a first header cell left empty, a sheet's header found under its title,
         # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
         # start kept
         # (files are read again once; unchanged passages keep their vectors)

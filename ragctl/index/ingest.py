@@ -875,12 +875,13 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     width = len(head)
     if header is None:
         header = _header_row(head)
-    elif header and not (width >= 2 and all(head)):
+    elif header and not (width >= 2 and all(head[1:])):
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [" | ".join(c for c in head if c)]
-        for r in rows[1:]:
-            pairs = [f"{h}: {v}" for h, v in zip(head, r, strict=False) if v and v != h]
+        for r in rows[1:]:  # a first column without a header: the rows' own labels
+            pairs = [f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False)
+                     if v and v != h]
             if pairs:
                 out.append("; ".join(pairs))
         return out
@@ -931,6 +932,8 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
         rows = [_spanned(tr.find_all(["th", "td"])) for tr in trs]
         first = trs[0].find_all(["th", "td"]) if trs else []
         header = bool(first) and all(c.name == "th" for c in first)
+        if header:  # an empty header cell after a named one: a colspan an extractor spread
+            rows[0] = [c or (rows[0][i - 1] if i else "") for i, c in enumerate(rows[0])]
         table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
     for tag in soup.find_all(_BLOCK_TAGS):
         tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
@@ -1245,9 +1248,11 @@ def _pdf_tables(data: bytes, indexes: list[int],
 
 
 def _header_row(row: list[str]) -> bool:
-    """Column names: three or more short distinct labels without digits."""
-    return len(row) >= 3 and all(row) and len(set(row)) == len(row) and all(
-        len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in row)
+    """Column names: three or more short distinct labels without digits (the first may be
+    empty: the header of a column of row labels)."""
+    labels = row[1:] if row and not row[0] else row
+    return len(row) >= 3 and all(labels) and len(set(labels)) == len(labels) and all(
+        len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in labels)
 
 
 def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
