@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answerable import HeldOut, answerable_index, held_out, holes_index, question_sets
 from bench.common import print_table, save
+from ragctl.ask.answer import shortest_of_near_ties
 from ragctl.ask.rules import vetoed
 
 FALSE_ABSTAIN = 0.05  # the most answerable questions the default may turn away
@@ -149,10 +150,12 @@ def answerable_p(c: dict[str, Any], model: dict[str, Any]) -> float:
 
 
 def chosen(row: dict[str, Any], model: dict[str, Any]) -> dict[str, Any] | None:
-    """The span ask answers with: the most probably answerable, then the best ranked (as
-    ragctl.ask.answer.choose orders them)."""
+    """The span ask answers with: the most probably answerable, then the best ranked, then
+    the shortest of its near-ties (as ragctl.ask.answer.choose orders them)."""
     ordered = sorted(row["candidates"],
                      key=lambda c: (-answerable_p(c, model), -_p(c, model["ranking"])))
+    ordered = shortest_of_near_ties(ordered, lambda c: answerable_p(c, model),
+                                    lambda c: str(c["answer"]))
     return ordered[0] if ordered else None
 
 

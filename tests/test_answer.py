@@ -706,6 +706,25 @@ def test_an_answer_comes_from_a_document_that_names_the_question_s_subject(
     assert unnamed_subject("How much did I pay?", "x", "r", lambda p, n: False) == 0.0
 
 
+def test_the_shortest_of_near_ties_is_chosen() -> None:
+    from ragctl.ask.answer import shortest_of_near_ties
+
+    def order(*spans: tuple[str, float]) -> list[str]:
+        got = shortest_of_near_ties(list(spans), lambda s: s[1], lambda s: s[0])
+        return [s[0] for s in got]
+
+    # "Johann Tetzel" and "Tetzel": the reader cannot tell them apart, the shorter goes first
+    assert order(("Johann Tetzel", 0.800), ("Tetzel", 0.795), ("Luther", 0.7)) == \
+        ["Tetzel", "Johann Tetzel", "Luther"]
+    # not when the shorter one is clearly less probable, nor a span that is not inside it
+    assert order(("Johann Tetzel", 0.80), ("Tetzel", 0.60))[0] == "Johann Tetzel"
+    assert order(("Johann Tetzel", 0.80), ("Luther", 0.799))[0] == "Johann Tetzel"
+    # a longer span holding the best one is a tie too; a vetoed span (0) never is
+    assert order(("the Tetzel", 0.8), ("Tetzel", 0.0)) == ["the Tetzel", "Tetzel"]
+    assert order() == []
+    assert order((":= expr", 0.8), ("expr", 0.799))[0] == ":= expr"  # a sign is no word
+
+
 def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("What is the invoice number of the Flipkart invoice?") == "invoice number"
     assert asked_field("When is the Azure Interior invoice due?") == "due date"

@@ -69,6 +69,14 @@ def _whole_words(ex: Example) -> str:
     return ex.text[a:b]
 
 
+def _near_tie(ex: Example) -> str:
+    # the span and the text (the longer span holding it) rated alike
+    long, short = replace(_choice(ex, ex.text), probability=0.60), \
+        replace(_choice(ex), probability=0.59)
+    return answer.shortest_of_near_ties([long, short], lambda c: c.probability,
+                                        lambda c: c.text)[0].text
+
+
 def _listed(ex: Example) -> str:
     one = replace(_choice(ex), probability=0.8)
     both = replace(_choice(ex, ex.text), probability=0.78)
@@ -146,6 +154,10 @@ RULES: tuple[Rule, ...] = (
     Rule("bridge_context", "span",
          "the filter's two best sentences of two passages read together (a bridge)",
          tested_by="test_answer.py", written_for="HotpotQA-style bridges"),
+    Rule("shortest_near_tie", "span",
+         "among near-tied spans holding one another, the shortest",
+         (Example("Who sold indulgences?", "Johann Tetzel", "Tetzel", "Tetzel"),),
+         _near_tie, written_for="SQuAD dev split"),
     Rule("list_answer", "complete",
          "a question for two or three things gets the span that lists them",
          (Example("What two companies make the boards?", "Arduino LLC and Arduino SRL",
