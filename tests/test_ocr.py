@@ -430,3 +430,36 @@ def test_the_page_limit_is_a_setting_and_raising_it_reads_the_file_again(
     monkeypatch.setenv("RAGCTL_OCR_MAX_PAGES", "0")
     with pytest.raises(ConfigError, match="ocr_max_pages must be at least 1"):
         load_settings()
+
+
+def test_a_page_read_before_is_read_from_the_cache_kept_private(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import stat
+
+    from ragctl.index import ocr
+
+    engine = FakeEngine()
+    engine.name = "counted"
+    engine.cacheable = True  # type: ignore[attr-defined]  # as the engines ragctl ships
+    calls: list[int] = []
+    real_read = engine.read
+
+    def read(image: object) -> str:
+        calls.append(1)
+        return real_read(image)  # type: ignore[arg-type]
+
+    engine.read = read  # type: ignore[method-assign]
+    monkeypatch.setattr(ocr, "engine", lambda name="auto": engine)
+    buf = io.BytesIO()
+    page_image(SCANNED).save(buf, format="PNG")
+    cache = tmp_path / "cache"
+    first = parse(tmp_path / "scan.png", buf.getvalue(), ocr=Ocr("auto", cache=cache))
+    again = parse(tmp_path / "scan.png", buf.getvalue(), ocr=Ocr("auto", cache=cache))
+    assert len(calls) == 1 and first.sections[0].text == again.sections[0].text
+    kept = list(cache.rglob("*.txt"))
+    assert len(kept) == 1 and kept[0].parent.parent.name == "counted"
+    assert stat.S_IMODE(kept[0].stat().st_mode) == 0o600
+    # an engine that does not say it may be kept never is
+    engine.cacheable = False  # type: ignore[attr-defined]
+    parse(tmp_path / "scan.png", buf.getvalue(), ocr=Ocr("auto", cache=cache))
+    assert len(calls) == 2

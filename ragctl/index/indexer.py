@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from ragctl.config import home_dir
+from ragctl.config import cache_dir, home_dir
 from ragctl.errors import AllFilesFailedError, DamagedIndexError, ModelMismatchError, RagctlError
 from ragctl.index.chunk import Chunk, chunk_section, chunk_sections
 from ragctl.index.fields import document_fields
@@ -574,7 +574,8 @@ class Indexer:
                             self.settings.ocr,
                             on_page=partial(self._slow_page, deadline, f.name),
                             max_pages=self.settings.ocr_max_pages,
-                            max_megapixels=self.settings.ocr_max_megapixels))
+                            max_megapixels=self.settings.ocr_max_megapixels,
+                            cache=cache_dir() / "ocr"))
                     with self._clock.phase("sentences"):
                         sentences = self.splitter.split_many([s.text for s in doc.sections])
             except SkipFile as e:

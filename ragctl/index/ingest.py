@@ -79,6 +79,7 @@ class Ocr:
     given: OcrEngine | None = None  # an engine object to use instead of the named one
     max_pages: int = OCR_MAX_PAGES  # pages read from one image file (a TIFF holds many)
     max_megapixels: float = OCR_MAX_MEGAPIXELS  # the largest page image decoded
+    cache: Path | None = None  # where pages read before are kept (None: nowhere)
 
     @property
     def max_pixels(self) -> int:
@@ -97,9 +98,46 @@ class Ocr:
         return 'OCR is turned off (ocr = "none")' if self.name == "none" else HOW_TO_ENABLE
 
     def read(self, image: Image, where: str = "") -> str:
-        assert self.engine is not None
+        """The page's text: from the cache when this engine read the same image before (a
+        file read again, a readers' version, ``--force``), else recognised now."""
+        engine = self.engine
+        assert engine is not None
         self.on_page(f"OCR {where}".strip())
-        return self.engine.read(image)
+        kept = self._cached(engine.name, image)
+        if kept is not None and kept.exists():
+            try:
+                return kept.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                pass
+        text = engine.read(image)
+        if kept is not None:
+            _keep_private(kept, text)
+        return text
+
+    def _cached(self, engine: str, image: Image) -> Path | None:
+        # pages of the engines ragctl ships alone: a stand-in's text must not answer for them
+        if self.cache is None or not getattr(self.engine, "cacheable", False):
+            return None
+        import hashlib
+
+        h = hashlib.sha256(f"{image.mode} {image.size} ".encode())
+        h.update(image.tobytes())
+        key = h.hexdigest()
+        return self.cache / engine / key[:2] / f"{key}.txt"
+
+
+def _keep_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner alone; a cache that cannot be written
+    is no error (the page is read again next time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def file_format(path: Path) -> str | None:

@@ -134,6 +134,7 @@ def dehyphenate(text: str) -> str:
 
 
 class RapidOcr:
+    cacheable = True  # the same image gives the same text: ingest.Ocr keeps it
     name = "rapidocr"
 
     def __init__(self) -> None:
@@ -169,6 +170,7 @@ class RapidOcr:
 
 
 class Tesseract:
+    cacheable = True
     name = "tesseract"
 
     def __init__(self) -> None:
