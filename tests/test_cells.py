@@ -101,3 +101,17 @@ def test_a_row_the_table_lacks_is_refused(clubs: Path) -> None:
     a = _ask("How many members did the Bergen club have in 1898?", FakeReader("412"))
     assert a.abstained and a.answer == "" and not a.sources
     assert "holds 1898 and bergen together" in (a.abstain_reason or "")
+
+
+def test_a_number_that_heads_a_column_asks_for_that_column(
+        tmp_path: Path, fake_embedder: str) -> None:
+    root = tmp_path / "rates"
+    root.mkdir()
+    (root / "rates.csv").write_text("Country,Independence,1990,2010\n"
+                                    "Nigeria,1960,213,143\nPeru,1821,80,20\nChad,1990,215,173\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    # 1990 is also Chad's year of independence: it is still no row the table lacks
+    a = _ask("What was the mortality rate in Nigeria in 1990?", FakeReader("80"))
+    assert not a.abstained and a.answer_text == "213"

@@ -275,7 +275,9 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not subject:
         return CellVerdict()
     path = subject[0].sentence.path
-    named = frozenset().union(*(r.named for r in rows if r.sentence.path == path))
+    # a name or number that heads one of the row's columns ("1990") is what it asks of it
+    headers = {_stem(t) for c in subject[0].cells for t in _tokens(c.column)}
+    named = frozenset().union(*(r.named for r in rows if r.sentence.path == path)) - headers
     rows = [r for r in subject if r.sentence.path == path and r.named >= named]
     if not rows:
         return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
