@@ -69,3 +69,25 @@ def remove_stale(folder: Path, pattern: str) -> list[Path]:
             logger.info("removed %s, left by an interrupted run", path)
             removed.append(path)
     return removed
+
+
+def line_at(data: bytes, char: int) -> int | None:
+    """The line (from 1) of the ``char``-th character of a text file's ``data``, counted as
+    ``index`` decodes it (a byte-order mark dropped, line endings made "\\n"): UTF-8, UTF-16
+    or UTF-32 by its mark, else one byte a character (a legacy encoding). None when the
+    file is shorter than that."""
+    for bom, codec in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"),
+                       (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe", "utf-16-le"),
+                       (b"\xfe\xff", "utf-16-be")):
+        if data.startswith(bom):
+            text = data[len(bom):].decode(codec, errors="replace")
+            break
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if char > len(text):
+        return None
+    return text.count("\n", 0, char) + 1

@@ -128,7 +128,9 @@ class ScoredSentence:
 @dataclass(frozen=True, kw_only=True)
 class Citation(SourceSpan):
     """A numbered source of an answer: one stored sentence. ``answer_start`` and
-    ``answer_end``, when set, are the source offsets of the answer quoted from it."""
+    ``answer_end``, when set, are the source offsets of the answer quoted from it; ``line``
+    the line of a text file it starts on (``path:line``), ``row`` and ``column`` a table
+    cell's."""
 
     number: int
     sentence_id: int
@@ -136,6 +138,9 @@ class Citation(SourceSpan):
     answer_start: int | None = None
     answer_end: int | None = None
     also_in: tuple[str, ...] = ()  # other files holding the same passage
+    line: int | None = None  # the file's line of the answer (or the sentence): path:line
+    row: str | None = None  # a table cell's row (the values the question named) ...
+    column: str | None = None  # ... and column
 
     @classmethod
     def of(cls, number: int, sentence: Sentence, *, answer: tuple[int, int] | None = None,

@@ -115,3 +115,8 @@ def test_a_number_that_heads_a_column_asks_for_that_column(
     # 1990 is also Chad's year of independence: it is still no row the table lacks
     a = _ask("What was the mortality rate in Nigeria in 1990?", FakeReader("80"))
     assert not a.abstained and a.answer_text == "213"
+def test_a_cell_is_cited_by_its_row_and_column(clubs: Path) -> None:
+    a = _ask("How many members does the Bergen club have?", FakeReader("412"))
+    src = a.sources[0]
+    assert (src.row, src.column) == ("Bergen Sailing Club; Bergen", "Members")
+    assert src.line is None  # a spreadsheet is placed by its row, not a line

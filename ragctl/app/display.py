@@ -172,8 +172,11 @@ def render_sources(sources: Sequence[Citation], *, highlight: str | None = None)
         where = f"  chars {c.start_char}-{c.end_char}"
         if c.answer_start is not None:
             where += f", answer {c.answer_start}-{c.answer_end}"
+        if c.column is not None:
+            where = f"  row {c.row}, column {c.column};{where}"
+        path = f"{c.path}:{c.line}" if c.line is not None else c.path
         stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
-                                   (_where(c.path, c.place), "cyan"), (where, "dim")))
+                                   (_where(path, c.place), "cyan"), (where, "dim")))
         stdout.print(Text.assemble("      ", _quoted(
             c.text, highlight if c.answer_start is not None else None)))
         if c.also_in:

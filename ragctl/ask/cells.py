@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -309,8 +309,9 @@ def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
                        "column": cell.column, "score": round(choice.score, 4)}]
     ans.raw_answer = cell.value
     ans.answer = f"{cell.value} [1]"
-    ans.sources = [Citation.of(1, s, answer=s.source_offsets(cell.start, cell.end),
-                               also_in=tuple(ev.also.get(s.passage_id, ())))]
+    ans.sources = [replace(Citation.of(1, s, answer=s.source_offsets(cell.start, cell.end),
+                                       also_in=tuple(ev.also.get(s.passage_id, ()))),
+                           row=key, column=cell.column)]
     ans.sentences = [AnswerSentence(cell.value, (1,), 1.0, True)]
     ans.confidence = round(min(1.0, max(0.0, choice.score)), 4)
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from ragctl.ask import choice, free, quote, span, yesno
+from ragctl.ask.locate import with_lines
 from ragctl.ask.longform import LongAnswer, LongOptions, answer_long
 from ragctl.ask.question import question_type
 from ragctl.ask.stages import (  # noqa: F401  (importable from here, as before)
@@ -50,6 +51,8 @@ class Pipeline(LoadedStages):
         with rules_off(opts.rules_off) as fired:
             ans = self._ask(question, opts, on_token)
         ans.rules = fired
+        if ans.sources:
+            ans.sources = with_lines(self.collection.store, ans.sources)
         return ans
 
     def _ask(self, question: str, opts: AskOptions,
