@@ -30,8 +30,8 @@ def test_every_rule_is_shown_by_an_example_or_a_test() -> None:
 
 def test_rules_are_switched_off_by_name_and_what_fired_is_recorded() -> None:
     assert on("with_unit")
-    with rules_off(check_names("with_unit, one_count")) as seen:
-        assert not on("with_unit") and not on("one_count") and on("without_title")
+    with rules_off(check_names("with_unit, one_amount")) as seen:
+        assert not on("with_unit") and not on("one_amount") and on("without_title")
         fired("without_title")
         fired("without_title")
     assert seen == ["without_title"] and on("with_unit")

@@ -211,36 +211,13 @@ def without_title(question: str, choice: Choice) -> Choice:
     return replace(choice, text=m.group(2), start=start, end=start + len(m.group(2)))
 
 
-_COUNT_WORD = (r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-               r"twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen)")
-# numbers of one count: a range or alternatives ("10–12", "two or three", "20 to 30"), a
-# product ("2 · 1017", "1.1 × 1011")
-_COUNT = re.compile(rf"\b{_COUNT_WORD}(?:(?:\s*(?:–|-|to|or|and|,|·|×|\^)\s*|\s+){_COUNT_WORD})*"
-                    r"\b", re.I)
-
-
-def one_count(question: str, choice: Choice) -> Choice:
-    """For "how many …", a span that holds two counts cut after the first ("10–12 members
-    typically has one or sometimes two members" → "10–12"): one of them is the answer, and
-    the reader's span ran on. Of SQuAD's 336 "how many" questions in the even articles, 7
-    have a first gold answer with two counts, and 6 of those accept the first alone."""
-    if not re.search(r"\bhow many\b", question, re.I):
-        return choice
-    counts = list(_COUNT.finditer(choice.text))
-    if len(counts) < 2 or counts[0].start() > 0:
-        return choice
-    end = counts[0].end()
-    return replace(choice, text=choice.text[:end], end=choice.start + end)
-
-
 def completed(question: str, choices: Sequence[Choice]) -> Choice:
     """The first choice, completed: a question that asks for two or three things gets the
     span that lists them, when the reader found it and rates it nearly as well ("Arduino
     LLC" → "Arduino LLC and Arduino SRL"; every such question of SQuAD's dev split has a
     list for its answer), a bare number for a measure its unit (``with_unit``), a number
     with the unit the question names no unit (``without_asked_unit``), a name no role
-    before it (``without_title``), a span of several sums the first (``one_amount``) and
-    one of several counts the first (``one_count``)."""
+    before it (``without_title``) and a span of several sums the first (``one_amount``)."""
     first = choices[0]
     if on("list_answer") and _SEVERAL.match(question.strip()) and not _LIST.search(first.text):
         key = first.text.lower()
@@ -262,7 +239,7 @@ def completed(question: str, choices: Sequence[Choice]) -> Choice:
 # The completions of a span, in the order they apply (each a rule of ragctl.ask.ruletable).
 COMPLETIONS: tuple[tuple[str, Callable[[str, Choice], Choice]], ...] = (
     ("with_unit", with_unit), ("without_asked_unit", without_asked_unit),
-    ("without_title", without_title), ("one_amount", one_amount), ("one_count", one_count))
+    ("without_title", without_title), ("one_amount", one_amount))
 
 
 def whole_words(text: str, a: int, b: int) -> tuple[int, int]:

@@ -182,12 +182,6 @@ RULES: tuple[Rule, ...] = (
                   "Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939",
                   "Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939", "Rs 1939"),),
          _completed, written_for="realdocs dev (receipts)"),
-    Rule("one_count", "complete", "for \"how many …\", the first of two counts",
-         (Example("How many members does the group have?",
-                  "10–12 members typically has one or sometimes two members",
-                  "10–12 members typically has one or sometimes two", "10–12"),),
-         _completed, written_for="SQuAD dev split"),
-    # ---------------------------------------------------------------- vetoes and features
     Rule("type_veto", "veto",
          "a span of the wrong type that the reader rates well below no answer",
          (Example("", "", "", "1"),), _vetoed({"type": -0.5, "margin": -3.0}),
