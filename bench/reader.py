@@ -64,14 +64,14 @@ def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any
                 kept = [p.relevance for p in a.passages if p.kept]
                 found = bool(q["answers"]) and any(contains_answer(p.text, q["answers"])
                                                    for p in a.passages if p.kept)
-                cands = [{**cand, "right": kind == "answerable"
+                cands = [{**cand, "right": positive(kind)
                           and max_f1(cand["answer"], q["answers"]) >= 0.5,
                           "f1": max_f1(cand["answer"], q["answers"]) if q["answers"] else 0.0}
                          for cand in a.candidates]
                 rows.append({"set": kind, "question": q["question"], "answers": q["answers"],
                              "re_best": max(kept, default=0.0), "kind": a.kind,
                              "found": found, "answer": a.answer_text,
-                             "right": kind == "answerable"
+                             "right": positive(kind)
                              and max_f1(a.answer_text, q["answers"]) >= 0.5,
                              "candidates": cands, "seconds": a.timings.get("total", 0.0)})
     return rows
@@ -104,7 +104,58 @@ RANKING = ("margin", "relevance", "filter", "type")
 # The answer type is left out of answerability: on the dev sets it mostly tells typed
 # questions (who, when: most off-topic ones) from untyped ones, and its fitted weight made a
 # span of the wrong type *more* answerable. It still orders the spans (RANKING).
-ANSWERABILITY = ("margin", "relevance", "filter", "re_best", "overlap", "missing_numbers")
+ANSWERABILITY = ("margin", "relevance", "filter", "re_best", "overlap", "missing_numbers",
+                 "missing_dates", "missing_names")
+# The sets: the first three from SQuAD's dev split (bench/answerable.py); with --squad2, two
+# more from SQuAD 2.0's training set: its crowd-written unanswerable questions (on the
+# subject of their article, some asking what it does not say, some swapping a name, a
+# number or a word for its opposite) and answerable questions of the same articles.
+KINDS = ("answerable", "on-topic", "off-topic", "answerable-crowd", "unanswerable-crowd")
+
+
+def read_by_reader(row: dict[str, Any]) -> bool:
+    """Whether a question's answer is the reader's span (its candidates carry the span's
+    signals), not a rule's (a labelled field, a table cell)."""
+    return row["kind"] == "span" and all("margin" in c for c in row["candidates"])
+
+
+def positive(kind: str) -> bool:
+    """Whether the questions of a set are answerable."""
+    return kind.startswith("answerable")
+
+
+def squad2_sets(path: Path, n: int, seed: int = 0
+                ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+    """Index the articles of a SQuAD 2.0 training file (one file per paragraph, in the
+    bench home, as ``squad2-train``) and give its crowd-written unanswerable questions and
+    as many answerable ones of the same articles, ``n`` of each at most."""
+    import random
+
+    from bench.common import write_paragraphs
+    from bench.squad_index import BENCH_HOME, use_bench_home
+    from ragctl.config import load_settings
+    from ragctl.index.indexer import Indexer
+    from ragctl.store.collection import Collection
+
+    use_bench_home()
+    data = json.loads(path.read_text())["data"]
+    name = "squad2-train"
+    corpus = BENCH_HOME / "corpora" / name
+    if not corpus.exists():
+        write_paragraphs(data, corpus)
+    with Collection.open(load_settings(index=name), create=True) as c:
+        c.lock()
+        Indexer(c).run([corpus])
+    with_holes = [a for a in data if any(q.get("is_impossible") for p in a["paragraphs"]
+                                         for q in p["qas"])]
+    qas = [(a["title"], q) for a in with_holes for p in a["paragraphs"] for q in p["qas"]]
+    rng = random.Random(seed)
+    no = [{"question": q["question"], "answers": [], "title": t}
+          for t, q in qas if q.get("is_impossible")]
+    yes = [{"question": q["question"], "answers": [x["text"] for x in q["answers"]],
+            "title": t} for t, q in qas if not q.get("is_impossible")]
+    return name, {"answerable-crowd": rng.sample(yes, min(n, len(yes))),
+                  "unanswerable-crowd": rng.sample(no, min(n, len(no)))}
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict[str, Any]:
@@ -124,14 +175,14 @@ def _p(c: dict[str, Any], model: dict[str, Any]) -> float:
 def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The ranking model (is this span right?) on every candidate span, then the
     answerability model (is the question answerable?) on each question's best span."""
-    spans = [r for r in rows if r["kind"] == "span"]
+    spans = [r for r in rows if read_by_reader(r)]
     # which span is right is only known where there is a right one: the answerable set
-    cands = [c for r in spans if r["set"] == "answerable" for c in r["candidates"]]
+    cands = [c for r in spans if positive(r["set"]) for c in r["candidates"]]
     ranking = _logistic(np.array([[c[f] for f in RANKING] for c in cands]),
                         np.array([int(c["right"]) for c in cands]), RANKING)
     tops = [(r, best(r, ranking)[1]) for r in spans]
     x = np.array([[c[f] for f in ANSWERABILITY] for r, c in tops if c is not None])
-    y = np.array([int(r["set"] == "answerable") for r, c in tops if c is not None])
+    y = np.array([int(positive(r["set"])) for r, c in tops if c is not None])
     return {"ranking": ranking, "answerability": _logistic(x, y, ANSWERABILITY)}
 
 
@@ -168,6 +219,9 @@ def scored_rows(rows: list[dict[str, Any]], model: dict[str, Any], re_t: float
         if r["kind"] in ("quote", "yes-no"):
             out.append((r, float(r["re_best"] >= re_t), {"right": r["right"], "f1": 0.0}))
             continue
+        if not read_by_reader(r):  # a rule's answer (a field, a table cell): given
+            out.append((r, 1.0, {"right": r["right"], "f1": 0.0}))
+            continue
         c = chosen(r, model)
         out.append((r, answerable_p(c, model) if c is not None else 0.0, c))
     return out
@@ -178,14 +232,14 @@ def point(scored: list[tuple[dict[str, Any], float, dict[str, Any] | None]], t: 
     """At threshold ``t``: the share of each set turned away, and how right the answered
     are."""
     row: dict[str, float] = {"threshold": float(t)}
-    for kind in ("answerable", "on-topic", "off-topic"):
+    for kind in KINDS:
         abstain = [p < t for r, p, _ in scored if r["set"] == kind]
         row[f"abstain_{kind}"] = float(np.mean(abstain)) if abstain else 0.0
     # answerable from what was retrieved: the answer is in a kept passage
-    found = [p < t for r, p, _ in scored if r["set"] == "answerable" and r.get("found")]
+    found = [p < t for r, p, _ in scored if positive(r["set"]) and r.get("found")]
     row["abstain_found"] = float(np.mean(found)) if found else 0.0
     answered = [(r, c) for r, p, c in scored if p >= t and c is not None]
-    right = [r["set"] == "answerable" and c["right"] for r, c in answered]
+    right = [positive(r["set"]) and c["right"] for r, c in answered]
     row["answered"] = len(answered) / len(scored)
     row["accuracy_answered"] = float(np.mean(right)) if right else 1.0
     return row
@@ -211,6 +265,9 @@ def main() -> None:
                     "(it learnt the others, holes included: its scores flatter them)")
     ap.add_argument("--write", action="store_true",
                     help="store the fitted model and threshold in the reader's manifest")
+    ap.add_argument("--squad2", type=Path, metavar="JSON",
+                    help="a SQuAD 2.0 TRAINING file (never its dev set): its crowd-written "
+                    "unanswerable questions join the fit (see docs/benchmarks.md)")
     args = ap.parse_args()
     from ragctl import models
 
@@ -219,6 +276,10 @@ def main() -> None:
     indexes = {"answerable": answerable_index("dev", only), "on-topic": index,
                "off-topic": index}
     sets = question_sets("dev", args.questions, only=only)
+    if args.squad2:
+        name, crowd = squad2_sets(args.squad2, args.questions)
+        indexes.update(dict.fromkeys(crowd, name))
+        sets.update(crowd)
 
     re_t = re_threshold()
     results: dict[str, Any] = {"split": "dev", "index": indexes, "reader": args.reader,
@@ -230,16 +291,24 @@ def main() -> None:
         t0 = time.perf_counter()
         rows = (json.loads(args.rows.read_text())["runs"][str(n)]["rows"] if args.rows
                 else run(indexes, args.reader, sets, n))
+        if not args.rows:  # kept at once: --rows refits from them without asking again
+            from bench.squad_index import BENCH_HOME
+
+            kept = BENCH_HOME / f"reader-dev-rows-{n}.json"
+            kept.write_text(json.dumps({"runs": {str(n): {"rows": rows}}}))
+            print(f"rows kept in {kept} (--rows refits from them)")
         model = fit(rows)
         table = curve(rows, model, re_t)
         ok = [r for r in table if r["abstain_found"] <= FALSE_ABSTAIN]
         pick = max(ok, key=lambda r: r["threshold"]) if ok else table[0]
         model["answerability"]["threshold"] = pick["threshold"]
-        em = np.mean([(c := chosen(r, model)) is not None and c["f1"] == 1.0
+        em = np.mean([((c := chosen(r, model)) is not None and c["f1"] == 1.0)
+                      if read_by_reader(r) else bool(r["right"])
                       for r in rows if r["set"] == "answerable"])
         results["runs"][str(n)] = {"model": model, "curve": table, "chosen": pick,
                                    "rows": rows,
                                    "em_answerable_all": float(em),
+                                   "squad2": str(args.squad2) if args.squad2 else None,
                                    "seconds": time.perf_counter() - t0,
                                    "ask_p50_ms": 1000 * float(np.median(
                                        [r["seconds"] for r in rows]))}
@@ -251,8 +320,12 @@ def main() -> None:
                f"turned away: answerable {100 * r['abstain_answerable']:.1f}% (with the "
                f"answer in a kept passage {100 * r['abstain_found']:.1f}%), on-topic "
                f"{100 * r['abstain_on-topic']:.1f}%, off-topic "
-               f"{100 * r['abstain_off-topic']:.1f}%; accuracy of answered "
-               f"{100 * r['accuracy_answered']:.1f}%", "") for r in table[::3]]])
+               f"{100 * r['abstain_off-topic']:.1f}%"
+               + (f"; crowd: answerable {100 * r['abstain_answerable-crowd']:.1f}%, "
+                  f"unanswerable {100 * r['abstain_unanswerable-crowd']:.1f}%"
+                  if args.squad2 else "")
+               + f"; accuracy of answered {100 * r['accuracy_answered']:.1f}%", "")
+              for r in table[::3]]])
         if picked is None or em > picked[1]:
             picked = (n, float(em), model)
     assert picked is not None
