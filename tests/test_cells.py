@@ -115,6 +115,9 @@ def test_a_number_that_heads_a_column_asks_for_that_column(
     # 1990 is also Chad's year of independence: it is still no row the table lacks
     a = _ask("What was the mortality rate in Nigeria in 1990?", FakeReader("80"))
     assert not a.abstained and a.answer_text == "213"
+    # a number heading a column says nothing of what it counts: the table must name it
+    b = _ask("What was the GDP of Nigeria in 1990?", FakeReader("no such span"))
+    assert b.kind != "cell" and b.answer_text != "213"
 def test_a_cell_is_cited_by_its_row_and_column(clubs: Path) -> None:
     a = _ask("How many members does the Bergen club have?", FakeReader("412"))
     src = a.sources[0]

@@ -297,7 +297,35 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     same = [p for p in picks if p.cell.column == best.cell.column]
     if len({p.cell.value for p in same}) > 1:
         return CellVerdict()  # several rows named alike, with different values
+    if not measure_named(stages, ev.question, best):
+        return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+def measure_named(stages: LoadedStages, question: str, choice: CellChoice) -> bool:
+    """Whether the table the cell comes from names what the question asks, when its column
+    is headed by a number ("2010") that says nothing of it: one of the question's other
+    words (not the row's, not the column's) in the document's title, file name, section
+    or text ("mortality" in the page of an under-five mortality table, not "GDP")."""
+    column = choice.cell.column
+    if not _NUMERIC.match(column.strip()):
+        return True
+    s = choice.row.sentence
+    named = {t for i in choice.row.key for t in _tokens(choice.row.cells[i].value)}
+    asked = [w for w in content_words(question) if w.isalpha() and len(w) >= 3
+             and w not in named and w not in _QUESTION_WORDS]
+    if not asked:
+        return True
+    around = f"{s.title} {Path(s.path).stem} {s.place}".lower()
+    if any(w[:5] in around for w in asked):
+        return True
+    return bool(stages.collection.store.sentences_like(
+        s.path, [f"%{w[:5]}%" for w in asked], limit=1))
+
+
+# words of a question that ask, not name what is asked
+_QUESTION_WORDS = frozenset({"many", "much", "what", "which", "when", "where", "who", "how",
+                             "was", "were", "value", "number", "amount"})
 
 
 def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
