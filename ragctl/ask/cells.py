@@ -24,10 +24,12 @@ other words than the header. So:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ragctl.ask.documents import question_names
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -130,14 +132,29 @@ def _stem(token: str) -> str:
     return token[:-1] if len(token) > 3 and token.endswith("s") else token
 
 
-def key_cells(cells: Sequence[Cell], question: str) -> tuple[tuple[int, ...], float]:
+@dataclass(frozen=True)
+class Asked:
+    """A question's words as a row's cells are compared with them, worked out once."""
+
+    words: frozenset[str]  # every word, stemmed
+    names: frozenset[str]  # the words of its names ("Bergen", "BRQ-M-L102")
+    wanted: frozenset[str]  # its names and numbers: what names a row
+
+    @classmethod
+    def of(cls, question: str) -> Asked:
+        names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
+        numbers = {t for t in _tokens(question) if any(ch.isdigit() for ch in t)}
+        return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers)
+
+
+def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, ...], float]:
     """The cells of a row that the question names, and how much of it: the question's
     words that cells it names whole hold (one each), and half a word for each of its
     names that only a longer cell holds ("Harvard" of "Harvard University"), less a tenth
     for each such cell (a row of many "Series X" cells is no better named than the row of
     Series EE)."""
-    asked = {_stem(t) for t in _tokens(question)}
-    names = {_stem(t) for n in question_names(question) for t in _tokens(n)}
+    q = question if isinstance(question, Asked) else Asked.of(question)
+    asked, names = q.words, q.names
     key: list[int] = []
     whole: set[str] = set()
     partly: set[str] = set()
@@ -157,29 +174,24 @@ def key_cells(cells: Sequence[Cell], question: str) -> tuple[tuple[int, ...], fl
     return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial
 
 
-def distinctive(question: str) -> set[str]:
-    """The question's names and numbers, as words of a cell are compared ("Bergen" →
-    "bergen", "1973")."""
-    return {_stem(t) for n in question_names(question) for t in _tokens(n)} \
-        | {t for t in _tokens(question) if any(ch.isdigit() for ch in t)}
-
-
 def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
-    """The rows among ``sentences`` that the question names, the most named first."""
+    """The rows among ``sentences`` that the question names, the most named first (each
+    sentence read once, however many of the question's words found it)."""
     rows: dict[int, Row] = {}
-    wanted = distinctive(question)
-    names = {_stem(t) for n in question_names(question) for t in _tokens(n)}
+    q = Asked.of(question)
+    seen: set[int] = set()
     for s in sentences:
-        if s.id in rows:
+        if s.id in seen:
             continue
+        seen.add(s.id)
         cells = row_cells(s.text)
         if not cells:
             continue
-        key, score = key_cells(cells, question)
+        key, score = key_cells(cells, q)
         if key and len(key) < len(cells):
-            held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & wanted
+            held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & q.wanted
             # the question's names, but for those naming a column ("the NSN of …")
-            subject = names - {_stem(t) for c in cells for t in _tokens(c.column)}
+            subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
             rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
                              not subject or bool(held & subject))
     return sorted(rows.values(), key=lambda r: -r.score)
@@ -225,10 +237,11 @@ def _fits(expects: Expected, value: str) -> bool | None:
     return None
 
 
-def column_scores(stages: LoadedStages, question: str, row: Row, expects: Expected
-                  ) -> list[tuple[float, Cell]]:
+def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
+                  expects: Expected) -> list[tuple[float, Cell]]:
     """Each answerable cell of ``row`` (not one the question names) with how near its
-    header comes to what the question asks, best first (:data:`COLUMN_WEIGHTS`)."""
+    header comes to what the question asks, best first (:data:`COLUMN_WEIGHTS`);
+    ``vectors`` embeds texts with the index's embedder."""
     key_words = {t for i in row.key for t in _tokens(row.cells[i].value)}
     rest = " ".join(w for w in question.split()
                     if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
@@ -236,7 +249,7 @@ def column_scores(stages: LoadedStages, question: str, row: Row, expects: Expect
                if i not in row.key and c.column.lower() not in _NOT_COLUMNS]
     if not options:
         return []
-    vecs = stages.retriever.embedder.embed([rest, *(c.column for c in options)])
+    vecs = vectors([rest, *(c.column for c in options)])
     asked = {_stem(t) for t in _tokens(rest)} - STOPWORDS
     w = COLUMN_WEIGHTS
     out = []
@@ -284,8 +297,9 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
     picks: list[CellChoice] = []
+    vectors = _embedded(stages)  # the rows of one table share their headers
     for row in top[:5]:
-        scored = column_scores(stages, ev.question, row, expects)
+        scored = column_scores(vectors, ev.question, row, expects)
         if scored:
             picks.append(CellChoice(row, scored[0][1], scored[0][0]))
     if not picks:
@@ -300,6 +314,19 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+def _embedded(stages: LoadedStages) -> Callable[[Sequence[str]], np.ndarray]:
+    """The index's embedder, each text embedded once however often it is asked for."""
+    seen: dict[str, np.ndarray] = {}
+
+    def vectors(texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in seen]
+        if new:
+            seen.update(zip(new, stages.retriever.embedder.embed(new), strict=True))
+        return np.stack([seen[t] for t in texts])
+
+    return vectors
 
 
 def measure_named(stages: LoadedStages, question: str, choice: CellChoice) -> bool:
