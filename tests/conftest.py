@@ -56,6 +56,7 @@ def ragctl_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RAGCTL_RELEVANCE", "similarity")
     monkeypatch.setenv("RAGCTL_CONTEXT_FILTER", "similarity")
     monkeypatch.setenv("RAGCTL_READER", "none")
+    monkeypatch.setenv("RAGCTL_NLI", "none")
     return home
 
 
@@ -65,6 +66,7 @@ def model_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAGCTL_RELEVANCE", raising=False)
     monkeypatch.delenv("RAGCTL_CONTEXT_FILTER", raising=False)
     monkeypatch.delenv("RAGCTL_READER", raising=False)
+    monkeypatch.delenv("RAGCTL_NLI", raising=False)
 
 
 @pytest.fixture

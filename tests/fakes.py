@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ragctl.models.backends import Completion, Embedder, Generator
+from ragctl.models.backends import Completion, Embedder, Entailment, Generator
 from ragctl.models.reader import Reader, SpanCandidate
 
 
@@ -91,3 +91,25 @@ class FakeReader(Reader):
                 i = text.rstrip(" .").rfind(last)
                 out.append([SpanCandidate(c, i, i + len(last), -4.0, 0.0)])
         return out
+
+
+class FakeEntailment(Entailment):
+    """Says what ``verdicts`` says ("entailment" or "contradiction", surely) of a premise
+    that holds a phrase, for a hypothesis that holds a word: ``{(phrase, word): verdict}``;
+    neutral otherwise."""
+
+    name = "fake-nli"
+
+    def __init__(self, verdicts: dict[tuple[str, str], str] | None = None) -> None:
+        self.verdicts = verdicts or {}
+        self.seen: list[tuple[str, str]] = []
+
+    def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        self.seen.extend(pairs)
+        out = []
+        for premise, hypothesis in pairs:
+            label = next((v for (p, w), v in self.verdicts.items()
+                          if p in premise and w in hypothesis), "neutral")
+            out.append({"entailment": [0.9, 0.05, 0.05], "neutral": [0.1, 0.8, 0.1],
+                        "contradiction": [0.05, 0.05, 0.9]}[label])
+        return np.array(out, dtype=np.float32)

@@ -95,7 +95,7 @@ def models(ctx: click.Context, as_json: bool) -> None:
 
 @models.command(name="use")
 @click.argument("kind", type=click.Choice(["generator", "embedder", "filter", "relevance",
-                                          "reader"]))
+                                          "reader", "nli"]))
 @click.argument("name")
 @command_errors
 def models_use(kind: str, name: str) -> None:

@@ -270,6 +270,59 @@ def train_reader(data: tuple[Path, ...], name: str, out: Path | None, resume: bo
     show.done(job)
 
 
+@train.command(name="nli")
+@options(
+    click.option("--data", "data", multiple=True, required=True,
+                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="Labelled pairs: MultiNLI / SNLI / ANLI (JSONL or TSV), or yes/no "
+                      "questions with passages (BoolQ JSONL) (repeatable)."),
+    click.option("--base", default="minilm", show_default=True,
+                 help="'minilm' (the installed all-MiniLM-L6-v2), a local Hugging Face "
+                      "encoder directory, or the model folder of an earlier nli run (its "
+                      "head is kept: trained further)."),
+    click.option("--name", default="minilm-nli", show_default=True,
+                 help="Model name under models/."),
+    click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                 help="Training folder (default: <home>/training/NAME)."),
+    click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True),
+    click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True),
+    click.option("--lr", "learning_rate", type=float, default=5e-5, show_default=True),
+    click.option("--max-length", type=click.IntRange(min=16), default=128, show_default=True,
+                 help="Tokens of premise and hypothesis read together."),
+    click.option("--limit", type=click.IntRange(min=1),
+                 help="Train on a seeded sample of N records per data file."),
+    click.option("--val-fraction", type=click.FloatRange(0.001, 0.5), default=0.03,
+                 show_default=True, help="Held-out share of the pairs."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
+                 show_default=True),
+    click.option("--resume", is_flag=True,
+                 help="Continue the run in --out from its last epoch checkpoint."),
+    click.option("--no-export", is_flag=True, help="Do not export the result to models/."),
+    click.option("--quantization", default="int8", show_default=True,
+                 type=click.Choice(QUANTIZATIONS), help="Quantization of the exported model."))
+@command_errors
+def train_nli(data: tuple[Path, ...], name: str, out: Path | None, resume: bool,
+              no_export: bool, quantization: str, **opts: Any) -> None:
+    """Train the entailment model: whether a sentence says a statement or a yes/no
+    question is true, false, or neither (yes/no answers, "not stated").
+
+    \b
+    Example:
+        ragctl train nli --data multinli_1.0_train.jsonl --data boolq/train.jsonl
+    """
+    from ragctl.app.progress import TrainingProgress
+    from ragctl.training.entail import EntailOptions
+    from ragctl.training.jobs import train_and_export
+
+    with TrainingProgress("nli", opts["epochs"]) as show:
+        job = train_and_export(EntailOptions(**opts), data, name=name, out=out,
+                               resume=resume, export=not no_export, quantization=quantization,
+                               command="ragctl " + " ".join(sys.argv[1:]),
+                               on_step=show.step, on_epoch=show.epoch, on_export=show.export)
+    show.done(job)
+
+
 def register(group: click.Group) -> None:
     """Add the training commands to the ``ragctl`` group."""
     for command in (silver, train, export):

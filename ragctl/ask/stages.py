@@ -27,7 +27,13 @@ from ragctl.ask.rules import DEFAULT_ANSWERABILITY, with_identifier
 from ragctl.ask.verify import LexicalEmbeddingSupport
 from ragctl.config import Settings
 from ragctl.models import registry as models
-from ragctl.models.backends import ContextFilter, Generator, RelevanceEstimator, SupportChecker
+from ragctl.models.backends import (
+    ContextFilter,
+    Entailment,
+    Generator,
+    RelevanceEstimator,
+    SupportChecker,
+)
 from ragctl.models.filter import collapse_duplicates, split_long
 from ragctl.models.reader import Reader
 from ragctl.records import Answer, Citation, Hit, PassageScore, ScoredSentence, Sentence
@@ -105,7 +111,8 @@ class LoadedStages:
     def __init__(self, collection: Collection, *, relevance: RelevanceEstimator | None = None,
                  context_filter: ContextFilter | None = None,
                  generator: Generator | None = None,
-                 checker: SupportChecker | None = None, reader: Reader | None = None) -> None:
+                 checker: SupportChecker | None = None, reader: Reader | None = None,
+                 nli: Entailment | None = None) -> None:
         self.collection = collection
         self.settings = collection.settings
         self.retriever = Retriever(collection)
@@ -115,6 +122,8 @@ class LoadedStages:
         self._checker = checker
         self._reader = reader
         self._reader_loaded = reader is not None
+        self._nli = nli
+        self._nli_loaded = nli is not None
 
     # lazily loaded stages ------------------------------------------------------------
     @property
@@ -146,6 +155,14 @@ class LoadedStages:
         return self._reader
 
     @property
+    def nli(self) -> Entailment | None:
+        """The entailment model, or None when there is none (yes/no by the words stated)."""
+        if not self._nli_loaded:
+            self._nli = models.load("nli", self.settings.nli, self.settings)
+            self._nli_loaded = True
+        return self._nli
+
+    @property
     def checker(self) -> SupportChecker:
         if self._checker is None:
             self._checker = LexicalEmbeddingSupport(self.retriever.embedder)
@@ -161,7 +178,7 @@ class LoadedStages:
         return time.perf_counter() - t
 
     def close(self) -> None:
-        for stage in (self._relevance, self._filter, self._generator, self._reader):
+        for stage in (self._relevance, self._filter, self._generator, self._reader, self._nli):
             if stage is not None:
                 stage.close()
 

@@ -1,5 +1,11 @@
 """Yes or no, from the evidence: whether the best sentences state what the question asks.
 
+With an entailment model (``ragctl train nli``, the setting ``nli``), each of the best
+sentences is read against the question (:func:`entailed`): one that entails it says yes,
+one that contradicts it ("We never share your location" for "Is my location shared?")
+says no, and the deciding sentence is quoted; when none does either, the documents do
+not say. Without one, by the words the evidence names:
+
 A sentence states the question when it names more than :data:`YES_STATED` of its words
 (:func:`stated_share`); "are A and B both …?" (:func:`pair_named`) is judged on what the
 documents say of each (:func:`~ragctl.ask.documents.said_of`). When the documents are
@@ -25,7 +31,8 @@ from ragctl.text import content_words
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
-    from ragctl.records import Answer
+    from ragctl.models.backends import Entailment
+    from ragctl.records import Answer, ScoredSentence
 
 # "Are Local H and For Against both from the United States?", "Were Scott Derrickson and
 # Ed Wood of the same nationality?": a yes/no question about two named things
@@ -130,6 +137,9 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
                    if s.sentence.passage_id != first.passage_id), None)
     chosen = [first, *([second] if second is not None else [])]
     pair = pair_named(question)
+    if pair is None and stages.nli is not None:
+        entailed(stages.nli, ans, ev, ranked)
+        return
     said = said_of(stages.collection, stages.retriever, pair, ev.hits, ev.kept, ev.per_passage,
                    scored, ev.relevance) if pair else None
     if pair is not None and said is not None:
@@ -160,3 +170,39 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
     ans.sources = [Citation.of(i, s, also_in=tuple(also.get(s.passage_id, ())))
                    for i, s in enumerate(chosen, start=1)]
     ans.sentences = [AnswerSentence(word, tuple(range(1, len(chosen) + 1)), 1.0, True)]
+
+
+# Yes or no by entailment: the best NLI_SENTENCES sentences (by the context filter), each
+# read by the entailment model against the question itself (it is trained on yes/no
+# questions as hypotheses). The sentence that most surely entails it says "yes", the one
+# that most surely contradicts it "no"; when none does either with more than NLI_DECIDES,
+# the documents do not say.
+NLI_SENTENCES = 8
+NLI_DECIDES = 0.5
+
+
+def entailed(nli: Entailment, ans: Answer, ev: Evidence, ranked: list[ScoredSentence]) -> None:
+    """Yes, no or not stated by :data:`NLI_DECIDES` over the best sentences; the deciding
+    sentence is quoted and cited."""
+    chosen = [s.sentence for s in ranked[:NLI_SENTENCES]]
+    premises = [f"{document_name(c)}. {c.text}" for c in chosen]
+    probs = nli.probs(premises, ev.question)
+    ans.models["nli"] = nli.name
+    ans.candidates = [{"sentence": c.text[:200], "entailment": round(float(p[0]), 4),
+                       "neutral": round(float(p[1]), 4),
+                       "contradiction": round(float(p[2]), 4)}
+                      for c, p in zip(chosen, probs, strict=True)]
+    yes, no = int(probs[:, 0].argmax()), int(probs[:, 2].argmax())
+    best_yes, best_no = float(probs[yes, 0]), float(probs[no, 2])
+    if max(best_yes, best_no) <= NLI_DECIDES:
+        ans.abstained = True
+        ans.abstain_reason = "the documents do not say: no sentence found states it, or " \
+            "its opposite"
+        return
+    word, k, conf = ("Yes", yes, best_yes) if best_yes >= best_no else ("No", no, best_no)
+    deciding = chosen[k]
+    ans.confidence = round(conf, 4)
+    ans.raw_answer = word
+    ans.answer = f'{word}. "{deciding.text.strip()}" [1]'
+    ans.sources = [Citation.of(1, deciding, also_in=tuple(ev.also.get(deciding.passage_id, ())))]
+    ans.sentences = [AnswerSentence(word, (1,), 1.0, True)]

@@ -127,3 +127,23 @@ class SupportChecker(Backend):
     @abstractmethod
     def support(self, claim: str, evidence: Sequence[str]) -> np.ndarray:
         """A support score in [0, 1] of ``claim`` by each evidence sentence."""
+
+
+class Entailment(Backend):
+    """Whether each premise entails, is neutral to, or contradicts a hypothesis (a
+    statement, or a yes/no question: entailed is "yes", contradicted is "no")."""
+
+    labels = ("entailment", "neutral", "contradiction")
+
+    @abstractmethod
+    def _probs(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        """Probabilities, one row of three per (premise, hypothesis) pair."""
+
+    def probs(self, premises: Sequence[str], hypothesis: str, *, batch_size: int = 16
+              ) -> np.ndarray:
+        """P(entailment), P(neutral), P(contradiction) of ``hypothesis`` given each premise."""
+        out = np.zeros((len(premises), 3), dtype=np.float32)
+        for i in range(0, len(premises), batch_size):
+            chunk = [(p, hypothesis) for p in premises[i:i + batch_size]]
+            out[i:i + len(chunk)] = self._probs(chunk)
+        return out

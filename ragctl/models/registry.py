@@ -39,10 +39,11 @@ from ragctl.models.manifest import (
 
 logger = logging.getLogger("ragctl.models")
 
-KINDS = ("embedder", "generator", "filter", "relevance", "reader")
+KINDS = ("embedder", "generator", "filter", "relevance", "reader", "nli")
 SETTING = {"embedder": "embedder", "generator": "generator", "filter": "context_filter",
-           "relevance": "relevance", "reader": "reader"}
-NO_READER = "none"  # the reader kind's fallback: the generator answers in its own words
+           "relevance": "relevance", "reader": "reader", "nli": "nli"}
+NO_READER = "none"  # the reader's and nli's fallback: the generator answers / word overlap
+_NONE_FALLBACK = ("reader", "nli")  # kinds whose fallback is no model at all
 
 Factory = Callable[..., Any]  # factory(settings, **dependencies) -> a backend
 
@@ -167,8 +168,13 @@ def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -
         return LlamaGenerator(locate(kind, name), name=name, n_ctx=settings.n_ctx,
                               threads=settings.generator_threads)
     if _default_unavailable(kind, name):
-        return _load(kind, NO_READER if kind == "reader" else FALLBACK, settings, **deps)
+        return _load(kind, NO_READER if kind in _NONE_FALLBACK else FALLBACK, settings,
+                     **deps)
     path = model_dir(name)
+    if kind == "nli":
+        from ragctl.models.entail import CT2Entailment
+
+        return CT2Entailment(path, device=settings.device, compute_type=settings.compute_type)
     if kind == "reader":
         from ragctl.models.reader import CT2Reader
 
@@ -239,7 +245,8 @@ def check(kind: str, name: str) -> None:
 def check_settings(settings: Settings) -> None:
     """:func:`check` for every model ``ask`` would load with ``settings``."""
     for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
-                       ("filter", settings.context_filter), ("reader", settings.reader)):
+                       ("filter", settings.context_filter), ("reader", settings.reader),
+                       ("nli", settings.nli)):
         check(kind, name)
 
 
@@ -266,9 +273,10 @@ def _default_unavailable(kind: str, name: str) -> bool:
         missing = "unusable without ctranslate2 (pip install 'ragctl[generate]')"
     else:
         return False
-    label = "context filter" if kind == "filter" else kind
-    instead = ("the generator answers in its own words" if kind == "reader"
-               else "using the similarity fallback")
+    label = {"filter": "context filter", "nli": "entailment"}.get(kind, kind)
+    instead = {"reader": "the generator answers in its own words",
+               "nli": "yes/no answers from the words the evidence names"}.get(
+        kind, "using the similarity fallback")
     logger.warning("the default %s model %r is %s; %s (see: ragctl models)", label, name,
                    missing, instead)
     return True
@@ -292,7 +300,7 @@ def available(settings: Settings, kind: str | None = None) -> list[ModelInfo]:
                     where = f"not installed ({e})"
             out.append(ModelInfo(k, name, where, current in (name, *s.aliases),
                                  {"description": s.about} if s.about else {}))
-        if k in ("filter", "relevance", "reader"):
+        if k in ("filter", "relevance", "reader", "nli"):
             for name, path, manifest in exported(k):
                 out.append(ModelInfo(k, name, str(path), current in (name, str(path)),
                                      manifest))
@@ -381,3 +389,5 @@ register("filter", FALLBACK, _similarity_filter,
 register("relevance", FALLBACK, _similarity_relevance, about="cosine similarity fallback")
 register("reader", NO_READER, lambda settings, **_: None,
          about="no span reader: the generator answers in its own words")
+register("nli", NO_READER, lambda settings, **_: None,
+         about="no entailment model: yes/no from the words the evidence names")

@@ -202,8 +202,18 @@ class SpanReader(Architecture):
     encoder = True
 
 
+class PairClassifier(Architecture):
+    """The entailment model (:mod:`.entail`): an encoder reads premise and hypothesis
+    together; a head over the mean of its token states gives entailment, neutral and
+    contradiction logits; it has its own training loop."""
+
+    name = "pair-classifier"
+    backend = "ct2-pair"
+    encoder = True
+
+
 ARCHITECTURES: dict[str, type[Architecture]] = {
-    a.name: a for a in (BiEncoder, Seq2Seq, Decoder, SpanReader)}
+    a.name: a for a in (BiEncoder, Seq2Seq, Decoder, SpanReader, PairClassifier)}
 GGUF_BASES = ("smollm2", "smollm2-135m")
 
 

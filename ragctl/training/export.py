@@ -110,6 +110,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
             "silver_measure": opts.get("measure") if meta["kind"] == "filter" else None,
             "objective": (opts.get("objective") if meta["kind"] == "re" else
                           "span-and-null" if meta["kind"] == "reader" else
+                          "three-way-nli" if meta["kind"] == "nli" else
                           arch.filter_objective),
             "examples": meta.get("examples"),
             "val_examples": meta.get("val_examples"),
@@ -122,6 +123,7 @@ def export_model(src: Path, out: Path, *, quantization: str = "int8",
         "metrics": meta.get("metrics", {}),
         **({"max_answer_tokens": meta["max_answer_tokens"]} if "max_answer_tokens" in meta
            else {}),
+        **({"labels": meta["labels"]} if "labels" in meta else {}),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "ragctl": __version__,
     }
@@ -162,6 +164,10 @@ def _calibration(meta: dict[str, Any], arch: Architecture, *, required: bool) ->
         from ragctl.training.reader import reader_calibration_texts
 
         return reader_calibration_texts(meta)
+    if meta["kind"] == "nli":
+        from ragctl.training.entail import entail_calibration_texts
+
+        return entail_calibration_texts(meta)
     from ragctl.training.trainer import load_examples
 
     examples = load_examples(paths)

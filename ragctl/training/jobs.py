@@ -88,16 +88,21 @@ def train_and_export(opts: Any, data: Sequence[Path], *, name: str | None = None
                      on_export: Callable[[int, int], None] | None = None) -> TrainJob:
     """Train on ``data`` into ``out`` (default ``<home>/training/NAME``), then export as
     ``<home>/models/NAME``. ``opts``: :class:`TrainOptions` (filter, relevance) or
-    :class:`~.reader.ReaderOptions` (the span reader)."""
+    :class:`~.reader.ReaderOptions` (the span reader) or :class:`~.entail.EntailOptions`
+    (the entailment model)."""
     from ragctl.config import home_dir, models_dir
+    from ragctl.training.entail import EntailOptions, EntailTrainer
     from ragctl.training.export import export_model
     from ragctl.training.reader import ReaderOptions, ReaderTrainer
 
-    name = name or default_name(opts.base, getattr(opts, "kind", "reader"))
+    kind = "reader" if isinstance(opts, ReaderOptions) else \
+        "nli" if isinstance(opts, EntailOptions) else opts.kind
+    name = name or default_name(opts.base, kind)
     out = out or home_dir() / "training" / name
-    trainer: Trainer | ReaderTrainer = (
+    trainer: Trainer | ReaderTrainer | EntailTrainer = (
         ReaderTrainer(opts, data, out, command=command) if isinstance(opts, ReaderOptions)
-        else Trainer(opts, data, out, command=command))
+        else EntailTrainer(opts, data, out, command=command)
+        if isinstance(opts, EntailOptions) else Trainer(opts, data, out, command=command))
     job = TrainJob(trainer.run(resume=resume, on_step=on_step, on_epoch=on_epoch), name, out)
     if export:
         job.exported = models_dir() / name

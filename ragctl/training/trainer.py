@@ -166,8 +166,8 @@ def split_examples(examples: Sequence[SilverExample], fraction: float, max_val: 
 
 def metric_name(kind: str) -> str:
     """The validation measure of a kind: top-1 sentence (filter), recall@1 (relevance),
-    answer F1 (reader)."""
-    return {"filter": "top1", "reader": "f1"}.get(kind, "recall@1")
+    answer F1 (reader), accuracy (nli)."""
+    return {"filter": "top1", "reader": "f1", "nli": "accuracy"}.get(kind, "recall@1")
 
 
 # models ----------------------------------------------------------------------------------
