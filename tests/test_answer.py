@@ -994,3 +994,15 @@ def test_what_a_document_named_by_its_file_says_first_includes_its_header(
     assert Path(first.sources[0].path).name == "pep-0572.rst"
     assert final.answer_text == "No"  # PEP 703's header says "Accepted"
     assert {Path(s.path).name for s in final.sources} == {"pep-0572.rst", "pep-0703.rst"}
+
+
+def test_a_question_after_a_leading_phrase_is_of_the_kind_of_its_main_clause() -> None:
+    assert question_type("On the desktop app, are tokens kept until I delete them?").kind == \
+        "yes-no"
+    assert question_type("When I pay, does my card number reach your servers?").kind == \
+        "yes-no"
+    assert question_type("In 2012, who won the cup?") == question_type("Who won the cup?")
+    # a comma that lists the options of a choice is no leading phrase
+    assert question_type("Who is older, Annie Morton or Terry Richardson?").kind == "choice"
+    assert question_type("Which band, Letters to Cleo or Screaming Trees, had more "
+                         "members?").kind == "choice"

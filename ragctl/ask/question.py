@@ -52,9 +52,23 @@ class QuestionType:
     expects: Expected = "any"
 
 
+# "On Thunderbird Desktop, are OAuth tokens kept …?", "When I pay, does my card …?": a
+# question asked after a leading phrase or clause is of the kind of its main clause
+_LEAD = re.compile(r"^(?P<lead>[^,?]{3,80}),\s*(?P<main>(?:(?:is|are|was|were|do|does|did|can|"
+                   r"could|has|have|had|will|would|should|who|whom|whose|what|when|where|"
+                   r"which|why|how)\b).+)$", re.I)
+
+
+def main_clause(question: str) -> str:
+    """The question without a leading phrase or clause before its comma (:data:`_LEAD`),
+    or the whole question."""
+    m = _LEAD.match(question)
+    return m.group("main") if m else question
+
+
 def question_type(question: str) -> QuestionType:
     """What kind of answer the question wants (see the module doc)."""
-    q = " ".join(question.strip().split())
+    q = main_clause(" ".join(question.strip().split()))
     low = q.lower()
     if _QUOTE.match(q) or names_document(q):
         return QuestionType("quote")
