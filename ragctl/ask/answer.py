@@ -260,6 +260,13 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
             or (text[i] in ",." and digit(i - 1) and digit(i + 1))
             or (text[i - 1] in ",." and digit(i) and digit(i - 2)))
 
+    # an e-mail address or a web address cut anywhere ("@djangoproject.com" of
+    # "conduct@djangoproject.com"): the whole address
+    for m in _ADDRESS.finditer(text):
+        if m.start() <= a < m.end() or m.start() < b <= m.end():
+            a, b = min(a, m.start()), max(b, m.end())
+            fired("whole_words")
+            return a, b
     while joint(a):
         a -= 1
     while joint(b):
@@ -283,6 +290,7 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
 
 
 _OPERATOR = frozenset(":=<>!+-*/%&|^~")
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"]")
 
 
 def trimmed(span: str) -> str:

@@ -161,9 +161,12 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_answer.py", written_for="HotpotQA-style comparisons",
          measured={}),
     # ---------------------------------------------------------------- the span
-    Rule("whole_words", "span", "a span widened to the words and numbers it cuts",
+    Rule("whole_words", "span", "a span widened to the words, numbers and e-mail or web "
+         "addresses it cuts",
          (Example("Who won?", "Ladner won the race.", "Lad", "Ladner"),
-          Example("What is the value?", "The value is 399,00 euros.", "399", "399,00")),
+          Example("What is the value?", "The value is 399,00 euros.", "399", "399,00"),
+          Example("Where do I write?", "Write to <conduct@example.org>.", "@example.org",
+                  "conduct@example.org")),
          _whole_words, written_for="SQuAD dev split",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'tables-dev': 0, 'squad-dev': 0,
                    'test': 0}),
