@@ -44,6 +44,9 @@ def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
         return "missed"
     if not text.strip():
         return "wrong"  # an empty answer printed as an answer
+    if q["answers"] in (["Yes"], ["No"]):  # yes/no: the answer's first word, whatever it quotes
+        first = text.strip().split()[0].strip(".,:;!").lower()
+        return "right" if first == q["answers"][0].lower() else "wrong"
     if q["kind"] == "non-factoid":
         return "right" if any(c.lower() in text.lower() for c in q["contains"]) else "wrong"
     # an answer of signs alone (":=") normalizes to nothing: it is looked for as written

@@ -1,10 +1,10 @@
 """Put together the folder of the real-document benchmark's test split.
 
-bench/realdocs-test.json names, for each folder of the split, a public repository, the
-commit its files were taken at, and the files: each is copied as it is in that commit (a
-file stored gzipped is written uncompressed), from a local git directory of the repository
-(`--repo owner/name=PATH`, e.g. a mirror) or from a shallow clone the script makes (needs
-the network; ragctl itself never does).
+bench/realdocs-test.json names, for each folder of the split, a public repository (or a
+list of them), the commit its files were taken at, and the files: each is copied as it is
+in that commit (a file stored gzipped is written uncompressed), from a local git directory
+of the repository (`--repo owner/name=PATH`, e.g. a mirror) or from a shallow clone the
+script makes (needs the network; ragctl itself never does).
 
     python bench/realdocs_test_folder.py OUT [--repo rust-lang/rfcs=/path/to/repo.git ...]
     RAGCTL_HOME=H ragctl index OUT
@@ -47,21 +47,24 @@ def main() -> None:
     sources = json.loads(args.questions.read_text())["sources"]
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for folder, src in sources.items():
-            git = _git_dir(src["repo"], src["commit"], given, Path(tmp))
-            for path in src["files"]:
-                data = subprocess.run(["git", f"--git-dir={git}", "show",
-                                       f"{src['commit']}:{path}"], check=True,
-                                      capture_output=True).stdout
-                name = Path(path).name
-                if name.endswith(".gz"):  # stored compressed in its repository
-                    import gzip
+        gits: dict[str, Path] = {}
+        for folder, entries in sources.items():
+            for src in entries if isinstance(entries, list) else [entries]:
+                if src["repo"] not in gits:
+                    gits[src["repo"]] = _git_dir(src["repo"], src["commit"], given, Path(tmp))
+                for path in src["files"]:
+                    data = subprocess.run(["git", f"--git-dir={gits[src['repo']]}", "show",
+                                           f"{src['commit']}:{path}"], check=True,
+                                          capture_output=True).stdout
+                    name = Path(path).name
+                    if name.endswith(".gz"):  # stored compressed in its repository
+                        import gzip
 
-                    data, name = gzip.decompress(data), name[:-3]
-                dest = args.out / folder / name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(data)
-                n += 1
+                        data, name = gzip.decompress(data), name[:-3]
+                    dest = args.out / folder / name
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(data)
+                    n += 1
     print(f"{n} files in {args.out}")
 
 
