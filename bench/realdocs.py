@@ -44,7 +44,8 @@ def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
         return "missed"
     if not text.strip():
         return "wrong"  # an empty answer printed as an answer
-    if q["answers"] in (["Yes"], ["No"]):  # yes/no: the answer's first word, whatever it quotes
+    if [a.lower() for a in q.get("answers", [])] in (["yes"], ["no"]):
+        # yes/no: the first word, whatever sentence it quotes
         first = text.strip().split()[0].strip(".,:;!").lower()
         return "right" if first == q["answers"][0].lower() else "wrong"
     if q["kind"] == "non-factoid":

@@ -110,6 +110,6 @@ class FakeEntailment(Entailment):
         for premise, hypothesis in pairs:
             label = next((v for (p, w), v in self.verdicts.items()
                           if p in premise and w in hypothesis), "neutral")
-            out.append({"entailment": [0.9, 0.05, 0.05], "neutral": [0.1, 0.8, 0.1],
-                        "contradiction": [0.05, 0.05, 0.9]}[label])
+            out.append({"entailment": [0.96, 0.02, 0.02], "neutral": [0.1, 0.8, 0.1],
+                        "contradiction": [0.02, 0.02, 0.96]}[label])
         return np.array(out, dtype=np.float32)

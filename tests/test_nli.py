@@ -101,13 +101,25 @@ def test_a_sentence_that_contradicts_the_question_is_a_no_and_is_quoted(policy: 
 
 
 def test_no_sentence_entails_or_contradicts_it_the_documents_do_not_say(policy: Path) -> None:
+    nli = FakeEntailment()
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator(), nli=nli) as p:
+        neutral = p.ask("Are my notes kept for as long as my account is open?",
+                        AskOptions(re_threshold=0.0))
+        silent = p.ask("Does the app keep my voice recordings?", AskOptions(re_threshold=0.0))
+    assert neutral.abstained and neutral.answer == "" and not neutral.sources
+    assert "do not say" in (neutral.abstain_reason or "")
+    assert neutral.candidates and all(c["neutral"] > 0.5 for c in neutral.candidates)
+    # sentences that never mention recordings are silent on it: refused, unless a
+    # sentence surely decided it
+    assert silent.abstained and "'recordings'" in (silent.abstain_reason or "")
+    assert silent.candidates[0]["rule"] == "not stated"
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=FakeReader(), generator=FakeGenerator(),
-                     nli=FakeEntailment()) as p:
-        silent = p.ask("Does the app keep my voice recordings?", AskOptions(re_threshold=0.0))
-    assert silent.abstained and silent.answer == "" and not silent.sources
-    assert "do not say" in (silent.abstain_reason or "")
-    assert all(c["neutral"] > 0.5 for c in silent.candidates)
+                     nli=FakeEntailment({("never share", "recordings"): "contradiction"})
+                     ) as p:
+        sure = p.ask("Does the app share my voice recordings?", AskOptions(re_threshold=0.0))
+    assert sure.answer_text == "No" and "never share" in sure.answer
 
 
 def test_a_trained_entailment_model_exports_and_scores_like_its_torch_copy(

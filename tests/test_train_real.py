@@ -182,3 +182,28 @@ def test_the_shipped_reader_answers_with_a_span_and_abstains_without_its_sentenc
     out = CliRunner().invoke(cli, ["ask", "Where is the company's office?", "--json"])
     assert out.exit_code == 3, out.output
     assert json.loads(out.stdout)["abstained"] is True
+
+
+def test_the_shipped_entailment_model_reads_a_denial_as_a_no_and_quotes_it(
+        tmp_path: Path, model_defaults: None) -> None:
+    if not (models.bundled_models_dir() / "minilm-nli" / "manifest.json").exists():
+        pytest.skip("the shipped entailment model is not in this checkout")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "privacy.md").write_text(
+        "# Acme privacy policy\n\nWe never share your location with advertisers. We keep "
+        "your notes for as long as your account is open. " + NOISE + "\n")
+    assert CliRunner().invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "Does Acme share my location with advertisers?",
+                                   "--json"])
+    assert out.exit_code == 0, out.output
+    answer = json.loads(out.stdout)
+    assert answer["kind"] == "yes-no" and answer["models"]["nli"] == "minilm-nli"
+    assert answer["answer"].startswith('No. "We never share your location with advertisers."')
+    (docs / "privacy.md").write_text(
+        "# Acme privacy policy\n\nWe share your location with advertisers to show you local "
+        "offers. We keep your notes for as long as your account is open. " + NOISE + "\n")
+    assert CliRunner().invoke(cli, ["index", str(docs), "-q"]).exit_code == 0
+    out = CliRunner().invoke(cli, ["ask", "Does Acme share my location with advertisers?",
+                                   "--json"])
+    assert json.loads(out.stdout)["answer"].startswith("Yes.")

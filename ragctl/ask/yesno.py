@@ -1,6 +1,7 @@
 """Yes or no, from the evidence: whether the best sentences state what the question asks.
 
-With an entailment model (``ragctl train nli``, the setting ``nli``), each of the best
+When the evidence names what the question asks (it is not :func:`silent_on` it) and an
+entailment model is loaded (``ragctl train nli``, the setting ``nli``), each of the best
 sentences is read against the question (:func:`entailed`): one that entails it says yes,
 one that contradicts it ("We never share your location" for "Is my location shared?")
 says no, and the deciding sentence is quoted; when none does either, the documents do
@@ -18,6 +19,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ragctl.ask.documents import (
     _ARTICLE,
     document_name,
@@ -26,7 +29,7 @@ from ragctl.ask.documents import (
     question_names,
     said_of,
 )
-from ragctl.records import AnswerSentence, Citation
+from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import content_words
 
 if TYPE_CHECKING:
@@ -137,9 +140,6 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
                    if s.sentence.passage_id != first.passage_id), None)
     chosen = [first, *([second] if second is not None else [])]
     pair = pair_named(question)
-    if pair is None and stages.nli is not None:
-        entailed(stages.nli, ans, ev, ranked)
-        return
     said = said_of(stages.collection, stages.retriever, pair, ev.hits, ev.kept, ev.per_passage,
                    scored, ev.relevance) if pair else None
     if pair is not None and said is not None:
@@ -154,6 +154,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
         evidence = " ".join([*dict.fromkeys(c.text for c in near),
                              *dict.fromkeys(document_name(c) for c in near)])
         silent = silent_on(question, evidence) if share <= YES_STATED else []
+        nli = stages.nli
+        read = entailment(nli, question, ranked) if nli is not None else None
+        if nli is not None and read is not None and (not silent or sure(read[1])):
+            entailed(nli.name, ans, ev, *read)  # what the sentences say decides
+            return
         if silent:
             ans.abstained = True
             ans.abstain_reason = "the documents do not say: the sentences found do not " \
@@ -176,18 +181,33 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
 # read by the entailment model against the question itself (it is trained on yes/no
 # questions as hypotheses). The sentence that most surely entails it says "yes", the one
 # that most surely contradicts it "no"; when none does either with more than NLI_DECIDES,
-# the documents do not say.
+# the documents do not say. When the sentences leave some of the question's words unsaid
+# (silent_on), only a sentence that decides it with more than NLI_SURE answers.
 NLI_SENTENCES = 8
 NLI_DECIDES = 0.5
+NLI_SURE = 0.8
 
 
-def entailed(nli: Entailment, ans: Answer, ev: Evidence, ranked: list[ScoredSentence]) -> None:
+def entailment(nli: Entailment, question: str, ranked: list[ScoredSentence]
+               ) -> tuple[list[Sentence], np.ndarray]:
+    """The best :data:`NLI_SENTENCES` sentences, and the entailment model's probabilities
+    for each (each read after its document's name) against the question."""
+    chosen = [s.sentence for s in ranked[:NLI_SENTENCES]]
+    return chosen, nli.probs([f"{document_name(c)}. {c.text}" for c in chosen], question)
+
+
+def sure(probs: np.ndarray) -> bool:
+    """Whether a sentence entails or contradicts the question with more than
+    :data:`NLI_SURE`: then it is answered although the sentences leave some of its words
+    unsaid (:func:`silent_on`)."""
+    return bool(len(probs)) and float(max(probs[:, 0].max(), probs[:, 2].max())) > NLI_SURE
+
+
+def entailed(model: str, ans: Answer, ev: Evidence, chosen: list[Sentence],
+             probs: np.ndarray) -> None:
     """Yes, no or not stated by :data:`NLI_DECIDES` over the best sentences; the deciding
     sentence is quoted and cited."""
-    chosen = [s.sentence for s in ranked[:NLI_SENTENCES]]
-    premises = [f"{document_name(c)}. {c.text}" for c in chosen]
-    probs = nli.probs(premises, ev.question)
-    ans.models["nli"] = nli.name
+    ans.models["nli"] = model
     ans.candidates = [{"sentence": c.text[:200], "entailment": round(float(p[0]), 4),
                        "neutral": round(float(p[1]), 4),
                        "contradiction": round(float(p[2]), 4)}
