@@ -204,3 +204,61 @@ def test_denying_a_hypothesis_gives_pairs_that_follow_from_the_labelled_one(
     # P contradicts H: P entails not-H
     assert ("The shop opens every day.", "The shop is not closed on Sundays.",
             "entailment") in got
+
+
+def test_an_interrupted_entailment_run_resumes_to_the_same_weights(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from ragctl.training.entail import EntailOptions, EntailTrainer
+    from tests.tiny_models import hf_bert
+
+    base = hf_bert(tmp_path / "base")
+    data = _jsonl(tmp_path / "pairs.jsonl", [
+        {"gold_label": LABELS[i % 3], "sentence1": "the cat sat on the mat",
+         "sentence2": ["a cat sat", "the cat is a dentist", "the mat is empty"][i % 3]}
+        for i in range(16)])
+
+    def opts(epochs: int) -> EntailOptions:
+        return EntailOptions(base=str(base), epochs=epochs, batch_size=4, max_length=32,
+                             val_fraction=0.25)
+
+
+    whole = EntailTrainer(opts(2), [data], tmp_path / "whole").run()
+
+    def interrupt(log: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # stopped after its first epoch's checkpoint
+        EntailTrainer(opts(2), [data], tmp_path / "halves").run(on_epoch=interrupt)
+    resumed = EntailTrainer(opts(2), [data], tmp_path / "halves").run(resume=True)
+    assert resumed.resumed_from == 1 and len(resumed.history) == 2
+    assert [h.train_loss for h in resumed.history] == [h.train_loss for h in whole.history]
+    with pytest.raises(RagctlError, match="already holds a training run"):
+        EntailTrainer(opts(1), [data], tmp_path / "whole").run()
+
+
+def test_the_span_reader_trains_on_the_shared_loop_and_exports(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from ragctl.training.export import export_model
+    from ragctl.training.reader import ReaderOptions, ReaderTrainer
+    from tests.tiny_models import hf_bert
+
+    base = hf_bert(tmp_path / "base")
+    paragraphs = [("the cat sat on the mat", "where is the cat", "mat"),
+                  ("the dentist appointment is thursday", "when is the appointment",
+                   "thursday"),
+                  ("the rent is euros", "what is the rent", "euros"),
+                  ("the office is in lisbon", "where is the office", "lisbon")]
+    squad = {"version": "1.1", "data": [
+        {"title": f"t{i}", "paragraphs": [{"context": c, "qas": [
+            {"id": f"q{i}", "question": q, "answers": [{"text": a,
+                                                        "answer_start": c.index(a)}]}]}]}
+        for i, (c, q, a) in enumerate(paragraphs * 2)]}
+    data = tmp_path / "squad.json"
+    data.write_text(json.dumps(squad))
+    run = tmp_path / "run"
+    result = ReaderTrainer(ReaderOptions(base=str(base), epochs=1, batch_size=2,
+                                         max_length=32, val_fraction=0.25), [data], run).run()
+    assert result.examples > 0 and result.best_epoch == 1 and "f1" in result.metrics
+    manifest = export_model(run, tmp_path / "reader", quantization="float32",
+                            rounding="nearest")
+    assert manifest["kind"] == "reader" and manifest["backend"] == "ct2-span"

@@ -28,13 +28,10 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import math
-import os
 import random
 import re
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +39,9 @@ import numpy as np
 
 from ragctl.errors import RagctlError
 from ragctl.text import content_words
-from ragctl.training.architectures import PairClassifier, resolve_base
-from ragctl.training.trainer import EpochLog, StepCallback, replace_dir, seeded_torch
+from ragctl.training.architectures import PairClassifier
+from ragctl.training.loop import HeadResult, HeadTrainer
+from ragctl.training.trainer import load_torch
 
 LABELS = ("entailment", "neutral", "contradiction")
 _LABEL = {"entailment": 0, "neutral": 1, "contradiction": 2, "e": 0, "n": 1, "c": 2,
@@ -72,18 +70,6 @@ class EntailOptions:
     denials: bool = True  # the pairs that follow from denying each hypothesis (_denials)
     seed: int = 0
     device: str = "auto"
-
-
-@dataclass
-class EntailResult:
-    out: Path
-    examples: int
-    val_examples: int
-    history: list[EpochLog] = field(default_factory=list)
-    best_epoch: int = 0
-    metrics: dict[str, float] = field(default_factory=dict)
-    resumed_from: int = 0
-    architecture: str = PairClassifier.name
 
 
 def _open(path: Path) -> Iterator[str]:
@@ -269,15 +255,37 @@ def split_pairs(examples: Sequence[PairExample], fraction: float, max_val: int, 
     return order[n_val:], order[:n_val]
 
 
-class EntailTrainer:
-    def __init__(self, opts: EntailOptions, data: Sequence[Path], out: Path, *,
-                 command: str = "") -> None:
-        if opts.epochs < 1 or opts.batch_size < 1:
-            raise RagctlError("epochs and batch size must be at least 1")
-        self.opts = opts
-        self.data = [Path(p) for p in data]
-        self.out = Path(out)
-        self.command = command
+class EntailTrainer(HeadTrainer):
+    architecture = PairClassifier.name
+    outputs = len(LABELS)
+    metric = "accuracy"
+
+    def examples(self) -> tuple[list[PairExample], list[PairExample]]:
+        opts = self.opts
+        examples = pair_examples(self.data, limit=opts.limit, seed=opts.seed,
+                                 questions=opts.questions, denials=opts.denials)
+        return split_pairs(examples, opts.val_fraction, opts.max_val, opts.seed)
+
+    def length(self, example: PairExample) -> int:
+        return len(example.premise)
+
+    def init_head(self, head: Any, base: Path) -> None:
+        """A base that is an earlier run's model keeps its head (trained further)."""
+        if not (base / "head.npz").exists():
+            return
+        torch = load_torch()
+        arrays = np.load(base / "head.npz")
+        if arrays["weight"].shape == tuple(head.weight.shape):
+            with torch.no_grad():
+                head.weight.copy_(torch.from_numpy(arrays["weight"]))
+                head.bias.copy_(torch.from_numpy(arrays["bias"]))
+
+    def loss(self, tok: Any, model: Any, head: Any, batch: Sequence[PairExample],
+             device: str) -> Any:
+        torch = load_torch()
+        logits = self._logits(model, head, self._encode(tok, batch, device))
+        y = torch.tensor([ex.label for ex in batch], device=device)
+        return torch.nn.functional.cross_entropy(logits, y)
 
     def _encode(self, tok: Any, batch: Sequence[PairExample], device: str) -> Any:
         return tok([ex.premise for ex in batch], [ex.hypothesis for ex in batch],
@@ -294,24 +302,21 @@ class EntailTrainer:
                  device: str) -> dict[str, float]:
         """Accuracy over the three labels, per source and overall; on yes/no questions,
         whether entailment or contradiction is the likelier of the two (polarity)."""
-        torch = seeded_torch(self.opts.seed)
-        model.eval()
+        torch = load_torch()
         right: dict[str, list[bool]] = {}
         polarity: list[bool] = []
         losses = []
-        with torch.no_grad():
-            for i in range(0, len(val), 64):
-                batch = list(val[i:i + 64])
-                logits = self._logits(model, head, self._encode(tok, batch, device))
-                y = torch.tensor([ex.label for ex in batch], device=device)
-                losses.append(float(torch.nn.functional.cross_entropy(logits, y)))
-                pred = logits.argmax(-1).tolist()
-                z = logits.float().cpu().numpy()
-                for ex, p, zk in zip(batch, pred, z, strict=True):
-                    right.setdefault(ex.source, []).append(p == ex.label)
-                    if ex.label != 1 and ex.hypothesis.endswith("?"):  # a yes/no question
-                        polarity.append((zk[0] > zk[2]) == (ex.label == 0))
-        model.train()
+        for i in range(0, len(val), 64):
+            batch = list(val[i:i + 64])
+            logits = self._logits(model, head, self._encode(tok, batch, device))
+            y = torch.tensor([ex.label for ex in batch], device=device)
+            losses.append(float(torch.nn.functional.cross_entropy(logits, y)))
+            pred = logits.argmax(-1).tolist()
+            z = logits.float().cpu().numpy()
+            for ex, p, zk in zip(batch, pred, z, strict=True):
+                right.setdefault(ex.source, []).append(p == ex.label)
+                if ex.label != 1 and ex.hypothesis.endswith("?"):  # a yes/no question
+                    polarity.append((zk[0] > zk[2]) == (ex.label == 0))
         every = [r for rs in right.values() for r in rs]
         metrics = {"accuracy": float(np.mean(every)) if every else 0.0,
                    "val_loss": float(np.mean(losses)) if losses else 0.0}
@@ -320,110 +325,7 @@ class EntailTrainer:
             metrics["yes_no_polarity"] = float(np.mean(polarity))
         return metrics
 
-    def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
-            on_epoch: Callable[[EpochLog], None] | None = None) -> EntailResult:
-        opts = self.opts
-        torch = seeded_torch(opts.seed)
-        from transformers import AutoModel, AutoTokenizer
-
-        examples = pair_examples(self.data, limit=opts.limit, seed=opts.seed,
-                                 questions=opts.questions, denials=opts.denials)
-        train, val = split_pairs(examples, opts.val_fraction, opts.max_val, opts.seed)
-        _, path, _ = resolve_base(opts.base)
-        device = opts.device if opts.device != "auto" else (
-            "cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            tok = AutoTokenizer.from_pretrained(str(path))
-            model = AutoModel.from_pretrained(str(path)).to(device)
-        except (OSError, ValueError, KeyError) as e:
-            raise RagctlError(f"cannot load base model {path}: {e}") from None
-        torch.manual_seed(opts.seed)
-        head = torch.nn.Linear(model.config.hidden_size, len(LABELS)).to(device)
-        if (path / "head.npz").exists():  # a trained entailment model, trained further
-            arrays = np.load(path / "head.npz")
-            if arrays["weight"].shape == tuple(head.weight.shape):
-                with torch.no_grad():
-                    head.weight.copy_(torch.from_numpy(arrays["weight"]))
-                    head.bias.copy_(torch.from_numpy(arrays["bias"]))
-        params = list(model.parameters()) + list(head.parameters())
-        optim = torch.optim.AdamW(params, lr=opts.learning_rate, weight_decay=0.01)
-        steps = opts.epochs * math.ceil(len(train) / opts.batch_size)
-        warm = max(1, steps // 10)
-
-        def rate(step: int) -> float:
-            return step / warm if step < warm else max(0.0, (steps - step) / (steps - warm))
-
-        sched = torch.optim.lr_scheduler.LambdaLR(optim, rate)
-        result = EntailResult(self.out, len(train), len(val))
-        ckpt_dir = self.out / "checkpoints"
-        if self.out.exists() and any(self.out.iterdir()) and not resume:
-            raise RagctlError(f"{self.out} already holds a training run; use --resume to "
-                              "continue it, or another --out")
-        start, best = 1, -1.0
-        files = sorted(ckpt_dir.glob("epoch-*.pt"), key=lambda f: int(f.stem.split("-")[1])) \
-            if resume and ckpt_dir.exists() else []
-        if files:
-            state = torch.load(files[-1], weights_only=False)
-            model.load_state_dict(state["model"])
-            head.load_state_dict(state["head"])
-            optim.load_state_dict(state["optim"])
-            sched.load_state_dict(state["sched"])
-            result.history = [EpochLog(**h) for h in state["history"]]
-            result.best_epoch, best = state["best_epoch"], state["best"]
-            start = result.resumed_from = state["epoch"]
-            start += 1
-        self.out.mkdir(parents=True, exist_ok=True)
-        model.train()
-        for epoch in range(start, opts.epochs + 1):
-            t0 = time.perf_counter()
-            rng = random.Random(opts.seed * 1000 + epoch)
-            torch.manual_seed(opts.seed * 1000 + epoch)
-            order = list(train)
-            rng.shuffle(order)
-            chunks = [sorted(order[i:i + 1024], key=lambda ex: len(ex.premise))
-                      for i in range(0, len(order), 1024)]
-            batches = [c[i:i + opts.batch_size] for c in chunks
-                       for i in range(0, len(c), opts.batch_size)]
-            rng.shuffle(batches)
-            losses = []
-            for step, batch in enumerate(batches, start=1):
-                logits = self._logits(model, head, self._encode(tok, batch, device))
-                y = torch.tensor([ex.label for ex in batch], device=device)
-                loss = torch.nn.functional.cross_entropy(logits, y)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                optim.step()
-                sched.step()
-                optim.zero_grad()
-                losses.append(float(loss.detach()))
-                if on_step is not None:
-                    on_step(epoch, step, len(batches), losses[-1])
-            metrics = self.validate(tok, model, head, val, device)
-            log = EpochLog(epoch, float(np.mean(losses)) if losses else 0.0,
-                           metrics["val_loss"], metrics["accuracy"],
-                           round(time.perf_counter() - t0, 1))
-            result.history.append(log)
-            if metrics["accuracy"] > best or not (self.out / "model").exists():
-                best, result.best_epoch = metrics["accuracy"], epoch
-                result.metrics = {k: round(v, 4) for k, v in metrics.items()}
-                replace_dir(self.out / "model",
-                            lambda d: _save(d, model, tok, head, self._meta(result)))
-            ckpt_dir.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
-            torch.save({"epoch": epoch, "model": model.state_dict(), "head": head.state_dict(),
-                        "optim": optim.state_dict(), "sched": sched.state_dict(),
-                        "history": [asdict(h) for h in result.history],
-                        "best_epoch": result.best_epoch, "best": best}, tmp)
-            os.replace(tmp, ckpt_dir / f"epoch-{epoch}.pt")
-            for old in ckpt_dir.glob("epoch-*.pt"):
-                if int(old.stem.split("-")[1]) < epoch:
-                    old.unlink()
-            if on_epoch is not None:
-                on_epoch(log)
-        (self.out / "model" / "train.json").write_text(json.dumps(self._meta(result), indent=2))
-        return result
-
-    def _meta(self, result: EntailResult) -> dict[str, Any]:
+    def meta(self, result: HeadResult) -> dict[str, Any]:
         return {"kind": "nli", "architecture": PairClassifier.name,
                 "base": self.opts.base, "options": asdict(self.opts),
                 "data": [str(p) for p in self.data], "command": self.command,
@@ -431,15 +333,6 @@ class EntailTrainer:
                 "history": [asdict(h) for h in result.history],
                 "best_epoch": result.best_epoch, "metrics": result.metrics,
                 "max_length": self.opts.max_length, "labels": list(LABELS)}
-
-
-def _save(out: Path, model: Any, tok: Any, head: Any, meta: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(out))
-    tok.save_pretrained(str(out))
-    np.savez(out / "head.npz", weight=head.weight.detach().cpu().numpy().astype(np.float32),
-             bias=head.bias.detach().cpu().numpy().astype(np.float32))
-    (out / "train.json").write_text(json.dumps(meta, indent=2))
 
 
 def entail_calibration_texts(meta: dict[str, Any], n: int = 600, seed: int = 0) -> list[str]:

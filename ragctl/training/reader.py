@@ -17,13 +17,10 @@ Runs are seeded, checkpointed per epoch and resumable, like :mod:`.trainer`'s.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import random
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +29,10 @@ import numpy as np
 from ragctl.errors import RagctlError
 from ragctl.models.reader import best_spans
 from ragctl.text import contains_answer, content_words, exact_match, max_f1, passage_text
-from ragctl.training.architectures import SpanReader, resolve_base
+from ragctl.training.architectures import SpanReader
+from ragctl.training.loop import HeadResult, HeadTrainer
 from ragctl.training.trainer import (
-    EpochLog,
-    StepCallback,
     load_torch,
-    replace_dir,
-    seeded_torch,
 )
 
 MAX_ANSWER_TOKENS = 30
@@ -76,18 +70,6 @@ class ReaderOptions:
     split: str = "dev"
     seed: int = 0
     device: str = "auto"
-
-
-@dataclass
-class ReaderResult:
-    out: Path
-    examples: int
-    val_examples: int
-    history: list[EpochLog] = field(default_factory=list)
-    best_epoch: int = 0
-    metrics: dict[str, float] = field(default_factory=dict)
-    resumed_from: int = 0
-    architecture: str = "span-reader"
 
 
 def _find(text: str, answers: Sequence[str]) -> tuple[int, int] | None:
@@ -179,15 +161,27 @@ def split_by_group(examples: Sequence[SpanExample], fraction: float, seed: int
             [ex for ex in examples if ex.id.split("-neg")[0] in val])
 
 
-class ReaderTrainer:
-    def __init__(self, opts: ReaderOptions, data: Sequence[Path], out: Path, *,
-                 command: str = "") -> None:
-        if opts.epochs < 1 or opts.batch_size < 1:
-            raise RagctlError("epochs and batch size must be at least 1")
-        self.opts = opts
-        self.data = [Path(p) for p in data]
-        self.out = Path(out)
-        self.command = command
+class ReaderTrainer(HeadTrainer):
+    architecture = SpanReader.name
+    outputs = 2  # a start and an end logit per token
+    metric = "f1"
+
+    def examples(self) -> tuple[list[SpanExample], list[SpanExample]]:
+        opts = self.opts
+        examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
+                                 holes=opts.holes, seed=opts.seed, limit=opts.limit)
+        return split_by_group(examples, opts.val_fraction, opts.seed)
+
+    def length(self, example: SpanExample) -> int:
+        return len(example.context)
+
+    def loss(self, tok: Any, model: Any, head: Any, batch: Sequence[SpanExample],
+             device: str) -> Any:
+        torch = load_torch()
+        enc, st, en, _ = self._encode(tok, batch, device)
+        sl, el = self._logits(model, head, enc)
+        ce = torch.nn.functional.cross_entropy
+        return (ce(sl, st) + ce(el, en)) / 2
 
     def _encode(self, tok: Any, batch: Sequence[SpanExample], device: str) -> tuple[Any, ...]:
         torch = load_torch()
@@ -225,132 +219,30 @@ class ReaderTrainer:
         """EM / F1 of the best span on answerable examples; how well span − null separates
         answerable from not (AUROC); the loss."""
         torch = load_torch()
-        model.eval()
         em, f1, margins, labels, losses = [], [], [], [], []
-        with torch.no_grad():
-            for i in range(0, len(val), 32):
-                batch = list(val[i:i + 32])
-                enc, st, en, offsets = self._encode(tok, batch, device)
-                sl, el = self._logits(model, head, enc)
-                ce = torch.nn.functional.cross_entropy
-                losses.append(float((ce(sl, st) + ce(el, en)) / 2))
-                s_np, e_np = sl.float().cpu().numpy(), el.float().cpu().numpy()
-                for k, ex in enumerate(batch):
-                    seq = enc.sequence_ids(k) if hasattr(enc, "sequence_ids") else None
-                    positions = [t for t, sid in enumerate(seq or []) if sid == 1]
-                    score, a, b = (best_spans(s_np[k], e_np[k], positions, MAX_ANSWER_TOKENS)
-                                   or [(-math.inf, 0, 0)])[0]
-                    null = float(s_np[k][0] + e_np[k][0])
-                    margins.append(score - null)
-                    labels.append(1 if ex.answerable else 0)
-                    if ex.answerable:
-                        pred = ex.context[int(offsets[k][a][0]):int(offsets[k][b][1])]
-                        em.append(exact_match(pred, ex.answers))
-                        f1.append(max_f1(pred, ex.answers))
-        model.train()
+        for i in range(0, len(val), 32):
+            batch = list(val[i:i + 32])
+            enc, st, en, offsets = self._encode(tok, batch, device)
+            sl, el = self._logits(model, head, enc)
+            ce = torch.nn.functional.cross_entropy
+            losses.append(float((ce(sl, st) + ce(el, en)) / 2))
+            s_np, e_np = sl.float().cpu().numpy(), el.float().cpu().numpy()
+            for k, ex in enumerate(batch):
+                seq = enc.sequence_ids(k) if hasattr(enc, "sequence_ids") else None
+                positions = [t for t, sid in enumerate(seq or []) if sid == 1]
+                score, a, b = (best_spans(s_np[k], e_np[k], positions, MAX_ANSWER_TOKENS)
+                               or [(-math.inf, 0, 0)])[0]
+                null = float(s_np[k][0] + e_np[k][0])
+                margins.append(score - null)
+                labels.append(1 if ex.answerable else 0)
+                if ex.answerable:
+                    pred = ex.context[int(offsets[k][a][0]):int(offsets[k][b][1])]
+                    em.append(exact_match(pred, ex.answers))
+                    f1.append(max_f1(pred, ex.answers))
         return {"em": float(np.mean(em)) if em else 0.0, "f1": float(np.mean(f1)) if f1 else 0.0,
                 "null_auroc": _auroc(margins, labels), "val_loss": float(np.mean(losses))}
 
-    def run(self, *, resume: bool = False, on_step: StepCallback | None = None,
-            on_epoch: Callable[[EpochLog], None] | None = None) -> ReaderResult:
-        opts = self.opts
-        torch = seeded_torch(opts.seed)
-        from transformers import AutoModel, AutoTokenizer
-
-        examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
-                                 holes=opts.holes, seed=opts.seed, limit=opts.limit)
-        train, val = split_by_group(examples, opts.val_fraction, opts.seed)
-        _, path, _ = resolve_base(opts.base)
-        device = opts.device if opts.device != "auto" else (
-            "cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            tok = AutoTokenizer.from_pretrained(str(path))
-            model = AutoModel.from_pretrained(str(path)).to(device)
-        except (OSError, ValueError, KeyError) as e:
-            raise RagctlError(f"cannot load base model {path}: {e}") from None
-        torch.manual_seed(opts.seed)
-        head = torch.nn.Linear(model.config.hidden_size, 2).to(device)
-        params = list(model.parameters()) + list(head.parameters())
-        optim = torch.optim.AdamW(params, lr=opts.learning_rate, weight_decay=0.01)
-        steps = opts.epochs * math.ceil(len(train) / opts.batch_size)
-        warm = max(1, steps // 10)
-
-        def rate(step: int) -> float:
-            return step / warm if step < warm else max(0.0, (steps - step) / (steps - warm))
-
-        sched = torch.optim.lr_scheduler.LambdaLR(optim, rate)
-        result = ReaderResult(self.out, len(train), len(val))
-        ckpt_dir = self.out / "checkpoints"
-        if self.out.exists() and any(self.out.iterdir()) and not resume:
-            raise RagctlError(f"{self.out} already holds a training run; use --resume to "
-                              "continue it, or another --out")
-        start, best = 1, -1.0
-        if resume and ckpt_dir.exists():
-            files = sorted(ckpt_dir.glob("epoch-*.pt"), key=lambda f: int(f.stem.split("-")[1]))
-            if files:
-                state = torch.load(files[-1], weights_only=False)
-                model.load_state_dict(state["model"])
-                head.load_state_dict(state["head"])
-                optim.load_state_dict(state["optim"])
-                sched.load_state_dict(state["sched"])
-                result.history = [EpochLog(**h) for h in state["history"]]
-                result.best_epoch, best = state["best_epoch"], state["best"]
-                start = state["epoch"] + 1
-                result.resumed_from = state["epoch"]
-        self.out.mkdir(parents=True, exist_ok=True)
-        model.train()
-        for epoch in range(start, opts.epochs + 1):
-            t0 = time.perf_counter()
-            rng = random.Random(opts.seed * 1000 + epoch)
-            torch.manual_seed(opts.seed * 1000 + epoch)
-            order = list(train)
-            rng.shuffle(order)
-            # batches of similar length (less padding), in random order
-            chunks = [sorted(order[i:i + 512], key=lambda ex: len(ex.context))
-                      for i in range(0, len(order), 512)]
-            batches = [c[i:i + opts.batch_size] for c in chunks
-                       for i in range(0, len(c), opts.batch_size)]
-            rng.shuffle(batches)
-            losses = []
-            for step, batch in enumerate(batches, start=1):
-                enc, st, en, _ = self._encode(tok, batch, device)
-                sl, el = self._logits(model, head, enc)
-                ce = torch.nn.functional.cross_entropy
-                loss = (ce(sl, st) + ce(el, en)) / 2
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                optim.step()
-                sched.step()
-                optim.zero_grad()
-                losses.append(float(loss.detach()))
-                if on_step is not None:
-                    on_step(epoch, step, len(batches), losses[-1])
-            metrics = self.validate(tok, model, head, val, device)
-            log = EpochLog(epoch, float(np.mean(losses)) if losses else 0.0,
-                           metrics["val_loss"], metrics["f1"], round(time.perf_counter() - t0, 1))
-            result.history.append(log)
-            if metrics["f1"] > best or not (self.out / "model").exists():
-                best, result.best_epoch = metrics["f1"], epoch
-                result.metrics = {k: round(v, 4) for k, v in metrics.items()}
-                replace_dir(self.out / "model",
-                            lambda d: _save(d, model, tok, head, self._meta(result)))
-            ckpt_dir.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt_dir / f"epoch-{epoch}.pt.tmp"
-            torch.save({"epoch": epoch, "model": model.state_dict(), "head": head.state_dict(),
-                        "optim": optim.state_dict(), "sched": sched.state_dict(),
-                        "history": [asdict(h) for h in result.history],
-                        "best_epoch": result.best_epoch, "best": best}, tmp)
-            os.replace(tmp, ckpt_dir / f"epoch-{epoch}.pt")
-            for old in ckpt_dir.glob("epoch-*.pt"):
-                if int(old.stem.split("-")[1]) < epoch:
-                    old.unlink()
-            if on_epoch is not None:
-                on_epoch(log)
-        meta_file = self.out / "model" / "train.json"
-        meta_file.write_text(json.dumps(self._meta(result), indent=2))
-        return result
-
-    def _meta(self, result: ReaderResult) -> dict[str, Any]:
+    def meta(self, result: HeadResult) -> dict[str, Any]:
         return {"kind": "reader", "architecture": SpanReader.name, "base": self.opts.base,
                 "options": asdict(self.opts), "data": [str(p) for p in self.data],
                 "command": self.command, "examples": result.examples,
@@ -358,15 +250,6 @@ class ReaderTrainer:
                 "history": [asdict(h) for h in result.history],
                 "best_epoch": result.best_epoch, "metrics": result.metrics,
                 "max_length": self.opts.max_length, "max_answer_tokens": MAX_ANSWER_TOKENS}
-
-
-def _save(out: Path, model: Any, tok: Any, head: Any, meta: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(out))
-    tok.save_pretrained(str(out))
-    np.savez(out / "head.npz", weight=head.weight.detach().cpu().numpy().astype(np.float32),
-             bias=head.bias.detach().cpu().numpy().astype(np.float32))
-    (out / "train.json").write_text(json.dumps(meta, indent=2))
 
 
 def _auroc(scores: Sequence[float], labels: Sequence[int]) -> float:

@@ -578,7 +578,7 @@ def replace_dir(target: Path, write: Callable[[Path], None]) -> None:
 class TrainJob:
     """A training run and, unless ``export`` is off, its export under ``<home>/models``."""
 
-    result: Any  # TrainResult, or reader.ReaderResult
+    result: Any  # TrainResult, or loop.HeadResult (reader, nli)
     name: str
     out: Path
     exported: Path | None = None
