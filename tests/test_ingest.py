@@ -269,6 +269,25 @@ def test_parsing_libraries_say_nothing_on_stderr(tmp_path: Path, capfd: pytest.C
     assert "CropBox" not in err and "discarding" not in err
 
 
+def test_half_a_utf16_pair_is_replaced_not_fatal(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF whose text encoding splits an emoji gives a lone surrogate, which no later
+    step can encode (a sample invoice of a public repository stopped a whole index run)."""
+    from ragctl.index import ingest
+
+    def broken(path: Path, data: bytes) -> ingest.ParsedDocument:
+        return ingest.ParsedDocument(path, "text", "Invoice \ud83d",
+                                     [ingest.Section("Thanks \ud83d for your order.", offset=4)])
+
+    monkeypatch.setitem(ingest._PARSERS, "text", broken)
+    f = tmp_path / "a.txt"
+    f.write_text("x")
+    doc = parse(f, b"x")
+    assert doc.sections[0].text == "Thanks \ufffd for your order." and doc.sections[0].offset == 4
+    assert doc.title == "Invoice \ufffd"
+    doc.sections[0].text.encode("utf-8")
+
+
 def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     import docx
 

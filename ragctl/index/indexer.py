@@ -581,6 +581,10 @@ class Indexer:
             except SkipFile as e:
                 self._skip(f, str(e), old)
                 continue
+            except (ValueError, UnicodeError) as e:  # text the sentence splitter cannot take
+                self._skip(f, f"cannot split this file into sentences ({type(e).__name__}: "
+                              f"{e}); skipped", old)
+                continue
             with self._clock.phase("sentences"):
                 chunks = chunk_sections(doc.sections, sentences,
                                         target_words=self.settings.chunk_words)

@@ -15,7 +15,7 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from itertools import accumulate, pairwise
 from pathlib import Path
@@ -406,10 +406,18 @@ def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
         raise
     except Exception as e:  # a broken file must never stop the run
         raise SkipFile(f"cannot read this {fmt} file ({type(e).__name__}: {e}); skipped") from None
-    sections = [s for s in doc.sections if s.text.strip()]
+    sections = [replace(s, text=_SURROGATE.sub("\ufffd", s.text)) if _SURROGATE.search(s.text)
+                else s for s in doc.sections if s.text.strip()]
     if not sections:
         raise SkipFile("no text found; skipped")
-    return ParsedDocument(doc.path, doc.format, doc.title, sections, doc.notes)
+    return ParsedDocument(doc.path, doc.format, _SURROGATE.sub("\ufffd", doc.title), sections,
+                          doc.notes)
+
+
+# half of a UTF-16 pair alone (a PDF's broken text encoding splits an emoji): no character
+# of its own, and nothing downstream can encode it; it becomes U+FFFD, one for one, so the
+# section's offsets still hold
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @contextmanager
