@@ -246,6 +246,14 @@ def test_sentences_like_matches_inside_one_document(indexed: Settings, docs: Pat
         assert found[0].text.startswith("The boiler was serviced by Hansen Heating")
 
 
+def test_passages_mentioning_every_word_of_a_name(indexed: Settings, docs: Path) -> None:
+    with Collection.open(indexed) as c:
+        found = c.store.mentioning(["Hansen", "Heating"], 10)
+        assert [Path(path).name for _, path in found] == ["boiler.md"]
+        assert c.store.mentioning(["hansen", "plumbing"], 10) == []
+        assert c.store.mentioning([], 10) == []
+
+
 def test_a_document_s_fields_are_stored_renewed_and_removed(indexed: Settings,
                                                            docs: Path) -> None:
     note = docs / "memo.txt"

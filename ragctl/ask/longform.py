@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from ragctl.ask.grounding import Grounding, missing_reason
 from ragctl.ask.verify import citation_support_rate, strip_citations
 from ragctl.config import Settings
 from ragctl.models.backends import Generator, SupportChecker
@@ -61,7 +62,7 @@ class Stages(Protocol):
     def checker(self) -> SupportChecker: ...
 
     def retrieve_and_score(self, question: str, top_n: int, timings: dict[str, float]
-                           ) -> tuple[list[Hit], np.ndarray]: ...
+                           ) -> tuple[list[Hit], np.ndarray, Grounding]: ...
 
     def passage_scores(self, hits: Sequence[Hit], probs: np.ndarray,
                        kept: set[int] | None = None,
@@ -425,7 +426,7 @@ def answer_long(pipe: Stages, question: str, opts: LongOptions) -> LongAnswer:
     """GINGER over one index: the stages above, in order, timed."""
     ans = LongAnswer(question=question)
     t_all = time.perf_counter()
-    hits, probs = pipe.retrieve_and_score(question, opts.top_n, ans.timings)
+    hits, probs, grounding = pipe.retrieve_and_score(question, opts.top_n, ans.timings)
     relevance = {h.passage_id: float(p) for h, p in zip(hits, probs, strict=True)}
     ans.passages = pipe.passage_scores(hits, probs)
     ans.models = {"embedder": pipe.collection.embedder_name or "",
@@ -433,6 +434,8 @@ def answer_long(pipe: Stages, question: str, opts: LongOptions) -> LongAnswer:
                   "generator": pipe.generator.name}
     best = float(probs.max()) if len(probs) else 0.0
     reason = pipe.abstain_reason(best, opts.abstain, opts.re_threshold)
+    if grounding.missing and opts.abstain:
+        reason = missing_reason(grounding.missing)
     if reason is not None:
         ans.abstained, ans.abstain_reason = True, reason
         return ans

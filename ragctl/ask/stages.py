@@ -21,9 +21,11 @@ from typing import Any, Literal, Self
 import numpy as np
 
 from ragctl.ask.documents import named_hits
+from ragctl.ask.grounding import Grounding, ground, missing_reason
 from ragctl.ask.question import QuestionType
 from ragctl.ask.retrieve import Retriever
 from ragctl.ask.rules import DEFAULT_ANSWERABILITY, with_identifier
+from ragctl.ask.switches import fired, on
 from ragctl.ask.verify import LexicalEmbeddingSupport
 from ragctl.config import Settings
 from ragctl.models import registry as models
@@ -98,6 +100,7 @@ class Evidence:
     scored: list[ScoredSentence] = field(default_factory=list)
     context: list[Sentence] = field(default_factory=list)
     also: dict[int, list[str]] = field(default_factory=dict)
+    grounding: Grounding = field(default_factory=Grounding)  # the documents named
     reader: Reader | None = None  # the span reader, when a span, a quote or yes/no answers
     reason: str | None = None  # why no passage is relevant enough, if none is
     enough: bool = True  # False: no passage is relevant enough, and no span may tell
@@ -209,17 +212,29 @@ class LoadedStages:
         return f"no passage reached the relevance threshold {threshold:.2f} (best {best:.2f})"
 
     def retrieve_and_score(self, question: str, top_n: int, timings: dict[str, float]
-                           ) -> tuple[list[Hit], np.ndarray]:
-        """Load the stages, retrieve the top ``top_n`` passages and score their relevance."""
+                           ) -> tuple[list[Hit], np.ndarray, Grounding]:
+        """Load the stages, retrieve the top ``top_n`` passages, keep those of the
+        documents that name what the question names (:mod:`~ragctl.ask.grounding`) and
+        score their relevance."""
         timings["load"] = self.load()
         t = time.perf_counter()
         hits = self.retriever.search(question, limit=top_n, keep_top=KEEP_TOP)
         hits = [*hits, *named_hits(self.collection, question, hits)]
+        grounding = Grounding()
+        if on("grounding"):
+            grounding = ground(self.collection.store, question)
+            if not grounding.missing and grounding.applies:
+                grounded = grounding.restrict(hits, self.collection.store)
+                if [h.passage_id for h in grounded] != [h.passage_id for h in hits]:
+                    fired("grounding")
+                hits = grounded
+            elif grounding.missing:
+                fired("grounding")
         timings["retrieve"] = time.perf_counter() - t
         t = time.perf_counter()
         probs = self.relevance.score(question, hits) if hits else np.zeros(0)
         timings["relevance"] = time.perf_counter() - t
-        return hits, probs
+        return hits, probs, grounding
 
     @staticmethod
     def passage_scores(hits: Sequence[Hit], probs: np.ndarray, kept: set[int] | None = None,
@@ -248,6 +263,8 @@ class LoadedStages:
         relevant enough (``reason`` when none is), and, unless that ends it
         (``enough`` False), their sentences (:meth:`sentences`)."""
         ev = self.passages(question, opts, ans)
+        if ev.grounding.missing and opts.abstain:
+            return replace(ev, enough=False, reason=missing_reason(ev.grounding.missing))
         reader = self.reader if opts.context == "filtered" and not opts.free \
             and not opts.marginalize else None
         # A span answer is judged by its own evidence (answerability, which weighs the
@@ -265,7 +282,7 @@ class LoadedStages:
         document or section the question names takes the last place when none kept is
         one (:func:`~ragctl.ask.rules.with_identifier`, ``with_heading``). Records them in
         ``ans``."""
-        hits, probs = self.retrieve_and_score(question, opts.top_n, ans.timings)
+        hits, probs, grounding = self.retrieve_and_score(question, opts.top_n, ans.timings)
         if opts.context == "full":
             order = list(range(len(hits)))
         else:
@@ -281,7 +298,8 @@ class LoadedStages:
                                          else p.retrieval_rank))
         ans.models = {"embedder": self.collection.embedder_name or "",
                       "relevance": self.relevance.name}
-        return Evidence(question, hits, probs, order, kept_order, duplicates, kept, relevance)
+        return Evidence(question, hits, probs, order, kept_order, duplicates, kept, relevance,
+                        grounding=grounding)
 
     def sentences(self, ev: Evidence, opts: AskOptions, ans: Answer) -> Evidence:
         """The kept passages' sentences, scored by the context filter (in the FILTERED

@@ -598,6 +598,18 @@ class PgStore:
         return [(int(a), float(b)) for a, b in self._rows(
             self._BM25 + " ORDER BY score DESC, c.id LIMIT %(k)s", args)]
 
+    def mentioning(self, words: Sequence[str], limit: int) -> list[tuple[int, str]]:
+        """Passages whose place or text holds every one of ``words``, best first:
+        (passage id, its document's path)."""
+        terms = [t for w in words for t in re.findall(r"\w+", w.lower())]
+        if not terms:
+            return []
+        tsq = " & ".join(dict.fromkeys(terms))
+        return [(int(a), str(b)) for a, b in self._rows(
+            f"SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id, "
+            f"to_tsquery('{FTS_CONFIG}', %s) q WHERE p.tsv @@ q "
+            f"ORDER BY ts_rank(p.tsv, q, 1) DESC, p.id LIMIT %s", [tsq, int(limit)])]
+
     def _set_ef(self, ef: int) -> None:
         if ef != self._ef_search:
             self.conn.execute(f"SET hnsw.ef_search = {int(ef)}")

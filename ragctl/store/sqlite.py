@@ -547,6 +547,19 @@ class Store:
             "WHERE passages_fts MATCH ? ORDER BY score LIMIT ?", [match, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def mentioning(self, words: Sequence[str], limit: int) -> list[tuple[int, str]]:
+        """Passages whose place or text holds every one of ``words`` (stemmed as the search
+        stems them), best BM25 first: (passage id, its document's path)."""
+        terms = [t for w in words for t in re.findall(r"\w+", w.lower())]
+        if not terms:
+            return []
+        match = " AND ".join('"' + t + '"' for t in dict.fromkeys(terms))
+        rows = self.db.execute(
+            "SELECT f.rowid, d.path FROM passages_fts f JOIN passages p ON p.id = f.rowid "
+            "JOIN documents d ON d.id = p.document_id WHERE passages_fts MATCH ? "
+            "ORDER BY bm25(passages_fts) LIMIT ?", [match, int(limit)]).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
     def has_table(self, table: str) -> bool:
         return bool(self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
                                     "name = ?", [table]).fetchone())

@@ -1,0 +1,193 @@
+"""Grounding: an answer comes from a document that names what the question names.
+
+A question that names something distinctive — a shop, a person, a product, a place, an
+invoice number, a quoted title ("How much did I pay at Larkspur Hardware?") — is about the
+documents that name it. :func:`distinctive_names` finds those names in the question's own
+words (runs of capitalized words after its first word, identifiers with digits, quoted
+titles); :func:`ground` looks each one up in the index (the full-text search over every
+passage, and each document's title and file name) and returns a :class:`Grounding`:
+
+- a name that no document mentions is **missing**: ``ask`` says so ("nothing in your
+  documents mentions 'Larkspur Hardware'") instead of answering from a document about
+  something else;
+- otherwise the passages an answer may come from are those of the documents that name
+  the most of the question's names (:meth:`Grounding.restrict`); when retrieval found
+  none of them, the passages that name the question's names take their place.
+
+A name found in more than :data:`FREQUENT` passages (the folder's own subject: "Python" in
+a folder of Python documents) says little about which document is meant and is not used.
+A question written in title case gives no names: its capitals are not a sign of them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ragctl.ask.documents import document_name
+from ragctl.records import Hit
+
+if TYPE_CHECKING:
+    from ragctl.store.base import Store
+
+FREQUENT = 400  # passages: a name this common is the folder's subject, not a pointer
+INJECTED = 4  # passages naming the question's names, when retrieval found none
+
+# words that are capitalized without being names: a question's pronouns and articles,
+# honorifics, calendar words (dates are matched as dates, not as names)
+_NOT_NAMES = frozenset(
+    "i i'm i've i'd a an the my our your his her their its in on at of for by to from and or "
+    "with as is are was were do does did what which who whom whose when where why how "
+    "mr mrs ms dr prof sir "
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday".split())
+# joining words inside a name: "Bank of America", "Casa de Campo", "Procter & Gamble"
+_JOINERS = frozenset("of de da di del der van von du la le y & the".split())
+_TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+|[,;:!?()\[\]{}]")
+_QUOTED = re.compile(r"[\"“]([^\"“”]{3,80})[\"”]|(?<!\w)'([^']{3,80})'(?!\w)")
+_IDENT = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]$")
+_TITLE_CASE = 0.6  # of a question's words after the first, capitalized: no names
+
+
+@dataclass(frozen=True)
+class Name:
+    """A distinctive name as the question writes it, and its words as looked up."""
+
+    text: str
+    words: tuple[str, ...]
+
+
+def _plain(text: str) -> str:
+    """Lower case, without accents: "Beyoncé" → "beyonce"."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text.lower())
+                   if not unicodedata.combining(ch))
+
+
+def _word(token: str) -> str:
+    return re.sub(r"['’]s?$", "", token.strip(".'’-"))
+
+
+def _capitalized(token: str) -> bool:
+    w = _word(token)
+    return bool(w) and w[0].isupper() and w.lower() not in _NOT_NAMES
+
+
+def distinctive_names(question: str) -> list[Name]:
+    """The names a question gives (see the module doc), in the order it gives them."""
+    names: list[Name] = []
+    for m in _QUOTED.finditer(question):
+        quoted = m.group(1) or m.group(2)
+        words = tuple(re.findall(r"\w+", _plain(quoted)))
+        if words:
+            names.append(Name(quoted.strip(), words))
+    unquoted = _QUOTED.sub(" , ", question)
+    tokens = _TOKEN.findall(unquoted)[1:]  # a capital on the first word is no sign
+    alpha = [t for t in tokens if any(ch.isalpha() for ch in t)]
+    if len(alpha) >= 4 and sum(_word(t)[:1].isupper() for t in alpha) >= _TITLE_CASE * len(alpha):
+        return names
+    run: list[str] = []
+
+    def close() -> None:
+        while run and _word(run[-1]).lower() in _JOINERS:
+            run.pop()
+        if run:
+            text = " ".join(_word(t) for t in run)
+            looked = tuple(w for t in run for w in re.findall(r"\w+", _plain(_word(t)))
+                           if w not in _JOINERS)
+            if looked:
+                names.append(Name(text, looked))
+        run.clear()
+
+    for i, tok in enumerate(tokens):
+        word = _word(tok)
+        if _IDENT.match(word) and not word.isdigit():
+            close()
+            names.append(Name(word, tuple(re.findall(r"\w+", _plain(word)))))
+        elif _capitalized(tok) or (run and word.lower() in _JOINERS and i + 1 < len(tokens)
+                                   and _capitalized(tokens[i + 1])):
+            run.append(tok)
+        else:
+            close()
+        if tok.endswith(("'s", "’s")):
+            close()
+    close()
+    return list({n.words: n for n in names}.values())
+
+
+@dataclass
+class Grounding:
+    """What the index holds of a question's names: those no document mentions
+    (``missing``), and for each document the number of names it mentions (``documents``)
+    and the passages that mention them, best first (``passages``)."""
+
+    names: tuple[Name, ...] = ()
+    missing: tuple[Name, ...] = ()
+    documents: dict[str, int] = field(default_factory=dict)
+    passages: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def applies(self) -> bool:
+        return bool(self.documents)
+
+    def grounded(self, path: str) -> bool:
+        """Whether the document names as many of the question's names as any does."""
+        if not self.documents:
+            return True
+        return self.documents.get(path, 0) == max(self.documents.values())
+
+    def restrict(self, hits: Sequence[Hit], store: Store) -> list[Hit]:
+        """The hits of grounded documents; when there are none, the passages that
+        name the question's names (of grounded documents), up to :data:`INJECTED`."""
+        if not self.applies:
+            return list(hits)
+        kept = [h for h in hits if self.grounded(h.path)]
+        if kept:
+            return kept
+        ids = list(dict.fromkeys(pid for pid, path in self.passages if self.grounded(path)))
+        found = store.passages(ids[:INJECTED])
+        return [Hit(passage_id=p.id, **p.span()) for pid in ids[:INJECTED]
+                if (p := found.get(pid)) is not None]
+
+
+def ground(store: Store, question: str) -> Grounding:
+    """The question's names looked up in the index (see the module doc)."""
+    names = distinctive_names(question)
+    if not names:
+        return Grounding()
+    titles: dict[str, str] | None = None
+    counts: dict[str, int] = {}
+    passages: list[tuple[int, str]] = []
+    missing: list[Name] = []
+    for name in names:
+        found = store.mentioning(name.words, FREQUENT + 1)
+        if len(found) > FREQUENT:
+            continue  # the folder's subject
+        if titles is None:
+            titles = {d.path: _plain(document_name(d)) for d in store.documents()}
+        paths = {path for _, path in found}
+        paths |= {path for path, words in titles.items() if _named(name, words)}
+        if not paths:
+            missing.append(name)
+            continue
+        for path in paths:
+            counts[path] = counts.get(path, 0) + 1
+        passages += found
+    return Grounding(tuple(names), tuple(missing), counts, passages)
+
+
+def _named(name: Name, title: str) -> bool:
+    """Whether a document's title and file name (lower case, plain) hold every word of
+    ``name``, a word or the first five letters of one ("huguenots" for "Huguenot")."""
+    words = set(re.findall(r"\w+", title))
+    stems = {w[:5] for w in words}
+    return all(w in words or (len(w) >= 5 and w[:5] in stems) for w in name.words)
+
+
+def missing_reason(missing: Sequence[Name]) -> str:
+    """The refusal: "nothing in your documents mentions 'Larkspur Hardware'"."""
+    listed = " or ".join(f"{n.text!r}" for n in missing)
+    return f"nothing in your documents mentions {listed}"

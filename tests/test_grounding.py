@@ -1,0 +1,91 @@
+"""Grounding: an answer comes from a document that names what the question names, and a
+name no document mentions is said to be missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ragctl.app.cli import cli
+from ragctl.ask.grounding import distinctive_names, ground
+from ragctl.ask.pipeline import AskOptions, Pipeline
+from ragctl.config import load_settings
+from ragctl.errors import EXIT_NOT_FOUND
+from ragctl.index.indexer import Indexer
+from ragctl.store.collection import Collection
+from tests.fakes import FakeReader
+
+
+def names(question: str) -> list[str]:
+    return [n.text for n in distinctive_names(question)]
+
+
+def test_the_names_a_question_gives() -> None:
+    assert names("How much did I pay at Larkspur Hardware?") == ["Larkspur Hardware"]
+    assert names("Who was our waiter at Casa Palmera?") == ["Casa Palmera"]
+    assert names("What is the total of invoice INV-2041?") == ["INV-2041"]
+    assert names("What is Acme's ticker symbol?") == ["Acme"]
+    assert names("In 2012, who won the Tour de France?") == ["Tour de France"]
+    assert names('What does "The Zen of Python" say about errors?') == ["The Zen of Python"]
+    assert names("What did the Normans call their land in France?") == ["Normans", "France"]
+    # no capitals after the first word, calendar words, a question in title case: no names
+    assert names("Is my location shared with advertisers?") == []
+    assert names("What happened on Monday in March?") == []
+    assert names("What Is The Total Amount Due?") == []
+    assert names("How many units were sold in 2024?") == []
+
+
+@pytest.fixture
+def shops(tmp_path: Path, fake_embedder: str) -> Path:
+    root = tmp_path / "shops"
+    root.mkdir()
+    (root / "stock.txt").write_text("Stock list of Birch & Co, aisle 4. Hammers cost $12.00 "
+                                    "each and nails $3.50 a box.\n")
+    (root / "receipt.txt").write_text("LARKSPUR HARDWARE\nReceipt 2291\n\nShop receipt. "
+                                      "Total paid: $48.20 by card.\n")
+    (root / "dinner.txt").write_text("Casa Palmera, table 6. Your server tonight was Ana. "
+                                     "Total $81.14.\n")
+    with Collection.open(load_settings(chunk_words=30), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    return root
+
+
+def test_the_index_says_which_documents_name_the_question_s_names(shops: Path) -> None:
+    with Collection.open(load_settings()) as c:
+        g = ground(c.store, "How much did I pay at Larkspur Hardware?")
+        assert not g.missing and g.applies
+        assert g.grounded(str(shops / "receipt.txt"))
+        assert not g.grounded(str(shops / "stock.txt"))
+        g = ground(c.store, "How much did I pay at Quillfeather Books?")
+        assert [n.text for n in g.missing] == ["Quillfeather Books"]
+        # a question that names nothing is not grounded: every document may answer
+        g = ground(c.store, "How much do hammers cost?")
+        assert not g.applies and g.grounded(str(shops / "stock.txt"))
+
+
+def test_an_answer_comes_from_the_document_that_names_the_subject(shops: Path) -> None:
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("$12.00", "$48.20")) as p:
+        a = p.ask("How much did I pay at Larkspur Hardware?",
+                  AskOptions(re_threshold=0.0, answer_threshold=0.01))
+        assert not a.abstained and Path(a.sources[0].path).name == "receipt.txt"
+        assert a.raw_answer == "$48.20" and "grounding" in a.rules
+        # with the rule off, the stock list's price (the reader's first) may answer
+        off = p.ask("How much did I pay at Larkspur Hardware?",
+                    AskOptions(re_threshold=0.0, answer_threshold=0.01,
+                               rules_off=frozenset({"grounding"})))
+        assert "grounding" not in off.rules
+
+
+def test_a_name_no_document_mentions_is_said_to_be_missing(shops: Path) -> None:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("$12.00")) as p:
+        a = p.ask("How much did I pay at Quillfeather Books?",
+                  AskOptions(re_threshold=0.0, answer_threshold=0.01))
+    assert a.abstained
+    assert a.abstain_reason == "nothing in your documents mentions 'Quillfeather Books'"
+    out = CliRunner().invoke(cli, ["ask", "Who was our waiter at Quillfeather Books?"])
+    assert out.exit_code == EXIT_NOT_FOUND, out.output
+    assert "Quillfeather Books" in out.output
