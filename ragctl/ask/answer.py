@@ -41,6 +41,7 @@ from ragctl.ask.question import (
 from ragctl.ask.rules import (
     DEFAULT_ANSWERABILITY,
     DEFAULT_RANKING,
+    fits,
     logistic,
     logit,
     missing_dates,
@@ -366,6 +367,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
+            feats["fits"] = float(fits(qtype.expects, text))
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

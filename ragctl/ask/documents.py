@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ragctl.records import Hit, ScoredSentence, Sentence
-from ragctl.text import content_words
+from ragctl.text import CURRENCY_CODES, CURRENCY_SIGNS, content_words
 
 if TYPE_CHECKING:
     from ragctl.ask.retrieve import Retriever
@@ -35,15 +35,22 @@ if TYPE_CHECKING:
 
 # Sums of money as documents write them: a currency sign, code or unit (_CURRENCY), and a
 # sum written currency first or last (_SUM)
-_SIGNS = "[$€£¥₹]"
-_CODES = "USD|EUR|GBP|INR"
-_UNITS = "euros?|dollars?|pounds?|rupees?"
+_SIGNS = CURRENCY_SIGNS
+_CODES = CURRENCY_CODES
+# standing alone ("amounts in CHF"), the codes that are no English word ("ALL", "TOP")
+_ISO = "|".join(c for c in CURRENCY_CODES.split("|") if len(c) == 3 and c.isupper()
+                and c not in {"ALL", "TOP", "CUP", "TRY", "SOS", "MAD", "BOB", "PEN", "GEL",
+                              "MOP", "SAR", "TND", "WST", "BAM", "ERN", "LAK", "LSL", "SHP"})
+_UNITS = "euros?|dollars?|pounds?|rupees?|ringgits?|pesos?|yuan|rand|kronor|kroner|krona|" \
+    "francs?|yen|cents?|pence"
 _SCALES = "million|billion|thousand|trillion|crore|lakh"
-_CURRENCY = re.compile(rf"{_SIGNS}|\b(rs\.?|{_CODES}|{_UNITS}|yen|francs?|cents?|{_SCALES})\b",
-                       re.I)
+# a code counts as a currency in its own case only ("RM 9.00", not "rm -rf"); a sign or a
+# unit word anywhere
+_CURRENCY = re.compile(rf"{_SIGNS}|\b(?:{_CODES})\.?(?=\s?\d)|(?<=\d)\s?(?:{_CODES})\b|"
+                       rf"\b(?i:{_UNITS}|{_SCALES})\b|\b(?:{_ISO})\b")
 _SUM = re.compile(
-    rf"(?:{_SIGNS}|\bRs\.?|\b(?:{_CODES})\b)\s?\d[\d,.]*\d(?:\s?(?:{_SCALES})\b)?|"
-    rf"\b\d[\d,.]*\s?(?:million |billion |thousand )?(?:{_CODES}|{_UNITS})\b", re.I)
+    rf"(?:{_SIGNS}|\b(?:{_CODES})\.?(?=\s?\d))\s?\d[\d,.]*\d(?:\s?(?i:{_SCALES})\b)?|"
+    rf"\b\d[\d,.]*\s?(?:(?i:million|billion|thousand) )?(?:{_CODES}|(?i:{_UNITS}))\b")
 
 
 # --------------------------------------------------------------------- options named in a text

@@ -36,7 +36,7 @@ from ragctl.ask.documents import (
 from ragctl.ask.question import Expected, choice_options
 from ragctl.ask.switches import fired, on
 from ragctl.records import Answer, Hit
-from ragctl.text import MONTHS
+from ragctl.text import CURRENCY_CODES, MONTHS
 
 _DATE = re.compile(
     rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
@@ -64,6 +64,33 @@ def answer_types(span: str) -> set[str]:
     if _NAME.search(span):
         kinds.add("name")
     return kinds
+
+
+_WORDY = re.compile(r"[^\W\d_]{2,}")
+_NOT_NAME_WORDS = frozenset(
+    {"am", "pm", "st", "nd", "rd", "th", "hrs", "min", "sec", "usd", "eur", "gbp"}
+    | {c.lower() for c in CURRENCY_CODES.split("|")}
+    | set("dollars dollar euros euro pounds pound cents cent rupees ringgit yen million "
+          "billion thousand percent".split()))
+
+
+def fits(expects: Expected, span: str) -> bool:
+    """Whether a span can be what the question asks for at all (``typed_answer``): a date
+    or a time for "when", a count or an amount for "how many / how much", a sum or a bare
+    amount for a price, and for "who" and "where" anything but a date, a number or a sum
+    alone ("$12.00" names nobody; "the mayor" may). A span that does not fit is never
+    printed as the answer."""
+    if expects == "any":
+        return True
+    kinds = answer_types(span)
+    if expects == "date":
+        return "date" in kinds
+    if expects in ("number", "money"):
+        return "number" in kinds
+    # person, place: a word that is no date, number, time or currency word
+    words = [w for w in _WORDY.findall(span) if not _DATE.fullmatch(w)
+             and not _NUMBER.fullmatch(w) and w.lower() not in _NOT_NAME_WORDS]
+    return bool(words)
 
 
 def type_agreement(expects: Expected, span: str) -> float:
@@ -133,15 +160,9 @@ def logistic(features: dict[str, float], model: dict[str, Any]) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
-# A span of the wrong type ("2019" for a "where" question) that the reader itself rates
-# below no answer by this much is no answer: on the dev sets this turns away more on-topic
-# unanswerable questions and no answerable one that the retriever found.
-TYPE_VETO_MARGIN = -2.0
-
-
 def vetoed(features: dict[str, float]) -> bool:
     """Whether a span's own signals rule it out as an answer, whatever the model says: a
-    span of the wrong type that the reader rates well below no answer, a passage that
+    span that cannot be what the question asks for (:func:`fits`), a passage that
     lacks the year or month the question names ("revenue for 2015" over the 2011 report;
     in SQuAD's dev questions such a year is missing from the answer's own paragraph 0.4%
     of the time), one that mentions none of the two or more things the question names
@@ -160,7 +181,7 @@ def vetoed(features: dict[str, float]) -> bool:
 # The vetoes, each a rule of ragctl.ask.ruletable: "missing_dates", "missing_names" (with
 # "unnamed_subject") and "ruled_out" are features that their rule sets; off, they are 0.
 VETOES: tuple[tuple[str, Callable[[dict[str, float]], bool]], ...] = (
-    ("type_veto", lambda f: f["type"] < 0 and f["margin"] < TYPE_VETO_MARGIN),
+    ("typed_answer", lambda f: f.get("fits", 1.0) == 0),
     ("missing_dates", lambda f: f.get("missing_dates", 0.0) > 0),
     ("missing_names", lambda f: f.get("missing_names", 0.0) > 0),
     ("ruled_out", lambda f: f.get("ruled_out", 0.0) > 0),

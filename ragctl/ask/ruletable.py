@@ -102,6 +102,12 @@ def _unnamed(ex: Example) -> str:
                                          lambda path, names: False)))
 
 
+def _typed(ex: Example) -> str:
+    fit = rules.fits(question_type(ex.question).expects, ex.span)
+    return str(int(rules.vetoed({"margin": 0.0, "type": 0.0, "overlap": 1.0,
+                                 "fits": float(fit)})))
+
+
 def _vetoed(features: dict[str, float]) -> Callable[[Example], str]:
     base = {"margin": 0.0, "type": 0.0, "overlap": 1.0}
     return lambda ex: str(int(rules.vetoed({**base, **features})))
@@ -109,6 +115,11 @@ def _vetoed(features: dict[str, float]) -> Callable[[Example], str]:
 
 RULES: tuple[Rule, ...] = (
     # ---------------------------------------------------------------- kept passages
+    Rule("grounding", "passages",
+         "the passages an answer may come from are those of the documents that name what "
+         "the question names (ragctl.ask.grounding); a name no document mentions is said "
+         "to be missing, and nothing is answered",
+         tested_by="test_grounding.py", written_for="none (general)"),
     Rule("with_identifier", "passages",
          "a passage of the document the question names by number (\"PEP 723\") takes the "
          "last kept place when the relevance estimator kept none",
@@ -211,12 +222,12 @@ RULES: tuple[Rule, ...] = (
                   "Rs 1939 x 1 Night x 1 Room Rs 1939 Grand Total Rs 1939", "Rs 1939"),),
          _completed, written_for="realdocs dev (receipts)",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1}),
-    Rule("type_veto", "veto",
-         "a span of the wrong type that the reader rates well below no answer",
-         (Example("", "", "", "1"),), _vetoed({"type": -0.5, "margin": -3.0}),
-         written_for="SQuAD dev split",
-         measured={'realdocs-dev': 1, 'tables-dev': 0, 'squad-dev': -1, 'squad-dev exact': -1,
-                   'test': 0}),
+    Rule("typed_answer", "veto",
+         "a span that cannot be what the question asks for (a sum for \"when\", a date for "
+         "\"how many\", a number alone for \"who\") is never printed",
+         (Example("When is the Harlow invoice due?", "Amount due: $2,400.00", "$2,400.00", "1"),
+          Example("Who served us?", "Table 6, 2 guests", "6", "1")),
+         _typed, written_for="none (general)"),
     Rule("no_overlap", "veto",
          "a span below no answer in a sentence sharing no word with the question",
          (Example("", "", "", "1"),), _vetoed({"margin": -0.5, "overlap": 0.0}),

@@ -83,6 +83,9 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     if choice is None or (opts.abstain and choice.probability < threshold):
         found = f"; the best span found, {choice.text!r}, has confidence " \
             f"{choice.probability:.2f} (threshold {threshold:.2f})" if choice else ""
+        if choice is not None and choice.features.get("fits") == 0.0:
+            found = f": they give no {ASKED[qtype.expects]} (the best span found, " \
+                f"{choice.text!r}, is not one)"
         ans.abstained = True
         ans.abstain_reason = "the passages found do not answer it" + found
         return
@@ -94,6 +97,11 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     ans.sources = [cite]
     ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
     ans.confidence = round(choice.probability, 4)
+
+
+# what a question of each expected type asks for, in a refusal's words
+ASKED = {"date": "date or time", "number": "number", "money": "amount", "person": "name",
+         "place": "place", "any": "answer"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
