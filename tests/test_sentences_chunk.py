@@ -68,3 +68,24 @@ def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold() -> Non
     row = "Series: EE; Issued: 1979524598; Bonds (red. & unred.) for matured dates: 24"
     assert [s.text for s in SentenceSplitter().split(f"{row}\n\nIt is late. Go home.")] == [
         row, "It is late.", "Go home."]
+
+
+def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
+    """A receipt read by OCR: each line its own sentence, so a citation can point at the
+    total's line and the reader does not take a line price for it."""
+    from ragctl.index.sentences import line_based
+
+    receipt = ("Contoso\n123 Main Street\nRedmond, WA 98052\n\n6/10/2019 13:59\n"
+               "Sales Associate: Paul\n\nSub-Total $2,297.97\nTax $218.31\n\n$2,516.28")
+    spans = SentenceSplitter().split(receipt)
+    assert [s.text for s in spans] == [
+        "Contoso", "123 Main Street", "Redmond, WA 98052", "6/10/2019 13:59",
+        "Sales Associate: Paul", "Sub-Total $2,297.97", "Tax $218.31", "$2,516.28"]
+    assert all(receipt[s.start:s.end] == s.text for s in spans)
+    # wrapped prose runs on into its next line: one sentence, as before
+    wrapped = "The plumber said he would come on\nThursday at 3 pm, and that the valve\n" \
+              "needs to be replaced before winter."
+    assert not line_based(wrapped) and len(SentenceSplitter().split(wrapped)) == 1
+    # long lines are prose too, whatever their breaks
+    assert not line_based("A line of prose that goes on for well over eight words here.\n"
+                          "Another line of prose that also goes on for more than eight.")

@@ -331,7 +331,8 @@ class Indexer:
         # "sentences": 2 — sentences keep their source text (an index made before is
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
         # "sentences": 3 — a list item is a sentence of its own, without its bullet;
-        # 4 — a table row is one sentence, "(212) 555-0147" is no list item
+        # 4 — a table row is one sentence, "(212) 555-0147" is no list item; 5 — each
+        # line of a paragraph written line by line (a receipt, a form) is one
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -340,7 +341,7 @@ class Indexer:
         # start kept
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 4,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 5,
                 "readers": 5}
 
     def _check_model(self) -> None:
