@@ -116,7 +116,7 @@ def build_folder(name: str, mirrors: Path, folder: Path) -> int:
 
 def folders(args: argparse.Namespace) -> None:
     for name in args.sets or SETS:
-        folder, home = args.out / name / "docs", args.out / name / "home"
+        folder, home = args.out / name / "docs", args.out / name / args.home
         if not folder.exists() or args.force:
             n = build_folder(name, args.mirrors, folder)
             print(f"{name}: {n} files in {folder}", file=sys.stderr)
@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> None:
         commits[name] = subprocess.run(["git", "log", "-1", "--format=%H", "--",
                                         str(B / SETS[name])], capture_output=True, text=True,
                                        cwd=ROOT).stdout.strip()
-        home = args.out / name / "home"
+        home = args.out / name / args.home
         for n, q in enumerate(spec["questions"], start=1):
             if args.limit and n > args.limit:
                 break
@@ -312,6 +312,7 @@ def main() -> None:
         p.add_argument("--out", type=Path, required=True, help="folders and homes go here")
         p.add_argument("--sets", nargs="*", choices=list(SETS))
         p.add_argument("--ragctl", default=str(ROOT / ".venv" / "bin" / "ragctl"))
+        p.add_argument("--home", default="home", help="each set's home: OUT/<set>/HOME")
     f = sub.choices["folders"]
     f.add_argument("--mirrors", type=Path, required=True)
     f.add_argument("--force", action="store_true", help="copy the files again")

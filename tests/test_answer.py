@@ -204,6 +204,20 @@ def test_a_passage_that_names_none_of_what_the_question_names_is_ruled_out() -> 
     assert whole[0].features["missing_names"] == 0.0 and whole[0].probability > 0.0
 
 
+def test_what_is_not_prose_is_never_quoted() -> None:
+    from ragctl.ask.documents import not_prose, unquotable
+
+    for text in ("> > Thanks for the report.", ">We met on Tuesday.", "Best regards, Ana",
+                 "Kind regards,", "Sent from my iPhone", "--", "x = foo(bar[1]) + {}",
+                 "$ pip install ragctl", "import os", "def main(argv):"):
+        assert not_prose(text) and unquotable(text), text
+    assert not_prose("Installation", "Guide > Installation")
+    for text in ("We never share your location with advertisers.",
+                 "The rent is $900 (due on the 1st).", "Installation takes five minutes.",
+                 "Thanks to everyone who came on Tuesday, we decided to move the launch."):
+        assert not not_prose(text, "Guide > Installation"), text
+
+
 def test_metadata_blocks_are_recognized() -> None:
     assert is_metadata("PEP: 20 Title: The Zen of Python Author: Tim Peters "
                        "<tim.peters@gmail.com> Status: Active Type: Informational")

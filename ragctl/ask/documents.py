@@ -143,11 +143,39 @@ def is_metadata(text: str) -> bool:
     return len(fields) == 1 and fields[0].start() <= 1 and words <= 8
 
 
-def unquotable(text: str) -> bool:
-    """Never a quote or a nugget: metadata (:func:`is_metadata`), or a lead-in that ends
+def unquotable(text: str, place: str = "") -> bool:
+    """Never a quote or a nugget: metadata (:func:`is_metadata`), a lead-in that ends
     with a colon ("The steering council shall work to:"), which says nothing without the
-    list that follows it (a sentence of its own since list items are)."""
-    return is_metadata(text) or text.rstrip().endswith(":")
+    list that follows it (a sentence of its own since list items are), or text that is
+    not prose (:func:`not_prose`: quoted mail, a signature, a line of code, a heading
+    alone)."""
+    return is_metadata(text) or text.rstrip().endswith(":") or not_prose(text, place)
+
+
+_QUOTE_MARK = re.compile(r"^\s*(?:>\s*)+")
+_CLOSING = re.compile(r"^\W*(?:(?:best|kind|warm|warmest|many)\s+)?(?:regards|wishes|thanks|"
+                      r"thank you|cheers|sincerely|yours(?: truly| sincerely)?)\b"
+                      r"[\s,.!\w'-]{0,40}$|"
+                      r"^\W*sent from my\b|^\s*--\s*$", re.I)
+_CODE_START = re.compile(r"^\s*(?:\$ |>>> |#include\b|import \w|from [\w.]+ import\b|def \w+\(|"
+                         r"class \w+[(:]|function\b|var |let |const |public |private |return\b)")
+_CODE_SIGNS = frozenset("{}[]();=<>$#*/\\|_`~^&")
+
+
+def not_prose(text: str, place: str = "") -> bool:
+    """Whether a sentence is something other than prose a person would quote: a mail's
+    quoted text ("> > Thanks"), a closing or a signature ("Best regards, Ana", "Sent from
+    my phone"), a line of code (it starts like one, or one in eight of its signs is
+    code punctuation), or a heading alone (the last heading of its ``place``, again, with
+    nothing under it)."""
+    t = text.strip()
+    if not t or _QUOTE_MARK.match(t) or _CLOSING.match(t) or _CODE_START.match(t):
+        return True
+    signs = [ch for ch in t if not ch.isspace()]
+    if sum(ch in _CODE_SIGNS for ch in signs) >= len(signs) / 8:
+        return True
+    heading = place.rsplit(" > ", 1)[-1].strip().lower() if place else ""
+    return bool(heading) and t.rstrip(".").lower() == heading
 
 
 # --------------------------------------------------------------------- the names a question gives

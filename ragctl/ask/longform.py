@@ -172,7 +172,7 @@ def nuggets_from_filter(scored: Sequence[ScoredSentence], relevance: dict[int, f
     documents stay: clustering puts them into one facet citing every source."""
     from ragctl.ask.documents import unquotable
 
-    ranked = sorted((s for s in scored if not unquotable(s.sentence.text)),
+    ranked = sorted((s for s in scored if not unquotable(s.sentence.text, s.sentence.place)),
                     key=lambda s: (not s.kept, -s.score))
     top = max((s.score for s in ranked), default=0.0)
     out: list[Nugget] = []

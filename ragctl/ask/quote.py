@@ -61,7 +61,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
         named, section = set(), set()
     elif named or section:
         fired("named_source_first")
-    plain = [s for s in scored if not (on("no_lead_in") and unquotable(s.sentence.text))]
+    plain = [s for s in scored
+             if not (on("no_lead_in") and unquotable(s.sentence.text, s.sentence.place))]
     if len(plain) < len(scored):
         fired("no_lead_in")
     top = max((s.score for s in plain), default=0.0)
