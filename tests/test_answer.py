@@ -629,6 +629,21 @@ def test_a_quote_comes_from_the_source_the_question_names(notes: Path) -> None:
     assert "never pass silently" in a.answer and "went wrong" not in a.answer
 
 
+def test_a_mail_s_date_header_is_not_the_day_of_what_it_announces(notes: Path) -> None:
+    (notes / "garden.eml").write_text(
+        "From: Ann Lopes <ann@example.org>\nSubject: Garden open day\n"
+        "Date: Tue, 14 Mar 2023 09:12:40 +0000\n\nThe garden open day will have stalls, "
+        "a plant sale and tea. Bring your neighbours.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader("14 Mar 2023")) as p:
+        day = p.ask("On what day is the garden open day?", AskOptions(re_threshold=0.0))
+        sent = p.ask("When was the mail about the garden open day sent?",
+                     AskOptions(re_threshold=0.0))
+    assert day.abstained and "header_line" in day.rules  # the mail never says which day
+    assert not sent.abstained and "14 Mar 2023" in sent.answer_text
+
+
 def test_authorship_questions_are_told_apart() -> None:
     assert is_authorship("Who wrote the Dropbox ATF blog post?")
     assert is_authorship("Who is the author of PEP 723?") and is_authorship("By whom was it sent?")

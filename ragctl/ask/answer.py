@@ -42,6 +42,7 @@ from ragctl.ask.rules import (
     DEFAULT_ANSWERABILITY,
     DEFAULT_RANKING,
     fits,
+    header_line,
     logistic,
     logit,
     missing_dates,
@@ -368,6 +369,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
             feats["fits"] = float(fits(qtype.expects, text))
+            feats["header_line"] = header_line(question, sentence.text)
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

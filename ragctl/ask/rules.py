@@ -135,6 +135,23 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
     return 0.0
 
 
+# a message's own header line ("Date: 14 Mar 2023 09:12:40 +0000", "From: …"), and a question
+# about the message itself ("when was the mail about … sent", "who wrote to me about …")
+_HEADER_LINE = re.compile(r"^\s*(?:From|To|Cc|Bcc|Date|Sent|Subject|Reply-To|Received)\s?:\s",
+                          re.I)
+_ABOUT_MESSAGE = re.compile(r"\b(?:sent|send|sender|senders|mailed|e-?mailed|wrote|written|"
+                            r"writes|received|forwarded|replied|subject|addressed)\b", re.I)
+
+
+def header_line(question: str, sentence: str) -> float:
+    """1 when the span comes from a message's own header line (its Date:, From:, Subject:)
+    and the question is not about the message itself: "On what day is the garden open
+    day?" is not answered by the day the mail announcing it was sent."""
+    if not on("header_line") or not _HEADER_LINE.match(sentence):
+        return 0.0
+    return float(_ABOUT_MESSAGE.search(question) is None)
+
+
 def logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
@@ -185,6 +202,7 @@ VETOES: tuple[tuple[str, Callable[[dict[str, float]], bool]], ...] = (
     ("missing_dates", lambda f: f.get("missing_dates", 0.0) > 0),
     ("missing_names", lambda f: f.get("missing_names", 0.0) > 0),
     ("ruled_out", lambda f: f.get("ruled_out", 0.0) > 0),
+    ("header_line", lambda f: f.get("header_line", 0.0) > 0),
     ("no_overlap", lambda f: f["margin"] < 0 and f.get("overlap", 1.0) == 0))
 
 
@@ -288,11 +306,11 @@ def neither_option(ans: Answer, question: str, abstain: bool) -> None:
     """"Who is older, A or B?" answered with neither: the documents do not say (no answer,
     when ``abstain``)."""
     two = choice_options(question)
-    if two and not ans.abstained and abstain and on("neither_option") and not any(
+    if two and not ans.abstained and abstain and on("typed_answer") and not any(
             option_in(o, ans.raw_answer) or option_in(ans.raw_answer, o) for o in two):
         ans.answer = ans.raw_answer = ""
         ans.sources, ans.sentences = [], []
         ans.abstained = True
         ans.abstain_reason = f"the documents do not say which of {two[0]!r} " \
             f"and {two[1]!r}"
-        fired("neither_option")
+        fired("typed_answer")

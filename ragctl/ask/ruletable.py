@@ -167,10 +167,6 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_answer.py::test_a_lead_in_is_never_quoted_alone",
          written_for="realdocs dev (PEPs)",
          measured={'realdocs-dev': 1, 'squad-dev': 0, 'test': 0}),
-    Rule("neither_option", "route",
-         "\"who is older, A or B?\" answered with neither is no answer",
-         tested_by="test_answer.py", written_for="HotpotQA-style comparisons",
-         measured={}),
     # ---------------------------------------------------------------- the span
     Rule("whole_words", "span", "a span widened to the words, numbers and e-mail or web "
          "addresses it cuts",
@@ -224,10 +220,17 @@ RULES: tuple[Rule, ...] = (
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1}),
     Rule("typed_answer", "veto",
          "a span that cannot be what the question asks for (a sum for \"when\", a date for "
-         "\"how many\", a number alone for \"who\") is never printed",
+         "\"how many\", a number alone for \"who\", neither of the two things \"A or B?\" "
+         "names) is never printed",
          (Example("When is the Harlow invoice due?", "Amount due: $2,400.00", "$2,400.00", "1"),
           Example("Who served us?", "Table 6, 2 guests", "6", "1")),
          _typed, written_for="none (general)"),
+    Rule("header_line", "veto",
+         "a message's own header line (Date:, From:, Subject:) answers only a question about "
+         "the message itself",
+         (Example("On what day is the garden open day?", "Date: 14 Mar 2023 09:12:40 +0000",
+                  "14 Mar 2023", "1"),),
+         _feature(rules.header_line), written_for="none (general)"),
     Rule("no_overlap", "veto",
          "a span below no answer in a sentence sharing no word with the question",
          (Example("", "", "", "1"),), _vetoed({"margin": -0.5, "overlap": 0.0}),

@@ -124,6 +124,7 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
 
 
 LINE_WORDS = 8  # words in a typical line of a receipt, a form or an address, at most
+_FIELD_LINE = re.compile(r"\s*[A-Z][\w -]{0,30}:\s")
 _CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*[a-z(]")
 
 
@@ -131,11 +132,13 @@ def line_based(para: str) -> bool:
     """Whether a paragraph is written line by line, not as wrapped prose: two lines or
     more, short ones (half of them at most :data:`LINE_WORDS` words, none over twice
     that), and no line that runs on into the next (a line ending without a stop before
-    one that starts in lower case is wrapped prose). A receipt read by OCR ("Sub-Total
-    $2,297.97" / "Tax $218.31"), a form's labelled lines, an address."""
+    one that starts in lower case is wrapped prose). A header block, every line a field
+    ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one sentence. A
+    receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's labelled lines,
+    an address."""
     lines = [ln for ln in para.strip().split("\n") if ln.strip()]
-    if len(lines) < 2:
-        return False
+    if len(lines) < 2 or all(_FIELD_LINE.match(ln) for ln in lines):
+        return False  # one line, or a header block ("PEP: 8", "Status: Active"): one sentence
     words = sorted(len(ln.split()) for ln in lines)
     if words[len(words) // 2] > LINE_WORDS or words[-1] > 2 * LINE_WORDS:
         return False
