@@ -288,6 +288,27 @@ def test_half_a_utf16_pair_is_replaced_not_fatal(tmp_path: Path,
     doc.sections[0].text.encode("utf-8")
 
 
+def test_a_filled_pdf_form_keeps_its_values(tmp_path: Path) -> None:
+    """A filled form that was not flattened holds its values only in its fields."""
+    from reportlab.pdfgen import canvas
+
+    f = tmp_path / "form.pdf"
+    c = canvas.Canvas(str(f))
+    c.drawString(72, 760, "Membership application")
+    c.acroForm.textfield(name="ApplicantName", value="Ana Ruiz", x=72, y=700, width=200)
+    c.acroForm.textfield(name="member_no", tooltip="Member number", value="A-113",
+                         x=72, y=660, width=200)
+    c.acroForm.textfield(name="Notes", value="", x=72, y=620, width=200)
+    c.acroForm.checkbox(name="Paid", checked=True, x=72, y=580)
+    c.save()
+    doc = parse(f, f.read_bytes())
+    form = [s for s in doc.sections if s.place.endswith("form fields")]
+    assert form and form[0].place == "p. 1 > form fields"
+    lines = form[0].text.split("\n\n")  # one paragraph, one sentence, each
+    assert "Applicant Name: Ana Ruiz" in lines and "Member number: A-113" in lines
+    assert "Paid: Yes" in lines and not any(ln.startswith("Notes") for ln in lines)
+
+
 def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     import docx
 

@@ -338,11 +338,11 @@ class Indexer:
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
         # spread, a first header cell left empty, a sheet's header found under its title,
         # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
-        # start kept
+        # start kept; 6 — the values filled into a PDF form's fields
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 5,
-                "readers": 5}
+                "readers": 6}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

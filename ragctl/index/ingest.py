@@ -1173,6 +1173,7 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
             if not opened:
                 raise SkipFile("encrypted PDF (needs a password); skipped")
         texts = [page.extract_text() or "" for page in reader.pages]
+        filled = pdf_form_fields(reader)
         meta = reader.metadata
         title = str(meta.title) if meta is not None and meta.title else path.stem
     except FileNotDecryptedError:
@@ -1207,11 +1208,74 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     sections = []
     for i, text in enumerate(texts):
         sections.append(Section(text, f"p. {i + 1}", 0))
+        after = len(text) + 2
         if i in rows:  # the rows of its tables follow a page's text, as if printed below it
-            sections.append(Section(rows[i], f"p. {i + 1}", len(text) + 2))
+            sections.append(Section(rows[i], f"p. {i + 1}", after))
+            after += len(rows[i]) + 2
+        if filled.get(i):  # so do the values filled into its form's fields
+            sections.append(Section("\n\n".join(filled[i]), f"p. {i + 1} > form fields", after))
     if not any(s.text.strip() for s in sections):
         raise SkipFile("no text found, not even by OCR; skipped")
     return ParsedDocument(path, "pdf", title, sections, notes)
+
+
+def pdf_form_fields(reader: Any) -> dict[int, list[str]]:
+    """The values filled into a PDF form, page by page, each as a line "Label: value" (the
+    field's tooltip, else its name in words: "CharacterName 2" → "Character Name"); a
+    ticked box is "Yes", an empty field or an unticked box is left out. A filled form that
+    was not flattened keeps its values only there, never in the page's text."""
+    out: dict[int, list[str]] = {}
+    seen: set[str] = set()
+    for i, page in enumerate(reader.pages):
+        try:
+            annots = page.get("/Annots") or []
+            widgets = [a.get_object() for a in annots]
+        except Exception:  # a broken annotation array reads as none
+            continue
+        for w in widgets:
+            if not hasattr(w, "get") or w.get("/Subtype") != "/Widget":
+                continue
+            parent = w.get("/Parent")
+            parent = parent.get_object() if parent is not None else {}
+            name = str(w.get("/T") or parent.get("/T") or "")
+            value = w.get("/V", parent.get("/V"))
+            label = _field_label(str(w.get("/TU") or parent.get("/TU") or ""), name)
+            text = _field_value(value)
+            if not text or not label or name in seen:
+                continue
+            seen.add(name)
+            out.setdefault(i, []).append(f"{label}: {text}")
+    return out
+
+
+def _field_label(tooltip: str, name: str) -> str:
+    """A field's label: its tooltip when that is a short label, else its name in words,
+    unless the name is a code ("f1_01[0]") and the tooltip all there is."""
+    tip = " ".join(tooltip.split())
+    words = _field_words(name)
+    if tip and len(tip.split()) <= 6 and not tip.endswith("."):
+        return tip
+    if len(re.sub(r"[^A-Za-z]", "", words)) >= 3 and not re.search(r"[\[\]]", name):
+        return words
+    return tip.rstrip(".") or words
+
+
+def _field_words(name: str) -> str:
+    """A form field's name as words: "CharacterName 2" → "Character Name"."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])|[_.]+", " ", name)
+    return " ".join(re.sub(r"\s*\d+$", "", words).split())
+
+
+def _field_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(v for v in (_field_value(x) for x in value) if v)
+    text = str(value).strip()
+    if text.startswith("/"):  # a box or a radio button: its state's name
+        return "" if text in ("/Off", "/No", "/0") else "Yes" if text in ("/Yes", "/On", "/1") \
+            else text[1:]
+    return text
 
 
 def garbled_text(text: str) -> bool:
