@@ -89,3 +89,21 @@ def test_a_name_no_document_mentions_is_said_to_be_missing(shops: Path) -> None:
     out = CliRunner().invoke(cli, ["ask", "Who was our waiter at Quillfeather Books?"])
     assert out.exit_code == EXIT_NOT_FOUND, out.output
     assert "Quillfeather Books" in out.output
+
+
+def test_a_name_s_words_may_be_in_the_text_and_the_file_name(tmp_path: Path,
+                                                              fake_embedder: str) -> None:
+    root = tmp_path / "bills"
+    root.mkdir()
+    (root / "invoice-britain.txt").write_text("Contoso Ltd\nInvoice 654123\nTotal: GBP 118.00\n")
+    (root / "invoice-india.txt").write_text("Contoso Ltd\nInvoice 998877\nTotal: INR 900.00\n")
+    with Collection.open(load_settings(chunk_words=30), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+        g = ground(c.store, "What is the total on the Contoso Britain invoice?")
+        assert not g.missing
+        assert g.grounded(str(root / "invoice-britain.txt"))
+        assert not g.grounded(str(root / "invoice-india.txt"))
+    # an acronym then a word is no one name ("TTC of Au" is "TTC", then "Au")
+    assert names("What is the total TTC of Au bon moulin invoice?") == ["TTC", "Au"]
+    assert names("Who is the CEO of Bank of America?") == ["CEO", "Bank of America"]

@@ -108,8 +108,9 @@ def distinctive_names(question: str) -> list[Name]:
             close()
             names.append(Name(word, tuple(re.findall(r"\w+", _plain(word)))))
         elif _capitalized(tok) or (run and word.lower() in _JOINERS and i + 1 < len(tokens)
-                                   and _capitalized(tokens[i + 1])):
-            run.append(tok)
+                                   and _capitalized(tokens[i + 1])
+                                   and not (len(run) == 1 and _word(run[0]).isupper())):
+            run.append(tok)  # "Bank of America"; not "TTC of Au", an acronym then a word
         else:
             close()
         if tok.endswith(("'s", "’s")):
@@ -163,28 +164,40 @@ def ground(store: Store, question: str) -> Grounding:
     passages: list[tuple[int, str]] = []
     missing: list[Name] = []
     for name in names:
-        found = store.mentioning(name.words, FREQUENT + 1)
-        if len(found) > FREQUENT:
-            continue  # the folder's subject
-        if titles is None:
-            titles = {d.path: _plain(document_name(d)) for d in store.documents()}
-        paths = {path for _, path in found}
-        paths |= {path for path, words in titles.items() if _named(name, words)}
+        # each word in the document: in one of its passages, or in its title or file name
+        # ("the Contoso Britain invoice": Contoso in its text, Britain in its file's name)
+        rare: list[str] = []
+        paths: set[str] | None = None
+        for word in dict.fromkeys(name.words):
+            found = store.mentioning([word], FREQUENT + 1)
+            if len(found) > FREQUENT:
+                continue  # the folder's subject, or a word too common to tell
+            if titles is None:
+                titles = {d.path: _plain(document_name(d)) for d in store.documents()}
+            having = {path for _, path in found} | {
+                path for path, words in titles.items() if _has_word(word, words)}
+            paths = having if paths is None else paths & having
+            rare.append(word)
+        if paths is None:
+            continue  # no word of it tells one document from another
         if not paths:
             missing.append(name)
             continue
         for path in paths:
             counts[path] = counts.get(path, 0) + 1
-        passages += found
+        named = [(pid, path) for pid, path in store.mentioning(rare, FREQUENT) if path in paths]
+        if not named:  # its words in different passages of the document: those of each
+            named = [(pid, path) for word in rare for pid, path in store.mentioning([word], 20)
+                     if path in paths]
+        passages += named
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
-def _named(name: Name, title: str) -> bool:
-    """Whether a document's title and file name (lower case, plain) hold every word of
-    ``name``, a word or the first five letters of one ("huguenots" for "Huguenot")."""
+def _has_word(word: str, title: str) -> bool:
+    """Whether a document's title and file name (lower case, plain) hold ``word``, or a
+    word with its first five letters ("huguenots" for "Huguenot")."""
     words = set(re.findall(r"\w+", title))
-    stems = {w[:5] for w in words}
-    return all(w in words or (len(w) >= 5 and w[:5] in stems) for w in name.words)
+    return word in words or (len(word) >= 5 and word[:5] in {w[:5] for w in words})
 
 
 def missing_reason(missing: Sequence[Name]) -> str:
