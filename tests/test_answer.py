@@ -55,6 +55,15 @@ def test_question_types() -> None:
               "What are the steps to apply?"):
         assert question_type(q).kind == "quote", q
     assert question_type("Is the clinic open on Sundays?").kind == "yes-no"
+    # the thing a "what / which" question names gives the answer's shape
+    for q, kind in (("What email address should I write to?", "email"),
+                    ("What is the phone number of the clinic?", "phone"),
+                    ("Which website hosts the form?", "url"),
+                    ("Which port does the server listen on?", "number"),
+                    ("What time of day is it quietest?", "date"),
+                    ("For how many days are the logs kept?", "number"),
+                    ("How old is Beverly Jones, who won the contest?", "number")):
+        assert question_type(q).expects == kind, q
     assert question_type("Is it the red or the blue one?").kind == "factoid"
 
 
@@ -89,6 +98,10 @@ def test_a_span_fits_the_question_or_is_never_printed() -> None:
     for alone in ("$12.00", "1998", "6", "March 2019", "3 pm", "RM 9.00"):
         assert not fits("person", alone), alone
     assert fits("any", "$12.00")
+    assert fits("date", "an hour before closing time") and fits("date", "after the war")
+    assert fits("email", "privacy@example.org") and not fits("email", "MZLA Technologies")
+    assert fits("url", "https://example.org/privacy") and fits("url", "www.example.org")
+    assert fits("phone", "(212) 555-0147") and not fits("phone", "Room 5")
 
 
 def test_a_number_the_question_names_must_be_in_the_context() -> None:

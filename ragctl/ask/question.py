@@ -21,7 +21,7 @@ from typing import Literal
 from ragctl.ask.documents import identifiers
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
-Expected = Literal["date", "number", "money", "person", "place", "any"]
+Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url", "any"]
 
 # --------------------------------------------------------------------- the question
 
@@ -54,16 +54,23 @@ class QuestionType:
 
 # "On Thunderbird Desktop, are OAuth tokens kept …?", "When I pay, does my card …?": a
 # question asked after a leading phrase or clause is of the kind of its main clause
-_LEAD = re.compile(r"^(?P<lead>[^,?]{3,80}),\s*(?P<main>(?:(?:is|are|was|were|do|does|did|can|"
-                   r"could|has|have|had|will|would|should|who|whom|whose|what|when|where|"
-                   r"which|why|how)\b).+)$", re.I)
+_ASKING = (r"is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|who|whom|"
+           r"whose|what|when|where|which|why|how")
+_LEAD = re.compile(rf"^(?P<lead>[^,?]{{3,80}}),\s*(?P<main>(?:(?:{_ASKING})\b).+)$", re.I)
+# a lead that is itself a question: it starts with "who / what / which / how" or with an
+# auxiliary, or with "when / where / why" and an auxiliary ("When is it, …", not "When I
+# pay, …", a clause)
+_AUX = r"is|are|was|were|do|does|did|can|could|has|have|had|will|would|should"
+_ASKS = re.compile(rf"^(?:(?:who|whom|whose|what|which|how|{_AUX})\b|"
+                   rf"(?:when|where|why)\s+(?:\S+\s+)?(?:{_AUX})\b)", re.I)
 
 
 def main_clause(question: str) -> str:
     """The question without a leading phrase or clause before its comma (:data:`_LEAD`),
-    or the whole question."""
+    or the whole question. A lead that is itself the question ("How old is Beverly
+    Jones, who was crowned …?") is no lead."""
     m = _LEAD.match(question)
-    return m.group("main") if m else question
+    return m.group("main") if m and not _ASKS.match(m.group("lead")) else question
 
 
 def question_type(question: str) -> QuestionType:
@@ -80,8 +87,33 @@ def question_type(question: str) -> QuestionType:
     return typed
 
 
+# "Which port …", "What email address …": the thing a "what / which" question names says
+# the shape of its answer (declared here, by the noun that follows the question word)
+HEAD_TYPES: dict[str, Expected] = {
+    "email": "email", "e-mail": "email", "email address": "email", "e-mail address": "email",
+    "phone": "phone", "phone number": "phone", "telephone": "phone",
+    "telephone number": "phone", "fax": "phone", "fax number": "phone",
+    "website": "url", "web site": "url", "url": "url", "web address": "url", "link": "url",
+    "port": "number", "port number": "number", "version": "number", "percentage": "number",
+    "year": "date", "date": "date", "day": "date", "month": "date", "time": "date",
+}
+_HEAD = re.compile(r"^(?:what|which)(?:'s| is| was| are| were)?\s+(?:the\s+|an?\s+|my\s+|"
+                   r"our\s+|your\s+|its\s+)?(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)
+# a preposition before the question word: "For how many days …", "After what date …"
+_PREPOSITION = re.compile(r"^(?:for|in|at|on|by|after|before|within|to|from|since|until|"
+                          r"during|of|about|under|over|up to)\s+(?=(?:how|what|which|when)\b)",
+                          re.I)
+
+
 def _factoid_type(q: str) -> QuestionType:
+    q = _PREPOSITION.sub("", q)
     low = q.lower()
+    head = _HEAD.match(low)
+    if head is not None:
+        words = head.group("head").split()
+        for n in (2, 1):
+            if len(words) >= n and " ".join(words[:n]) in HEAD_TYPES:
+                return QuestionType("factoid", HEAD_TYPES[" ".join(words[:n])])
     if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"
                 r"month|time)|by when|until when|since when)\b", low):
         return QuestionType("factoid", "date")

@@ -67,6 +67,11 @@ def answer_types(span: str) -> set[str]:
 
 
 _WORDY = re.compile(r"[^\W\d_]{2,}")
+_WHEN = re.compile(r"\b(?:before|after|during|until|till|since|ago|afternoon|night|tonight|"
+                   r"dawn|dusk|weekends?|weekdays?|hours?|days?|weeks?|months?|years?|time|"
+                   r"times|period|era|age|season|quarter|semester|term|o'clock)\b", re.I)
+_URL = re.compile(r"https?://|\bwww\.|\b[\w-]+\.(?:com|org|net|io|gov|edu|dev|co|uk|de|fr)\b",
+                  re.I)
 _NOT_NAME_WORDS = frozenset(
     {"am", "pm", "st", "nd", "rd", "th", "hrs", "min", "sec", "usd", "eur", "gbp"}
     | {c.lower() for c in CURRENCY_CODES.split("|")}
@@ -83,8 +88,14 @@ def fits(expects: Expected, span: str) -> bool:
     if expects == "any":
         return True
     kinds = answer_types(span)
-    if expects == "date":
-        return "date" in kinds
+    if expects == "date":  # a date, a time, or when relative to something
+        return "date" in kinds or _WHEN.search(span) is not None
+    if expects == "email":
+        return "@" in span
+    if expects == "url":
+        return _URL.search(span) is not None
+    if expects == "phone":
+        return sum(ch.isdigit() for ch in span) >= 6
     if expects in ("number", "money"):
         return "number" in kinds
     # person, place: a word that is no date, number, time or currency word

@@ -101,7 +101,8 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
 
 # what a question of each expected type asks for, in a refusal's words
 ASKED = {"date": "date or time", "number": "number", "money": "amount", "person": "name",
-         "place": "place", "any": "answer"}
+         "place": "place", "email": "e-mail address", "phone": "telephone number",
+         "url": "web address", "any": "answer"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
