@@ -4,6 +4,7 @@ name no document mentions is said to be missing."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -107,3 +108,22 @@ def test_a_name_s_words_may_be_in_the_text_and_the_file_name(tmp_path: Path,
     # an acronym then a word is no one name ("TTC of Au" is "TTC", then "Au")
     assert names("What is the total TTC of Au bon moulin invoice?") == ["TTC", "Au"]
     assert names("Who is the CEO of Bank of America?") == ["CEO", "Bank of America"]
+
+
+def test_a_name_may_be_in_a_retrieved_passage_in_another_form() -> None:
+    from ragctl.ask.grounding import loosely_in
+
+    def first(question: str) -> Any:
+        return distinctive_names(question)[0]
+
+    # an acronym's words, a word OCR read with a letter wrong, words run together
+    assert loosely_in(first("What did the CDC report?"),
+                      "Janet Collins of the Centers for Disease Control said")
+    assert loosely_in(first("Where is the ICCO?"),
+                      "International Council of Containership Operators, Appendix A")
+    assert loosely_in(first("What did Grumman charge?"), "GRUMRNAN AMERICAN AVIATION")
+    assert loosely_in(first("What is in the Aviation Safety World appendix?"),
+                      "| AviAtionSAfetyworld | october 2006")
+    # another shop is not the one named
+    assert not loosely_in(first("What did Larkspur Hardware charge?"), "Birch & Co hardware")
+    assert not loosely_in(first("What did Grumman charge?"), "Graham and sons")

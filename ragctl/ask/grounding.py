@@ -154,8 +154,64 @@ class Grounding:
                 if (p := found.get(pid)) is not None]
 
 
-def ground(store: Store, question: str) -> Grounding:
-    """The question's names looked up in the index (see the module doc)."""
+def ground(store: Store, question: str, hits: Sequence[Hit] = ()) -> Grounding:
+    """The question's names looked up in the index (see the module doc). A name the index
+    does not hold word for word may still be in a retrieved passage (``hits``) in another
+    form (:func:`loosely_in`): as the words an acronym stands for, read by OCR with a
+    letter wrong, or written without spaces."""
+    g = _ground(store, question)
+    if not g.missing or not hits:
+        return g
+    still: list[Name] = []
+    for name in g.missing:
+        found = [h for h in hits if loosely_in(name, f"{h.title} {h.text}")]
+        if not found:
+            still.append(name)
+            continue
+        for path in {h.path for h in found}:
+            g.documents[path] = g.documents.get(path, 0) + 1
+        g.passages += [(h.passage_id, h.path) for h in found]
+    g.missing = tuple(still)
+    return g
+
+
+def loosely_in(name: Name, text: str) -> bool:
+    """Whether ``text`` names ``name`` in another form: an acronym's words ("CDC", "Centers
+    for Disease Control"), a word with one letter wrong or missing, as OCR reads it
+    ("Grumrnan" for "Grumman", five letters or more), or the name's words run together
+    ("AviAtionSAfetyworld")."""
+    words = re.findall(r"\w+", _plain(text))
+    joined = "".join(name.words)
+    if len(joined) >= 6 and any(joined in w for w in words):
+        return True
+    if len(name.words) == 1 and name.text.isupper() and 2 <= len(name.text) <= 6:
+        caps = [w for w in re.findall(r"[A-Za-z]+", text)
+                if w.lower() not in ("of", "for", "and", "the", "de", "&")]
+        initials = "".join(w[0] for w in caps)
+        for k in range(len(caps)):
+            if all(w[0].isupper() for w in caps[k:k + len(name.text)]) \
+                    and initials[k:k + len(name.text)] == name.text:
+                return True
+    near = [w for w in name.words if len(w) >= 5]
+    return bool(near) and all(any(_one_off(w, t) for t in words) for w in near)
+
+
+def _one_off(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with at most one letter changed, added or dropped, or with
+    two letters read as one ("rn" for "m")."""
+    if "rn" in b and "rn" not in a:
+        b = b.replace("rn", "m")
+    if abs(len(a) - len(b)) > 1 or a[:1] != b[:1]:
+        return False
+    if a == b:
+        return True
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return a[i + 1:] == b[i + 1:] or a[i + 1:] == b[i:] or a[i:] == b[i + 1:]
+
+
+def _ground(store: Store, question: str) -> Grounding:
     names = distinctive_names(question)
     if not names:
         return Grounding()

@@ -222,7 +222,7 @@ class LoadedStages:
         hits = [*hits, *named_hits(self.collection, question, hits)]
         grounding = Grounding()
         if on("grounding"):
-            grounding = ground(self.collection.store, question)
+            grounding = ground(self.collection.store, question, hits)
             if not grounding.missing and grounding.applies:
                 grounded = grounding.restrict(hits, self.collection.store)
                 if [h.passage_id for h in grounded] != [h.passage_id for h in hits]:
