@@ -50,7 +50,6 @@ from ragctl.ask.rules import (
     missing_numbers,
     ruled_out,
     type_agreement,
-    unnamed_subject,
     vetoed,
 )
 from ragctl.ask.switches import fired, on
@@ -320,8 +319,7 @@ def features_of(margin: float, relevance: float, filter_score: float, type_score
 def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequence[Context],
            filter_scores: dict[int, float], *, re_best: float,
            ranking: dict[str, Any] | None = None, answerable: dict[str, Any] | None = None,
-           passages: dict[int, str] | None = None,
-           named_in: Callable[[str, Sequence[str]], bool] | None = None) -> list[Choice]:
+           passages: dict[int, str] | None = None) -> list[Choice]:
     """The answer spans found in ``contexts``, most probably right first (one per distinct
     text), each with the probability that the documents answer if it is the one chosen;
     empty when no context yields a span inside one sentence."""
@@ -360,9 +358,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 overlaps[id(sentence)] = overlap(question, sentence.text)
             pid = sentence.passage_id
             if pid not in names:
-                names[pid] = missing_names(question, whole.get(pid, sentence.text)) or \
-                    unnamed_subject(question, f"{document_name(sentence)} {sentence.place} "
-                                    f"{whole.get(pid, sentence.text)}", sentence.path, named_in)
+                names[pid] = missing_names(question, whole.get(pid, sentence.text))
             feats = features_of(cand.margin, ctx.relevance, filter_scores.get(sentence.id, 0.0),
                                 type_agreement(qtype.expects, text), re_best,
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],

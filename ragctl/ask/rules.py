@@ -257,21 +257,6 @@ def missing_names(question: str, context: str) -> float:
     return float(not any(names_found(names, context)))
 
 
-def unnamed_subject(question: str, context: str, path: str,
-                    named_in: Callable[[str, Sequence[str]], bool] | None) -> float:
-    """1 when the question names one thing ("How much did I pay at Larkspur?") and
-    neither the span's passage (with its document's title, file name and section) nor
-    any other part of its document (``named_in(path, names)``, the store's search)
-    mentions it: the answer would come from a document about something else."""
-    names = sorted(set(question_names(question)))
-    if len(names) != 1 or not on("unnamed_subject") or any(names_found(names, context)):
-        return 0.0
-    if named_in is None or named_in(path, names):
-        return 0.0
-    fired("unnamed_subject")
-    return 1.0
-
-
 # --------------------------------------------------------------------- kept passages
 
 def with_identifier(question: str, hits: Sequence[Hit], order: Sequence[int],

@@ -97,11 +97,6 @@ def _ruled_out(ex: Example) -> str:
                                    ex.text)))
 
 
-def _unnamed(ex: Example) -> str:
-    return str(int(rules.unnamed_subject(ex.question, ex.text, "demo.txt",
-                                         lambda path, names: False)))
-
-
 def _typed(ex: Example) -> str:
     fit = rules.fits(question_type(ex.question).expects, ex.span)
     return str(int(rules.vetoed({"margin": 0.0, "type": 0.0, "overlap": 1.0,
@@ -254,12 +249,6 @@ RULES: tuple[Rule, ...] = (
          _feature(rules.missing_names), written_for="realdocs dev",
          measured={'realdocs-dev': 2, 'realdocs-dev exact': 1, 'tables-dev': 0, 'squad-dev': -4,
                    'squad-dev exact': -1, 'test': 2}),
-    Rule("unnamed_subject", "veto",
-         "the one thing the question names is in neither the passage nor its document",
-         (Example("How much did I pay at Larkspur?", "Stock list: hammer $12.00",
-                  "", "1"),), _unnamed, written_for="none (general)",
-         measured={'realdocs-dev': 1, 'tables-dev': 0, 'squad-dev': -4, 'squad-dev exact': -1,
-                   'test': 0}),
     Rule("ruled_out", "veto",
          "an address for who/how many/when/how much, a bare currency sign for a price",
          (Example("How many students attend?", "It is at 1309 S. Mary Avenue.",

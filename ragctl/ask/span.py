@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, fields
 from ragctl.ask.answer import Context, bridge_context, choose, completed
-from ragctl.ask.documents import names_found
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -70,10 +69,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     choices = choose(reader, question, qtype, contexts, filter_scores,
                      re_best=max(relevance[h.passage_id] for h in kept),
                      ranking=fitted.get("ranking"), answerable=fitted.get("answerability"),
-                     passages=document_texts(kept, read),
-                     named_in=lambda path, names: any(
-                         any(names_found(names, s.text)) for s in stages.collection.store
-                         .sentences_like(path, [f"%{n[:5]}%" for n in names], limit=20)))
+                     passages=document_texts(kept, read))
     ans.candidates = [{"answer": c.text, "probability": round(c.probability, 4),
                        "rank": round(c.rank, 4),
                        **{k: round(v, 4) for k, v in c.features.items()}}
