@@ -783,6 +783,13 @@ def test_the_value_of_a_labelled_field() -> None:
     # without a colon only an identifier is a value ("Booking ID IBZY2087")
     assert values("booking id", "Rooms 1 Booking ID IBZY2087 Payment Mode Cash") == ["IBZY2087"]
     assert values("population", "The population grew fast after 1990.") == []
+    # ... or an amount ending a short line of its own, a receipt's line as OCR reads it
+    assert values("total", "TOTAL 21.00") == ["21.00"]
+    assert values("amount due", "[AMOUNT DUE $610.00") == ["$610.00"]
+    assert values("total", "SUBTOTAL $100.00") == []
+    assert values("total", "Total 21.00 EUR, thank you for visiting us again soon") == []
+    assert asked_field("When is payment due on Contoso's invoice 12345678?") == "due date"
+    assert asked_field("By what date should invoice RE-20140519/499 be paid?") == "due date"
     # where the source's lines end, a value ends with its line (an indented line goes on)
     from ragctl.text import line_starts, normalize_space
 

@@ -53,7 +53,8 @@ def is_authorship(question: str) -> bool:
 _FIELD_QUESTION = re.compile(
     r"^what(?:'s| is| was| are| were)? (?:the |my |our |your |its )?(?P<field>[a-z][\w#-]*"
     r"(?: [a-z][\w#-]*){0,2}?)(?: (?:of|on|for|in|from|at)\b.*)?\??$", re.I)
-_DUE_QUESTION = re.compile(r"^when (?:is|was|are|were) .+ due\??$", re.I)
+_DUE_QUESTION = re.compile(r"^(?:when|by what date|by when) (?:is|was|are|were|should|must) "
+                           r".*\b(?:due|paid|be paid)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
                             r"signed|sign)\b", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
@@ -63,6 +64,7 @@ _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "typ
                          "purpose", "result", "meaning", "role", "idea", "problem"})
 _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
 _ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
+_AMOUNT = re.compile(r"[-(]?[^\w\s]{0,2}\s?\d[\d,.\s]*\d(?:\s?[^\w\s]{1,2})?|[^\w\s]?\d")
 _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
                          r"pcs|%)\b", re.I)
 
@@ -96,7 +98,7 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
     only."""
     starts = sorted(lines)
     words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
-    label = re.compile(r"(?:^|(?<=[\s;|(]))" + r"[\s_-]*".join(words)
+    label = re.compile(r"(?<![\w])" + r"[\s_-]*".join(words)
                        + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
     out = []
     for m in label.finditer(text):
@@ -105,7 +107,12 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
         if not tokens:
             continue
         first = tokens[0].rstrip(",.;")
-        if not m.group("mark").strip() and not (  # no colon: an identifier follows, or nothing
+        # no colon: an identifier follows ("Booking ID IBZY2087"), or an amount that ends a
+        # short line of its own ("TOTAL 21.00", "AMOUNT DUE $610.00": a receipt's line)
+        line = text[start:next((i for i in starts if i > start), len(text))]
+        amount = bool(_AMOUNT.fullmatch(first)) and len(line.split()) <= 2 and \
+            len(text.split()) <= 8
+        if not m.group("mark").strip() and not amount and not (
                 any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
             continue
         if any(ch.isdigit() for ch in first):
