@@ -186,6 +186,8 @@ class Answer:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the checker changed
     rules: list[str] = field(default_factory=list)  # the rules that fired (ask/ruletable.py)
+    # a computed answer's operation, arguments and cells (ask/compute.py), else None
+    computation: dict[str, Any] | None = None
 
     @property
     def answer_text(self) -> str:

@@ -323,6 +323,52 @@ def train_nli(data: tuple[Path, ...], name: str, out: Path | None, resume: bool,
     show.done(job)
 
 
+@train.command(name="tableops")
+@options(
+    click.option("--data", "data", required=True,
+                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="WikiTableQuestions' training examples (training.tsv or a "
+                      "random-split-N-train.tsv: id, utterance, context, targetValue)."),
+    click.option("--tables", required=True,
+                 type=click.Path(exists=True, file_okay=False, path_type=Path),
+                 help="The folder that holds the release's csv/ tables."),
+    click.option("--name", default="minilm-tableops", show_default=True,
+                 help="Model name under models/."),
+    click.option("--limit", type=click.IntRange(min=1), help="The first N examples only."),
+    click.option("--seed", type=int, default=0, show_default=True))
+@command_errors
+def train_tableops(data: Path, tables: Path, name: str, limit: int | None,
+                   seed: int) -> None:
+    """Train the table operation model by weak supervision: which operation (a count, a
+    sum, the largest, the row after …) a question asks of a table, learned from the
+    operations that give each training question's answer on its table.
+
+    \b
+    Example:
+        ragctl train tableops --data data/training.tsv --tables WikiTableQuestions/
+    """
+    import dataclasses
+    import json
+
+    from ragctl.config import load_settings, models_dir
+    from ragctl.models import registry as models
+    from ragctl.training.tableops import read_wtq, train
+
+    settings = load_settings()
+    embedder = models.load("embedder", settings.embedder, settings, light=True)
+    examples = list(read_wtq(data, tables, limit=limit))
+    click.echo(f"{len(examples)} examples; labelling them by the operations that answer…",
+               err=True)
+    model, report = train(examples, embedder.embed, embedder.name, seed=seed,
+                          progress=lambda i, n: click.echo(f"  {i} of {n}", err=True))
+    out = models_dir() / name
+    model = dataclasses.replace(model, name=name)
+    model.save(out, data=str(data), examples=len(examples), seed=seed,
+               command="ragctl " + " ".join(sys.argv[1:]), report=dataclasses.asdict(report))
+    click.echo(json.dumps(dataclasses.asdict(report), indent=1))
+    click.echo(f"saved {out}")
+
+
 def register(group: click.Group) -> None:
     """Add the training commands to the ``ragctl`` group."""
     for command in (silver, train, export):

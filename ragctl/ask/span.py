@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragctl.ask import cells, fields
+from ragctl.ask import cells, compute, fields
 from ragctl.ask.answer import Context, bridge_context, choose, completed
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
@@ -34,6 +34,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     a row that has no column for the question."""
     if ev.reason is None and on("author_line") and fields.author_answer(stages, ans, ev):
         fired("author_line")
+        return
+    if compute.answer(stages, ans, ev):
         return
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
     if verdict.choice is not None:

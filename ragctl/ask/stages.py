@@ -38,6 +38,7 @@ from ragctl.models.backends import (
 )
 from ragctl.models.filter import collapse_duplicates, split_long
 from ragctl.models.reader import Reader
+from ragctl.models.tableops import OperationModel
 from ragctl.records import Answer, Citation, Hit, PassageScore, ScoredSentence, Sentence
 from ragctl.store.collection import Collection
 
@@ -127,6 +128,8 @@ class LoadedStages:
         self._reader_loaded = reader is not None
         self._nli = nli
         self._nli_loaded = nli is not None
+        self._tableops: OperationModel | None = None
+        self._tableops_loaded = False
 
     # lazily loaded stages ------------------------------------------------------------
     @property
@@ -164,6 +167,18 @@ class LoadedStages:
             self._nli = models.load("nli", self.settings.nli, self.settings)
             self._nli_loaded = True
         return self._nli
+
+    @property
+    def tableops(self) -> OperationModel | None:
+        """Which operation a question asks of a table (:mod:`ragctl.ask.compute`), or None
+        when there is no model, or it was trained on another embedder's vectors than the
+        index's."""
+        if not self._tableops_loaded:
+            self._tableops_loaded = True
+            model = models.load("tableops", self.settings.tableops, self.settings)
+            if model is not None and model.embedder == self.collection.embedder_name:
+                self._tableops = model
+        return self._tableops
 
     @property
     def checker(self) -> SupportChecker:

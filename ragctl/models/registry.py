@@ -39,11 +39,11 @@ from ragctl.models.manifest import (
 
 logger = logging.getLogger("ragctl.models")
 
-KINDS = ("embedder", "generator", "filter", "relevance", "reader", "nli")
+KINDS = ("embedder", "generator", "filter", "relevance", "reader", "nli", "tableops")
 SETTING = {"embedder": "embedder", "generator": "generator", "filter": "context_filter",
-           "relevance": "relevance", "reader": "reader", "nli": "nli"}
+           "relevance": "relevance", "reader": "reader", "nli": "nli", "tableops": "tableops"}
 NO_READER = "none"  # the reader's and nli's fallback: the generator answers / word overlap
-_NONE_FALLBACK = ("reader", "nli")  # kinds whose fallback is no model at all
+_NONE_FALLBACK = ("reader", "nli", "tableops")  # kinds whose fallback is no model at all
 
 Factory = Callable[..., Any]  # factory(settings, **dependencies) -> a backend
 
@@ -171,6 +171,10 @@ def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -
         return _load(kind, NO_READER if kind in _NONE_FALLBACK else FALLBACK, settings,
                      **deps)
     path = model_dir(name)
+    if kind == "tableops":
+        from ragctl.models.tableops import OperationModel
+
+        return OperationModel.load(path)
     if kind == "nli":
         from ragctl.models.entail import CT2Entailment
 
@@ -246,7 +250,7 @@ def check_settings(settings: Settings) -> None:
     """:func:`check` for every model ``ask`` would load with ``settings``."""
     for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
                        ("filter", settings.context_filter), ("reader", settings.reader),
-                       ("nli", settings.nli)):
+                       ("nli", settings.nli), ("tableops", settings.tableops)):
         check(kind, name)
 
 
@@ -269,13 +273,15 @@ def _default_unavailable(kind: str, name: str) -> bool:
         return False
     if find_model(name) is None:
         missing = "not installed"
-    elif importlib.util.find_spec("ctranslate2") is None:
+    elif kind != "tableops" and importlib.util.find_spec("ctranslate2") is None:
         missing = "unusable without ctranslate2 (pip install 'ragctl[generate]')"
     else:
         return False
-    label = {"filter": "context filter", "nli": "entailment"}.get(kind, kind)
+    label = {"filter": "context filter", "nli": "entailment",
+             "tableops": "table operation"}.get(kind, kind)
     instead = {"reader": "the generator answers in its own words",
-               "nli": "yes/no answers from the words the evidence names"}.get(
+               "nli": "yes/no answers from the words the evidence names",
+               "tableops": "nothing is computed from tables"}.get(
         kind, "using the similarity fallback")
     logger.warning("the default %s model %r is %s; %s (see: ragctl models)", label, name,
                    missing, instead)
@@ -300,7 +306,7 @@ def available(settings: Settings, kind: str | None = None) -> list[ModelInfo]:
                     where = f"not installed ({e})"
             out.append(ModelInfo(k, name, where, current in (name, *s.aliases),
                                  {"description": s.about} if s.about else {}))
-        if k in ("filter", "relevance", "reader", "nli"):
+        if k in ("filter", "relevance", "reader", "nli", "tableops"):
             for name, path, manifest in exported(k):
                 out.append(ModelInfo(k, name, str(path), current in (name, str(path)),
                                      manifest))
@@ -391,3 +397,5 @@ register("reader", NO_READER, lambda settings, **_: None,
          about="no span reader: the generator answers in its own words")
 register("nli", NO_READER, lambda settings, **_: None,
          about="no entailment model: yes/no from the words the evidence names")
+register("tableops", NO_READER, lambda settings, **_: None,
+         about="no table operation model: nothing is computed from tables")
