@@ -11,8 +11,10 @@ passage, and each document's title and file name) and returns a :class:`Groundin
   documents mentions 'Larkspur Hardware'") instead of answering from a document about
   something else;
 - otherwise the passages an answer may come from are those of the documents that name
-  the most of the question's names (:meth:`Grounding.restrict`); when retrieval found
-  none of them, the passages that name the question's names take their place.
+  the most of the question's names (:meth:`Grounding.restrict`): a document names a
+  name when it holds one of its words (in a passage, its title or its file name: a
+  passage says "Manning" of "Peyton Manning"); when retrieval found none of them, the
+  passages that name the question's names take their place.
 
 A name found in more than :data:`FREQUENT` passages (the folder's own subject: "Python" in
 a folder of Python documents) says little about which document is meant and is not used.
@@ -49,6 +51,10 @@ _NOT_NAMES = frozenset(
 _JOINERS = frozenset("of de da di del der van von du la le y & the".split())
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+|[,;:!?()\[\]{}]")
 _QUOTED = re.compile(r"[\"“]([^\"“”]{3,80})[\"”]|(?<!\w)'([^']{3,80})'(?!\w)")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)  # "10th": no identifier
+# a suffix that makes a name a word of another kind: "Super Bowl-related" is Super Bowl
+_SUFFIX = re.compile(r"-(?:related|based|led|style|like|owned|born|made|era|wide|specific)$",
+                     re.I)
 _IDENT = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]$")
 _TITLE_CASE = 0.6  # of a question's words after the first, capitalized: no names
 
@@ -68,7 +74,7 @@ def _plain(text: str) -> str:
 
 
 def _word(token: str) -> str:
-    return re.sub(r"['’]s?$", "", token.strip(".'’-"))
+    return _SUFFIX.sub("", re.sub(r"['’]s?$", "", token.strip(".'’-")))
 
 
 def _capitalized(token: str) -> bool:
@@ -104,7 +110,7 @@ def distinctive_names(question: str) -> list[Name]:
 
     for i, tok in enumerate(tokens):
         word = _word(tok)
-        if _IDENT.match(word) and not word.isdigit():
+        if _IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word):
             close()
             names.append(Name(word, tuple(re.findall(r"\w+", _plain(word)))))
         elif _capitalized(tok) or (run and word.lower() in _JOINERS and i + 1 < len(tokens)
@@ -135,7 +141,9 @@ class Grounding:
         return bool(self.documents)
 
     def grounded(self, path: str) -> bool:
-        """Whether the document names as many of the question's names as any does."""
+        """Whether the document names as many of the question's names as any does (or
+        there are none): "the Contoso restaurant in Paris" is the receipt that names
+        both."""
         if not self.documents:
             return True
         return self.documents.get(path, 0) == max(self.documents.values())
@@ -222,8 +230,12 @@ def _ground(store: Store, question: str) -> Grounding:
     for name in names:
         # each word in the document: in one of its passages, or in its title or file name
         # ("the Contoso Britain invoice": Contoso in its text, Britain in its file's name)
+        # A word of it that no document holds: the name is missing ("Contoso Tokyo" where
+        # only Contoso is). Otherwise the documents that hold any of its words name it:
+        # a passage says "Manning" of "Peyton Manning", "Larkspur" of "Larkspur Hardware".
         rare: list[str] = []
         paths: set[str] | None = None
+        absent = False
         for word in dict.fromkeys(name.words):
             found = store.mentioning([word], FREQUENT + 1)
             if len(found) > FREQUENT:
@@ -232,11 +244,12 @@ def _ground(store: Store, question: str) -> Grounding:
                 titles = {d.path: _plain(document_name(d)) for d in store.documents()}
             having = {path for _, path in found} | {
                 path for path, words in titles.items() if _has_word(word, words)}
-            paths = having if paths is None else paths & having
+            absent = absent or not having
+            paths = having if paths is None else paths | having
             rare.append(word)
         if paths is None:
             continue  # no word of it tells one document from another
-        if not paths:
+        if absent or not paths:
             missing.append(name)
             continue
         for path in paths:
