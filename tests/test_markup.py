@@ -146,9 +146,12 @@ def test_a_list_item_is_a_sentence_of_its_own_without_its_bullet(tmp_path: Path)
     # an indented list: its first item loses its bullet too
     assert [s.text for s in splitter.split("Members:\n\n  * Barry Warsaw\n  * Donghee Na")] == [
         "Members:", "Barry Warsaw", "Donghee Na"]
-    # a rule of spaced dashes is no list
+    # a rule of spaced dashes is no list item: it keeps its dashes (a caption written line
+    # by line is a sentence a line)
     assert [s.text for s in splitter.split("IN THE COURT\n- - - - x\nKNOWLES, :")] == [
-        "IN THE COURT - - - - x KNOWLES,:"]
+        "IN THE COURT", "- - - - x", "KNOWLES,:"]
+    assert [s.text for s in splitter.split("The court met\n- - - - x\nand then it rose.")] \
+        == ["The court met - - - - x and then it rose."]
     # the same through the Markdown and reStructuredText readers
     for name, body in (("team.md", "# Team\n\nIt consists of:\n\n- Barry Warsaw\n"
                                    "- Donghee Na\n"),

@@ -332,7 +332,8 @@ class Indexer:
         # re-chunked once, reusing its vectors, so answers can point inside sentences);
         # "sentences": 3 — a list item is a sentence of its own, without its bullet;
         # 4 — a table row is one sentence, "(212) 555-0147" is no list item; 5 — each
-        # line of a paragraph written line by line (a receipt, a form) is one
+        # line of a paragraph written line by line (a receipt, a form) is one; 6 — without
+        # its bullet, a line of a list written line by line
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -341,7 +342,7 @@ class Indexer:
         # start kept; 6 — the values filled into a PDF form's fields
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 5,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
                 "readers": 6}
 
     def _check_model(self) -> None:

@@ -109,10 +109,11 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
     paragraph written line by line (:func:`line_based`: a receipt, a form, an address)
     is one."""
     lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
-    if line_based(text[start:end]):
-        cuts = [(a, a) for a in lines[1:]]
+    items = [_ITEM.match(text, a, end) for a in lines]
+    if line_based(text[start:end]):  # every line, its bullet left out
+        cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)]
     else:
-        cuts = [(m.start(), m.end()) for m in (_ITEM.match(text, a, end) for a in lines) if m]
+        cuts = [(m.start(), m.end()) for m in items if m]
     out, pos = [], start
     for a, b in cuts:
         if text[pos:a].strip():
