@@ -47,6 +47,7 @@ SETS: dict[str, str] = {
     "tables-dev": "tables-dev.json",
     "policies-dev": "policies-dev.json",
     "receipts-dev": "blind/receipts-dev.json",
+    "receipts-folder-dev": "blind/receipts-folder-dev.json",
     "mail-notes-dev": "blind/mail-notes-dev.json",
     "reports-dev": "blind/reports-dev.json",
     "realdocs-test": "realdocs-test.json",
