@@ -11,7 +11,7 @@ passage, and each document's title and file name) and returns a :class:`Groundin
   documents mentions 'Larkspur Hardware'") instead of answering from a document about
   something else;
 - otherwise the passages an answer may come from are those of the documents that name
-  the most of the question's names (:meth:`Grounding.restrict`): a document names a
+  one of the question's names (:meth:`Grounding.restrict`): a document names a
   name when it holds one of its words (in a passage, its title or its file name: a
   passage says "Manning" of "Peyton Manning"); when retrieval found none of them, the
   passages that name the question's names take their place.
@@ -141,12 +141,13 @@ class Grounding:
         return bool(self.documents)
 
     def grounded(self, path: str) -> bool:
-        """Whether the document names as many of the question's names as any does (or
-        there are none): "the Contoso restaurant in Paris" is the receipt that names
-        both."""
+        """Whether the document names one of the question's names (or there are none).
+        Not only those that name the most: "the USA … in US dollars" is answered by a
+        sheet of countries that never writes "US", a SQuAD paragraph names the article's
+        subject and not the other name the question gives."""
         if not self.documents:
             return True
-        return self.documents.get(path, 0) == max(self.documents.values())
+        return self.documents.get(path, 0) >= 1
 
     def restrict(self, hits: Sequence[Hit], store: Store) -> list[Hit]:
         """The hits of grounded documents; when there are none, the passages that
