@@ -104,6 +104,29 @@ def test_a_span_fits_the_question_or_is_never_printed() -> None:
     assert fits("phone", "(212) 555-0147") and not fits("phone", "Room 5")
 
 
+def test_a_measure_is_a_number_in_its_unit() -> None:
+    from ragctl.ask.rules import fits, measured
+
+    crack = question_type("How long is the crack near the top of the monument?")
+    assert (crack.expects, crack.measure) == ("number", "extent")
+    assert question_type("How old is Beverly Jones, the curry queen?").measure == "age"
+    assert question_type("How often does the mirror job run?").measure == "frequency"
+    assert question_type("Which port does the Redis pod listen on?").measure == "integer"
+    assert question_type("How many desks will the office have?").measure == ""
+    assert question_type("How large was the crowd?").measure == ""  # a count will do
+    # a number with no unit is no length: "magnitude-5.8" for how long the crack is
+    assert not fits("number", "magnitude-5.8", "extent")
+    assert fits("number", "about four inches", "extent") and fits("number", "1.5m", "extent")
+    assert fits("number", "as long as your account is open", "extent")
+    # the unit right after a bare number is taken into the answer
+    assert measured("extent", "120", " days, then deleted") == "120 days"
+    assert measured("extent", "120", " people came") is None
+    assert fits("number", "35", "age") and fits("number", "127-year-old", "age")
+    assert not fits("number", "nine", "age", " spoonfuls of the dish")
+    assert fits("number", "every night", "frequency") and not fits("number", "12", "frequency")
+    assert fits("number", "6379", "integer") and not fits("number", "xgc97", "integer")
+
+
 def test_a_number_the_question_names_must_be_in_the_context() -> None:
     from ragctl.ask.rules import missing_numbers
 

@@ -41,10 +41,12 @@ from ragctl.ask.question import (
 from ragctl.ask.rules import (
     DEFAULT_ANSWERABILITY,
     DEFAULT_RANKING,
+    echo,
     fits,
     header_line,
     logistic,
     logit,
+    measured,
     missing_dates,
     missing_names,
     missing_numbers,
@@ -354,6 +356,8 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue
             a = sentence.text.find(text, a)
+            if qtype.measure:  # "120" of "120 days" for "how long": the unit taken in
+                text = measured(qtype.measure, text, sentence.text[a + len(text):]) or text
             if id(sentence) not in overlaps:
                 overlaps[id(sentence)] = overlap(question, sentence.text)
             pid = sentence.passage_id
@@ -364,8 +368,10 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
-            feats["fits"] = float(fits(qtype.expects, text))
+            feats["fits"] = float(fits(qtype.expects, text, qtype.measure,
+                                       sentence.text[a + len(text):]))
             feats["header_line"] = header_line(question, sentence.text)
+            feats["echo"] = echo(question, text)
             rank = logistic(feats, ranking)
             key = " ".join(text.lower().split())
             if key not in best or rank > best[key][0]:

@@ -22,6 +22,9 @@ from ragctl.ask.documents import identifiers
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
 Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url", "any"]
+# what a number must measure: a length or a time ("how long / far / tall"), an age ("how
+# old"), how often, or a bare whole number (a port)
+Measure = Literal["", "extent", "age", "frequency", "integer"]
 
 # --------------------------------------------------------------------- the question
 
@@ -50,6 +53,7 @@ _PRICE_QUESTION = re.compile(r"^(how much|what (is|was|were) the (amount|total|p
 class QuestionType:
     kind: QuestionKind
     expects: Expected = "any"
+    measure: Measure = ""
 
 
 # "On Thunderbird Desktop, are OAuth tokens kept …?", "When I pay, does my card …?": a
@@ -97,6 +101,10 @@ HEAD_TYPES: dict[str, Expected] = {
     "port": "number", "port number": "number", "version": "number", "percentage": "number",
     "year": "date", "date": "date", "day": "date", "month": "date", "time": "date",
 }
+HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"}
+# "How old …" asks an age, "how often" a frequency, "how long / far / tall …" a length or a
+# time: a number with its unit (:func:`ragctl.ask.rules.measures`)
+HOW_MEASURES: dict[str, Measure] = {"old": "age", "often": "frequency"}
 _HEAD = re.compile(r"^(?:what|which)(?:'s| is| was| are| were)?\s+(?:the\s+|an?\s+|my\s+|"
                    r"our\s+|your\s+|its\s+)?(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)
 # a preposition before the question word: "For how many days …", "After what date …"
@@ -113,13 +121,18 @@ def _factoid_type(q: str) -> QuestionType:
         words = head.group("head").split()
         for n in (2, 1):
             if len(words) >= n and " ".join(words[:n]) in HEAD_TYPES:
-                return QuestionType("factoid", HEAD_TYPES[" ".join(words[:n])])
+                head_words = " ".join(words[:n])
+                return QuestionType("factoid", HEAD_TYPES[head_words],
+                                    HEAD_MEASURES.get(head_words, ""))
     if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"
                 r"month|time)|by when|until when|since when)\b", low):
         return QuestionType("factoid", "date")
     if _MONEY_QUESTION.match(low):
         return QuestionType("factoid", "money")
-    if re.match(r"^(how (many|much|long|old|far|big|large|tall|high|often)|what (is|was) the "
+    how = re.match(r"^how (?P<adj>long|old|often|far|tall|high|deep|wide|heavy|fast)\b", low)
+    if how is not None:
+        return QuestionType("factoid", "number", HOW_MEASURES.get(how.group("adj"), "extent"))
+    if re.match(r"^(how (many|much|big|large)|what (is|was) the "
                 r"(number|amount|total|price|cost|percentage|population))\b", low):
         return QuestionType("factoid", "number")
     if re.match(r"^(who|whom|whose)\b", low):

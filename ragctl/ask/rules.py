@@ -33,10 +33,10 @@ from ragctl.ask.documents import (
     option_in,
     question_names,
 )
-from ragctl.ask.question import Expected, choice_options
+from ragctl.ask.question import Expected, Measure, choice_options
 from ragctl.ask.switches import fired, on
 from ragctl.records import Answer, Hit
-from ragctl.text import CURRENCY_CODES, MONTHS
+from ragctl.text import CURRENCY_CODES, MONTHS, content_words
 
 _DATE = re.compile(
     rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
@@ -79,14 +79,79 @@ _NOT_NAME_WORDS = frozenset(
           "billion thousand percent".split()))
 
 
-def fits(expects: Expected, span: str) -> bool:
+# Units a length, a size, a weight, a speed or a time is given in: what "how long / far /
+# tall …" asks for, written after the number ("4 inches", "120 days", "a four-year term")
+_UNITS = (
+    r"(?:milli|micro|nano)?seconds?|secs?|ms|minutes?|mins?|hours?|hrs?|days?|nights?|"
+    r"weeks?|wks?|fortnights?|months?|mos?|years?|yrs?|decades?|centuries|century|"
+    r"weekends?|semesters?|terms?|quarters?|seasons?|generations?|"
+    r"(?:milli|centi|kilo)?(?:met(?:er|re)s?)|mm|cm|km|kms|inch(?:es)?|ft|feet|foot|"
+    r"yards?|yds?|miles?|mi|nautical|leagues?|light-years?|"
+    r"(?:milli|kilo)?grams?|mg|kg|kgs|lbs?|pounds?|tons?|tonnes?|ounces?|oz|stones?|"
+    r"mph|km/h|kph|knots?|(?:kilo|mega|giga|tera)?(?:bytes?|bits?)|[kmgt]i?b|"
+    r"(?:milli)?lit(?:er|re)s?|ml|gallons?|gal|acres?|hectares?|ha|square|sq|storeys?|"
+    r"stories|floors?|pages?|words?|characters?|chars?|lines?|laps?|rounds?|steps?|"
+    r"spoonfuls?|innings|episodes?|chapters?|%|percent|degrees?|°")
+_NUMBER_WORD = (r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|a|an|several|"
+                r"many|few|couple(?: of)?|half(?: an?)?|dozen|\d+(?:\.\d+)?[-–]\d+)")
+_MEASURED = re.compile(rf"\b{_NUMBER_WORD}(?:[\s-]+(?:more|less|and a half|or so|plus))?"
+                       rf"[\s-]*(?:{_UNITS})\b|\d(?:m|h|s|l|g|in)\b", re.I)
+_HOW_LONG = re.compile(r"\b(?:as long as|until|till|since|while|during|indefinitely|forever|"
+                       r"permanent(?:ly)?|lifetime|life of|duration of|overnight|all day|"
+                       r"briefly)\b", re.I)
+_AGE = re.compile(r"\b(?:years?[- ]old|aged?|in (?:his|her|their) \w+s|teen|"
+                  r"months?[- ]old)\b", re.I)
+_OFTEN = re.compile(r"\b(?:every|each|per|daily|weekly|monthly|quarterly|annually|yearly|"
+                    r"hourly|nightly|once|twice|thrice|times|biweekly|fortnightly|"
+                    r"continuous(?:ly)?|constantly|always|never|rarely|seldom|occasionally|"
+                    r"regularly|frequently|often|a (?:second|minute|hour|day|week|month|year))"
+                    r"\b", re.I)
+_WHOLE_NUMBER = re.compile(r"(?<![\w.-])\d{1,6}(?![\w.-])")
+_AGE_WORDS = 4  # "35", "aged 35", "35 years old": an age is a few words
+
+
+def measured(measure: Measure, span: str, after: str = "") -> str | None:
+    """The span as the answer to a question that asks a measure (``typed_answer``), or
+    None when it is none: for "how long / far / tall" a number with its unit ("4 inches",
+    "120 days") or a time bounded by something ("until the account is closed"); for "how
+    old" an age; for "how often" a frequency; for a port a whole number. A bare number
+    whose unit follows it in the sentence (``after``: "120" of "120 days") is widened to
+    take the unit in."""
+    if not measure:
+        return span
+    if measure == "integer":
+        return span if _WHOLE_NUMBER.search(span) and len(span.split()) <= 3 else None
+    if measure == "frequency":
+        return span if _OFTEN.search(span) else None
+    if measure == "age":  # "35", "35 years old"; not "nine" of "nine spoonfuls"
+        unit = re.match(rf"[\s-]*(?:{_UNITS})\b", after, re.I)
+        if unit is not None and not re.search(r"year|yr|month|week|day", unit.group(), re.I):
+            return None
+        if _AGE.search(span) or (_NUMBER.search(span) and len(span.split()) <= _AGE_WORDS
+                                 and not _DATE.search(span)):
+            return span
+        return None
+    if _MEASURED.search(span) or _HOW_LONG.search(span):
+        return span
+    if _NUMBER.search(span) and after:
+        m = re.match(rf"[\s-]*(?:{_UNITS})\b", after, re.I)
+        if m is not None and m.group().strip(" -"):
+            return span + after[:m.end()]
+    return None
+
+
+def fits(expects: Expected, span: str, measure: Measure = "", after: str = "") -> bool:
     """Whether a span can be what the question asks for at all (``typed_answer``): a date
     or a time for "when", a count or an amount for "how many / how much", a sum or a bare
     amount for a price, and for "who" and "where" anything but a date, a number or a sum
-    alone ("$12.00" names nobody; "the mayor" may). A span that does not fit is never
-    printed as the answer."""
+    alone ("$12.00" names nobody; "the mayor" may); for a measure (``measure``), a number
+    in its unit (:func:`measured`; ``after``: the sentence after the span). A span that
+    does not fit is never printed as the answer."""
     if expects == "any":
         return True
+    if measure:
+        return measured(measure, span, after) is not None
     kinds = answer_types(span)
     if expects == "date":  # a date, a time, or when relative to something
         return "date" in kinds or _WHEN.search(span) is not None
@@ -163,6 +228,20 @@ def header_line(question: str, sentence: str) -> float:
     return float(_ABOUT_MESSAGE.search(question) is None)
 
 
+def echo(question: str, span: str) -> float:
+    """1 when the span only repeats the question's own words ("Resolution" for "What
+    resolution was the issue closed with?": the label, not its value), so it tells the
+    asker nothing. A question that names the options it asks to choose between is not
+    checked (its answer is one of them)."""
+    if not on("echo") or choice_options(question) is not None:
+        return 0.0
+    said = content_words(span)
+    if not said:
+        return 0.0
+    asked = {w[:5] for w in content_words(question)}
+    return float(all(w[:5] in asked for w in said))
+
+
 def logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
@@ -214,6 +293,7 @@ VETOES: tuple[tuple[str, Callable[[dict[str, float]], bool]], ...] = (
     ("missing_names", lambda f: f.get("missing_names", 0.0) > 0),
     ("ruled_out", lambda f: f.get("ruled_out", 0.0) > 0),
     ("header_line", lambda f: f.get("header_line", 0.0) > 0),
+    ("echo", lambda f: f.get("echo", 0.0) > 0),
     ("no_overlap", lambda f: f["margin"] < 0 and f.get("overlap", 1.0) == 0))
 
 

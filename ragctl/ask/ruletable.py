@@ -98,7 +98,8 @@ def _ruled_out(ex: Example) -> str:
 
 
 def _typed(ex: Example) -> str:
-    fit = rules.fits(question_type(ex.question).expects, ex.span)
+    qtype = question_type(ex.question)
+    fit = rules.fits(qtype.expects, ex.span, qtype.measure)
     return str(int(rules.vetoed({"margin": 0.0, "type": 0.0, "overlap": 1.0,
                                  "fits": float(fit)})))
 
@@ -216,9 +217,13 @@ RULES: tuple[Rule, ...] = (
     Rule("typed_answer", "veto",
          "a span that cannot be what the question asks for (a sum for \"when\", a date for "
          "\"how many\", a number alone for \"who\", neither of the two things \"A or B?\" "
-         "names) is never printed",
+         "names, a number with no unit for \"how long\") is never printed",
          (Example("When is the Harlow invoice due?", "Amount due: $2,400.00", "$2,400.00", "1"),
-          Example("Who served us?", "Table 6, 2 guests", "6", "1")),
+          Example("Who served us?", "Table 6, 2 guests", "6", "1"),
+          Example("How long is the crack?", "It followed a magnitude-5.8 earthquake.",
+                  "magnitude-5.8", "1"),
+          Example("Which port does the Redis pod listen on?", "Note the pod: redis-xgc97",
+                  "xgc97", "1")),
          _typed, written_for="none (general)"),
     Rule("header_line", "veto",
          "a message's own header line (Date:, From:, Subject:) answers only a question about "
@@ -226,6 +231,12 @@ RULES: tuple[Rule, ...] = (
          (Example("On what day is the garden open day?", "Date: 14 Mar 2023 09:12:40 +0000",
                   "14 Mar 2023", "1"),),
          _feature(rules.header_line), written_for="none (general)"),
+    Rule("echo", "veto",
+         "a span that only repeats the question's own words (a field's label, not its "
+         "value) tells the asker nothing and is never printed",
+         (Example("What resolution was MAILBOX-217 closed with?",
+                  "Resolution: Duplicate", "Resolution", "1"),),
+         lambda ex: str(int(rules.echo(ex.question, ex.span))), written_for="none (general)"),
     Rule("no_overlap", "veto",
          "a span below no answer in a sentence sharing no word with the question",
          (Example("", "", "", "1"),), _vetoed({"margin": -0.5, "overlap": 0.0}),

@@ -82,7 +82,8 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         found = f"; the best span found, {choice.text!r}, has confidence " \
             f"{choice.probability:.2f} (threshold {threshold:.2f})" if choice else ""
         if choice is not None and choice.features.get("fits") == 0.0:
-            found = f": they give no {ASKED[qtype.expects]} (the best span found, " \
+            asked = MEASURED.get(qtype.measure) or ASKED[qtype.expects]
+            found = f": they give no {asked} (the best span found, " \
                 f"{choice.text!r}, is not one)"
         ans.abstained = True
         ans.abstain_reason = "the passages found do not answer it" + found
@@ -101,6 +102,8 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
 ASKED = {"date": "date or time", "number": "number", "money": "amount", "person": "name",
          "place": "place", "email": "e-mail address", "phone": "telephone number",
          "url": "web address", "any": "answer"}
+MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
+            "frequency", "integer": "whole number"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
