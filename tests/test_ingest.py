@@ -318,6 +318,8 @@ def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     assert table_lines(rows) == ["Item | Qty | Price",
                                  "Item: USB-C cable; Qty: 2; Price: $12.99",
                                  "Item: Total; Price: $25.98"]
+    # a summary line whose label is outside the table is not keyed by the column's name
+    assert table_lines([*rows[:2], ["", "", "$10.00"]])[-1] == "$10.00"
     assert table_lines([["Rent", "750 euros"], ["Due", "the 1st"]]) == \
         ["Rent: 750 euros", "Due: the 1st"]
     # an infobox: labels and values, not a header row

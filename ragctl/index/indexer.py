@@ -339,11 +339,12 @@ class Indexer:
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
         # spread, a first header cell left empty, a sheet's header found under its title,
         # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
-        # start kept; 6 — the values filled into a PDF form's fields
+        # start kept; 6 — the values filled into a PDF form's fields; 7 — a table row
+        # whose one value is in a later column keeps it without the column's name
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 6}
+                "readers": 7}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -910,7 +910,9 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     of three or more columns, from a first row of short labels without digits. A row of a
     label and a value gives "Capital: Wellington"; other rows keep their cells, " | "
     between them, as do the rows of a table wider than :data:`MAX_KEYED_COLUMNS` (its
-    header stays its first line). A cell is answered from its keyed row
+    header stays its first line). A row whose only value is in a later column ("$10.00"
+    under "TOTAL", its label "SALES TAX" left of the table) keeps the value alone: the
+    column's name is not its label. A cell is answered from its keyed row
     (:mod:`ragctl.ask.cells`), so rows keep their header up to twenty columns; the span
     reader alone answered fewer cells of wide keyed rows (bench/tables.py)."""
     rows = [[" ".join(c.split()) for c in r] for r in rows]
@@ -926,6 +928,12 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [" | ".join(c for c in head if c)]
         for r in rows[1:]:  # a first column without a header: the rows' own labels
+            filled = [j for j, v in enumerate(r) if v]
+            if width >= 3 and len(filled) == 1 and filled[0] > 0:
+                # one value in a later column: its label is outside the table ("SALES
+                # TAX" left of "$10.00" under "TOTAL"), so the column's name is not it
+                out.append(r[filled[0]])
+                continue
             pairs = [f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False)
                      if v and v != h]
             if pairs:
