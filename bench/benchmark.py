@@ -246,8 +246,10 @@ def run(args: argparse.Namespace) -> None:
             if args.limit and n > args.limit:
                 break
             source = q.get("source") or q.get("file", "")
-            if name != "realdocs-dev" and source and not (docs / source).exists() \
-                    and not any(docs.glob(f"*/{Path(source).name}")):
+            sources = source if isinstance(source, list) else [source] if source else []
+            if name != "realdocs-dev" and any(
+                    not (docs / s).exists() and not any(docs.glob(f"*/{Path(s).name}"))
+                    for s in sources):
                 skipped[name] = skipped.get(name, 0) + 1  # its file could not be had
                 continue
             answer, code, wall = ask(args.ragctl, home, q)
@@ -265,7 +267,9 @@ def run(args: argparse.Namespace) -> None:
                 points.append((float(answer.get("confidence") or 0.0),
                                q["kind"] != "unanswerable" and verdict == "right"))
             keys = {"set": name, "kind": q["kind"], "detail": q.get("detail", "?"),
-                    "type": Path(source).suffix.lstrip(".").lower() or "?", "all": "all"}
+                    "type": "folder" if len(sources) > 1 else
+                    Path(sources[0] if sources else "").suffix.lstrip(".").lower() or "?",
+                    "all": "all"}
             for axis, key in keys.items():
                 cell = totals[axis].setdefault(key, {})
                 cell[outcome] = cell.get(outcome, 0) + 1

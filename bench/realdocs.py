@@ -34,10 +34,14 @@ QUESTIONS = ROOT / "bench" / "realdocs.json"
 
 
 def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
+    """right / partly / wrong / missed. A computed answer is judged by its result, not
+    by the working shown after it ("10 (10 invoices: a.pdf, b.pdf, …)" is "10")."""
     from ragctl.text import contains_answer, max_f1
 
     abstained = code == 3
     text = answer.get("answer_text") or answer.get("answer") or ""
+    if answer.get("kind") == "computed" and answer.get("raw_answer"):
+        text = answer["raw_answer"]
     if q["kind"] == "unanswerable":
         return "right" if abstained else "wrong"
     if abstained:

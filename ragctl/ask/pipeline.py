@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ragctl.ask import choice, free, quote, span, yesno
+from ragctl.ask import choice, folder, free, quote, span, yesno
 from ragctl.ask.locate import with_lines
 from ragctl.ask.longform import LongAnswer, LongOptions, answer_long
 from ragctl.ask.question import question_type
@@ -73,6 +73,8 @@ class Pipeline(LoadedStages):
         if ev.reader is None:  # the generator's own words
             ans.timings["answer"] = 0.0
             free.answer(self, ans, ev, opts, on_token)
+        elif qtype.kind != "yes-no" and folder.answer(self, ans, ev):
+            pass  # a sum, count or list over several documents
         elif qtype.kind == "quote":
             quote.answer(self, ans, ev, opts)
         elif qtype.kind == "yes-no":

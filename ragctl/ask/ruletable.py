@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ragctl.ask import answer, rules
+from ragctl.ask import answer, folder, rules
 from ragctl.ask.question import question_type
 from ragctl.errors import RagctlError
 from ragctl.records import Sentence
@@ -137,6 +137,17 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_cells.py::test_a_column_the_table_lacks_is_refused_not_answered_"
                    "next_door", written_for="none (general)",
          measured={'tables-dev': 2, 'tables-dev exact': -1}),
+    Rule("folder_total", "route",
+         "a question that names a kind of document in the plural and asks how much, how "
+         "many or which (\"How much did I pay Contoso across all its receipts?\") answered "
+         "by the sum of the totals, the count or the list of the documents of that kind "
+         "that name its names (ragctl.ask.folder): the operation model over table "
+         "questions gives \"lookup\" for these",
+         (Example("How many invoices did Bei Spiel GmbH issue?", "", "", "count invoices"),
+          Example("Which invoice numbers did Bei Spiel GmbH issue in 2014?", "", "",
+                  "numbers invoices")),
+         lambda ex: " ".join(folder.asked(ex.question) or ()),
+         written_for="receipts-folder dev", measured={'receipts-folder-dev': 10}),
     Rule("labelled_field", "route",
          "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\")",
          tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
