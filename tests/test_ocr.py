@@ -198,6 +198,34 @@ def test_real_tesseract_reads_a_rendered_page_with_its_page_number(tmp_path: Pat
     assert "Morrow lighthouse" in doc.sections[0].text
 
 
+def transparent_page(text: str) -> bytes:
+    """A PNG whose background is transparent black (alpha 0), the text opaque: as
+    screenshots and exported receipts are."""
+    grey = page_image(text, dpi=150)
+    ink = Image.eval(grey, lambda v: 255 - v)  # the text's opacity
+    rgba = Image.merge("RGBA", (*[Image.new("L", grey.size, 0)] * 3, ink))
+    buf = io.BytesIO()
+    rgba.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_a_transparent_background_is_read_as_white(tmp_path: Path) -> None:
+    class Seen(FakeEngine):
+        def read(self, image: Image.Image) -> str:
+            self.image = image
+            return super().read(image)
+
+    engine = Seen()
+    parse(tmp_path / "receipt.png", transparent_page(SCANNED), ocr=Ocr(given=engine))
+    assert engine.image.mode == "RGB" and engine.image.getpixel((2, 2)) == (255, 255, 255)
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed")
+def test_real_tesseract_reads_text_on_a_transparent_background(tmp_path: Path) -> None:
+    doc = parse(tmp_path / "receipt.png", transparent_page(SCANNED), ocr=Ocr("tesseract"))
+    assert " ".join(doc.sections[0].text.split()) == SCANNED
+
+
 def test_the_progress_names_the_page_being_recognised(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from ragctl.index.indexer import Indexer

@@ -340,11 +340,12 @@ class Indexer:
         # spread, a first header cell left empty, a sheet's header found under its title,
         # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
         # start kept; 6 — the values filled into a PDF form's fields; 7 — a table row
-        # whose one value is in a later column keeps it without the column's name
+        # whose one value is in a later column keeps it without the column's name; 8 — an
+        # image's transparent background read as white
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 7}
+                "readers": 8}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1415,6 +1415,9 @@ def _render_scale(width: float, height: float, max_pixels: int) -> float:
 
 
 def _ocr_image(image: Image, ocr: Ocr, where: str = "") -> str:
+    from ragctl.index.ocr import flattened
+
+    image = flattened(image)  # a transparent background read as white, not black
     extrema: Any = image.convert("L").getextrema()
     lo, hi = extrema
     if hi - lo < 32:  # a blank page

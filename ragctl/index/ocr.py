@@ -80,6 +80,21 @@ def engine(name: str = "auto") -> OcrEngine | None:
     return RapidOcr() if name == "rapidocr" else Tesseract()
 
 
+def flattened(image: Image) -> Image:
+    """An image with transparency laid on white, as a viewer shows it. Converted to
+    grey as it is, a transparent PNG's background is the colour under its alpha (black,
+    often): a receipt's text on it is read column by column or not at all."""
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P"
+                                               and "transparency" in image.info):
+        from PIL import Image as PILImage
+
+        rgba = image.convert("RGBA")
+        white = PILImage.new("RGBA", rgba.size, (255, 255, 255, 255))
+        white.alpha_composite(rgba)
+        return white.convert("RGB")
+    return image
+
+
 # ----------------------------------------------------------------------------- engines
 
 @dataclass
