@@ -118,6 +118,10 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
     assert not fits("number", "magnitude-5.8", "extent")
     assert fits("number", "about four inches", "extent") and fits("number", "1.5m", "extent")
     assert fits("number", "as long as your account is open", "extent")
+    assert fits("number", "three (3) minutes", "extent")
+    assert fits("number", "two (2) man hours", "extent") and fits("number", "10 working days",
+                                                                   "extent")
+    assert not fits("number", "updated overnight", "extent")
     # the unit right after a bare number is taken into the answer
     assert measured("extent", "120", " days, then deleted") == "120 days"
     assert measured("extent", "120", " people came") is None

@@ -95,11 +95,14 @@ _UNITS = (
 _NUMBER_WORD = (r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                 r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|a|an|several|"
                 r"many|few|couple(?: of)?|half(?: an?)?|dozen|\d+(?:\.\d+)?[-–]\d+)")
-_MEASURED = re.compile(rf"\b{_NUMBER_WORD}(?:[\s-]+(?:more|less|and a half|or so|plus))?"
+# "4 inches", "a four-year term", "three (3) minutes", "two (2) man hours", "10 working days"
+_MEASURED = re.compile(rf"\b{_NUMBER_WORD}(?:\s*\(\d[\d,.]*\))?"
+                       rf"(?:[\s-]+(?:more|less|and a half|or so|plus))?"
+                       rf"(?:[\s-]+(?:man|person|working|business|calendar|full|whole|"
+                       rf"consecutive|additional|extra|more))?"
                        rf"[\s-]*(?:{_UNITS})\b|\d(?:m|h|s|l|g|in)\b", re.I)
 _HOW_LONG = re.compile(r"\b(?:as long as|until|till|since|while|during|indefinitely|forever|"
-                       r"permanent(?:ly)?|lifetime|life of|duration of|overnight|all day|"
-                       r"briefly)\b", re.I)
+                       r"permanent(?:ly)?|lifetime|life of|duration of)\b", re.I)
 _AGE = re.compile(r"\b(?:years?[- ]old|aged?|in (?:his|her|their) \w+s|teen|"
                   r"months?[- ]old)\b", re.I)
 _OFTEN = re.compile(r"\b(?:every|each|per|daily|weekly|monthly|quarterly|annually|yearly|"
