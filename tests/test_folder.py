@@ -66,6 +66,8 @@ def test_amounts_as_receipts_write_them() -> None:
     euro = document_total([s("Gesamtbetrag 406,82 €")])
     assert euro is not None and (euro.value, euro.currency) == (406.82, "€")
     assert document_total([s("Date 19.01.2016"), s("Total 19.01.2016")]) is None
+    flipkart = document_total([s("Total 1 278.61 40.39 319.00 Grand Total 319.00")])
+    assert flipkart is not None and flipkart.value == 319.0  # "1 278.61": 1, then 278.61
 
 
 def test_a_sum_over_the_documents_that_name_the_shop_is_shown_and_cited(
@@ -93,6 +95,13 @@ def test_a_count_and_a_list_of_the_documents(receipts: Path) -> None:
     assert which.raw_answer == "casa-palmera.txt" and len(which.sources) == 1
 
 
+def test_a_year_none_of_the_documents_is_of_is_refused(receipts: Path) -> None:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("16.74")) as p:
+        a = p.ask("How much did I spend at Larkspur Hardware across all my receipts in 2019?",
+                  AskOptions(re_threshold=0.0))
+    assert a.abstained and a.abstain_reason == "none of the 2 receipts found is of 2019"
+
+
 def test_a_sum_that_cannot_be_made_is_refused(receipts: Path) -> None:
     (receipts / "larkspur-june.txt").write_text(_receipt("Larkspur Hardware",
                                                          ["Rope 8.00", "Paid by card"]))
@@ -104,3 +113,24 @@ def test_a_sum_that_cannot_be_made_is_refused(receipts: Path) -> None:
                   AskOptions(re_threshold=0.0))
     assert a.abstained and "larkspur-june.txt give" in (a.abstain_reason or "")
     assert "8.00" not in a.answer
+
+
+def test_one_document_s_total_is_its_total_not_a_net_or_tax_line(tmp_path: Path,
+                                                                   fake_embedder: str) -> None:
+    root = tmp_path / "invoices"
+    root.mkdir()
+    (root / "acme-invoice.txt").write_text(
+        "Acme GmbH\nInvoice # RE-2019/507\nDesign 160.00 €\nBallons 316.00 €\n"
+        "Net total: 496.00 €\nVAT total: 75.04 €\nDue payable: 571.04 €\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("496.00")) as p:
+        a = p.ask("What is the total of the Acme GmbH invoice?", AskOptions(re_threshold=0.0))
+        off = p.ask("What is the total of the Acme GmbH invoice?",
+                    AskOptions(re_threshold=0.0, rules_off=frozenset({"document_total"})))
+    assert a.raw_answer == "571.04" and "document_total" in a.rules
+    raw = (root / "acme-invoice.txt").read_text()
+    src = a.sources[0]
+    assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "571.04"
+    assert off.raw_answer != "571.04"

@@ -190,6 +190,33 @@ def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
 AUTHOR_FIELDS: tuple[str, ...] = ("author", "sender")
 
 
+# "what was the total", "what is the amount due", "what is the total including VAT": the
+# document's own total, read as a folder's sums read it (ragctl.ask.folder)
+_TOTAL_FIELD = re.compile(r"^(?:grand )?(?:total|amount due|balance(?: due)?|total amount)"
+                          r"(?: (?:including|incl|with|inkl) \w+)?$", re.I)
+
+
+def total_answer(stages: LoadedStages, ans: Answer, ev: Evidence, best: Hit,
+                 field: str) -> bool:
+    """The total of the document of ``best`` (:func:`ragctl.ask.folder.document_total`:
+    the largest amount labelled as its total, not before tax nor the tax alone; its
+    balance for "balance"), cited to its line; False when it states none."""
+    from ragctl.ask.folder import BALANCE_LABELS, MAX_SENTENCES, TOTAL_LABELS, document_total
+
+    sentences = stages.collection.store.sentences_like(best.path, ["%"], limit=MAX_SENTENCES)
+    if any(not any(y in s.text for s in sentences) for y in re.findall(
+            r"\b(?:19|20)\d\d\b", ev.question)):
+        return False  # "the total of the 2016 invoice" is not this document's
+    total = document_total(sentences, BALANCE_LABELS if field.startswith("balance")
+                           else TOTAL_LABELS)
+    if total is None:
+        return False
+    s = total.sentence
+    cite(ans, s, s.text[total.start:total.end], s.source_offsets(total.start, total.end),
+         "the document's total", ev.relevance[best.passage_id], ev.also)
+    return True
+
+
 def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """The value of the labelled field the question asks for ("Invoice No: # …",
     "Due Date: 04/04/2023", a table row "Population: 12,400") in the document that
@@ -204,6 +231,10 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     if found is None:
         return False
     best, same = found
+    if on("document_total") and _TOTAL_FIELD.match(field) and total_answer(stages, ans, ev, best,
+                                                                            field):
+        fired("document_total")
+        return True
     stored = FIELD_LABELS.get(field)
     if stored is not None and on("stored_field") and stored_field(
             stages, ans, ev, best, (stored,), "the document's own field"):

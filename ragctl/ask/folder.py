@@ -83,9 +83,10 @@ AMOUNT_AFTER_LABEL = 40  # characters between a total's label and its amount
 
 _CURRENCY = r"[$€£¥₹]|\b(?:EUR|USD|GBP|CHF|JPY|INR|CAD|AUD)\b"
 # an amount: with its cents ("1,234.56", "1.234,56", "406,82"), or a whole number
-# after a currency sign ("¥4,500")
+# after a currency sign ("¥4,500"); never split by a space ("Total 1 278.61": a quantity,
+# then a price)
 _AMOUNT = re.compile(
-    rf"(?P<before>{_CURRENCY})?\s?(?P<n>-?\d{{1,3}}(?:[.,' ]\d{{3}})*[.,]\d{{2}}|-?\d+[.,]\d{{2}}|"
+    rf"(?P<before>{_CURRENCY})?\s?(?P<n>-?\d{{1,3}}(?:[.,']\d{{3}})*[.,]\d{{2}}|-?\d+[.,]\d{{2}}|"
     rf"(?<=[$€£¥₹])\s?\d{{1,3}}(?:,\d{{3}})+|(?<=[$€£¥₹])\s?\d+)"
     rf"(?![.,/:]?\d)\s?(?P<after>{_CURRENCY})?", re.I)
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
@@ -241,9 +242,10 @@ def parties(ev: Evidence) -> list[Name]:
             if not any(w.strip(".").upper() in NOT_PARTIES for w in n.text.split())]
 
 
-def documents_of(stages: LoadedStages, ev: Evidence, kind: str) -> list[str]:
+def documents_of(stages: LoadedStages, ev: Evidence, kind: str, *, in_year: bool = True
+                 ) -> list[str]:
     """The documents of ``kind`` that name the question's distinctive names (all of that
-    kind when it names none), in the year it names, if any."""
+    kind when it names none), in the year it names, if any (``in_year``)."""
     store = stages.collection.store
     words = words_of(kind)
     of_kind: set[str] | None = None
@@ -274,7 +276,7 @@ def documents_of(stages: LoadedStages, ev: Evidence, kind: str) -> list[str]:
     else:
         paths = sorted(of_kind) if of_kind is not None else \
             [d.path for d in store.documents()]
-    years = _YEAR.findall(ev.question)
+    years = _YEAR.findall(ev.question) if in_year else []
     if years:
         paths = [p for p in paths if all(store.sentences_like(p, [f"%{y}%"], limit=1)
                                          for y in years)]
@@ -315,7 +317,15 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     op, kind = found
     paths = documents_of(stages, ev, kind)
     if not paths:
-        return False
+        others = documents_of(stages, ev, kind, in_year=False) if _YEAR.search(ev.question) \
+            else []
+        if not others:
+            return False
+        fired("folder_total")  # there are such documents, none of the year asked
+        ans.abstained = True
+        ans.abstain_reason = f"none of the {len(others)} {kind} found is of " \
+            f"{' and '.join(_YEAR.findall(ev.question))}"
+        return True
     store = stages.collection.store
     totals: dict[str, Total | None] = {}
     currency = _asked_currency(ev.question)

@@ -148,6 +148,13 @@ RULES: tuple[Rule, ...] = (
                   "numbers invoices")),
          lambda ex: " ".join(folder.asked(ex.question) or ()),
          written_for="receipts-folder dev", measured={'receipts-folder-dev': 10}),
+    Rule("document_total", "route",
+         "\"what is the total / amount due of …\" answered by the document's total as a "
+         "folder's sums read it: the largest amount labelled as a total, not a total before "
+         "tax nor the tax alone",
+         tested_by="test_folder.py::test_one_document_s_total_is_its_total_not_a_net_or_"
+                   "tax_line", written_for="receipts dev",
+         measured={'receipts-dev': 1, 'realdocs-dev': 0, 'reports-dev': 0}),
     Rule("labelled_field", "route",
          "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\")",
          tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
