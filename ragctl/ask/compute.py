@@ -381,6 +381,19 @@ def table_for(stages: LoadedStages, ev: Evidence) -> Table | None:
     return table if len(table.rows) >= 2 else None
 
 
+def cached(embed: Embed) -> Embed:
+    """``embed`` that embeds each text once (a column's header is weighed many times)."""
+    seen: dict[str, np.ndarray] = {}
+
+    def vectors(texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in seen]
+        if new:
+            seen.update(zip(new, embed(new), strict=True))
+        return np.stack([seen[t] for t in texts])
+
+    return vectors
+
+
 def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """A computed answer, when the operation model says the question asks for one and the
     table the question is about can carry it out (:func:`execute`); a refusal when it
@@ -396,15 +409,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
         return False
-    seen: dict[str, np.ndarray] = {}
-
-    def vectors(texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in seen]
-        if new:
-            seen.update(zip(new, embed(new), strict=True))
-        return np.stack([seen[t] for t in texts])
-
-    done = execute(op, ev.question, table, vectors)
+    done = execute(op, ev.question, table, cached(embed))
     if done is not None and ev.reason is not None and not tied(ev.question, done):
         return False  # no passage came near the question, and nothing it names is here
     if done is None:

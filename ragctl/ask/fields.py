@@ -201,11 +201,16 @@ def total_answer(stages: LoadedStages, ans: Answer, ev: Evidence, best: Hit,
     """The total of the document of ``best`` (:func:`ragctl.ask.folder.document_total`:
     the largest amount labelled as its total, not before tax nor the tax alone; its
     balance for "balance"), cited to its line; False when it states none."""
-    from ragctl.ask.folder import BALANCE_LABELS, MAX_SENTENCES, TOTAL_LABELS, document_total
+    from ragctl.ask.folder import (
+        BALANCE_LABELS,
+        MAX_SENTENCES,
+        TOTAL_LABELS,
+        YEAR,
+        document_total,
+    )
 
     sentences = stages.collection.store.sentences_like(best.path, ["%"], limit=MAX_SENTENCES)
-    if any(not any(y in s.text for s in sentences) for y in re.findall(
-            r"\b(?:19|20)\d\d\b", ev.question)):
+    if any(not any(y in s.text for s in sentences) for y in YEAR.findall(ev.question)):
         return False  # "the total of the 2016 invoice" is not this document's
     total = document_total(sentences, BALANCE_LABELS if field.startswith("balance")
                            else TOTAL_LABELS)

@@ -89,7 +89,7 @@ _AMOUNT = re.compile(
     rf"(?P<before>{_CURRENCY})?\s?(?P<n>-?\d{{1,3}}(?:[.,']\d{{3}})*[.,]\d{{2}}|-?\d+[.,]\d{{2}}|"
     rf"(?<=[$€£¥₹])\s?\d{{1,3}}(?:,\d{{3}})+|(?<=[$€£¥₹])\s?\d+)"
     rf"(?![.,/:]?\d)\s?(?P<after>{_CURRENCY})?", re.I)
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")  # a year a question or a document names
 _CURRENCY_WORDS = {"euro": "€", "euros": "€", "eur": "€", "dollar": "$", "dollars": "$",
                    "usd": "$", "pound": "£", "pounds": "£", "gbp": "£", "yen": "¥",
                    "rupees": "₹", "francs": "CHF", "sterling": "£"}
@@ -248,16 +248,15 @@ def documents_of(stages: LoadedStages, ev: Evidence, kind: str, *, in_year: bool
     kind when it names none), in the year it names, if any (``in_year``)."""
     store = stages.collection.store
     words = words_of(kind)
+    # each document's file name and title, read once
+    named = {d.path: f"{Path(d.path).name} {d.title}".lower() for d in store.documents()}
     of_kind: set[str] | None = None
     if words:
-        of_kind = set()
+        of_kind = {p for p, name in named.items() if any(w in name for w in words)}
         for w in words:
             of_kind.update(p for _, p in store.mentioning([w], MAX_DOCUMENTS * 4))
-        of_kind.update(d.path for d in store.documents()
-                       if any(w in f"{Path(d.path).name} {d.title}".lower() for w in words))
-    if of_kind is not None:  # "Avoir_FR.pdf" is a credit note, though it says "facture"
+        # "Avoir_FR.pdf" is a credit note, though it says "facture"
         others = {w for ws in DOCUMENT_KINDS.values() for w in ws} - set(words)
-        named = {d.path: f"{Path(d.path).name} {d.title}".lower() for d in store.documents()}
         of_kind = {p for p in of_kind if not (
             any(w in named.get(p, "") for w in others)
             and not any(w in named.get(p, "") for w in words))}
@@ -274,9 +273,8 @@ def documents_of(stages: LoadedStages, ev: Evidence, kind: str, *, in_year: bool
     elif _unnamed_condition(ev.question, kind):
         return []  # "which invoices are overdue": a condition no field of ours states
     else:
-        paths = sorted(of_kind) if of_kind is not None else \
-            [d.path for d in store.documents()]
-    years = _YEAR.findall(ev.question) if in_year else []
+        paths = sorted(of_kind) if of_kind is not None else list(named)
+    years = YEAR.findall(ev.question) if in_year else []
     if years:
         paths = [p for p in paths if all(store.sentences_like(p, [f"%{y}%"], limit=1)
                                          for y in years)]
@@ -295,7 +293,7 @@ def _unnamed_condition(question: str, kind: str) -> bool:
     kind_words = {w for w in re.findall(r"\w+", kind)} | {k.rstrip("s") for k in
                                                           kind.split(" and ")}
     return any(w not in _ABOUT_ALL and w not in kind_words and w not in _CURRENCY_WORDS
-               and w.upper() not in NOT_PARTIES and not _YEAR.fullmatch(w)
+               and w.upper() not in NOT_PARTIES and not YEAR.fullmatch(w)
                for w in content_words(question))
 
 
@@ -317,30 +315,33 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     op, kind = found
     paths = documents_of(stages, ev, kind)
     if not paths:
-        others = documents_of(stages, ev, kind, in_year=False) if _YEAR.search(ev.question) \
+        others = documents_of(stages, ev, kind, in_year=False) if YEAR.search(ev.question) \
             else []
         if not others:
             return False
         fired("folder_total")  # there are such documents, none of the year asked
         ans.abstained = True
         ans.abstain_reason = f"none of the {len(others)} {kind} found is of " \
-            f"{' and '.join(_YEAR.findall(ev.question))}"
+            f"{' and '.join(YEAR.findall(ev.question))}"
         return True
     store = stages.collection.store
     totals: dict[str, Total | None] = {}
     currency = _asked_currency(ev.question)
+    labels = BALANCE_LABELS if _ASKS_BALANCE.search(ev.question) else TOTAL_LABELS
     if op == "sum" or currency:
+        kept = []
         for p in paths:
             sentences = store.sentences_like(p, ["%"], limit=MAX_SENTENCES)
-            total = document_total(sentences, BALANCE_LABELS if _ASKS_BALANCE.search(
-                ev.question) else TOTAL_LABELS)
+            total = document_total(sentences, labels)
+            written_in = document_currency(sentences)
             if total is not None and not total.currency:
-                total = _replace(total, currency=document_currency(sentences))
-            totals[p] = total
+                total = _replace(total, currency=written_in)
             if currency and (total is None or total.currency != currency) and \
-                    document_currency(sentences) != currency:
-                totals[p] = None
-                paths = [q for q in paths if q != p]  # in another currency
+                    written_in != currency:
+                continue  # in another currency
+            totals[p] = total
+            kept.append(p)
+        paths = kept
         if not paths:
             return False
     fired("folder_total")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragctl.ask.compute import Table, execute, number
+from ragctl.ask.compute import Table, cached, execute, number
 from ragctl.index.ingest import sheet_lines
 from ragctl.models.tableops import OPERATIONS, OperationModel
 from ragctl.text import normalize_answer
@@ -97,19 +97,6 @@ def consistent(example: Example, embed: Callable[[Sequence[str]], np.ndarray]) -
         if done is not None and matches(done.result, example.answers):
             out.append(op)
     return out
-
-
-def cached(embed: Callable[[Sequence[str]], np.ndarray]
-           ) -> Callable[[Sequence[str]], np.ndarray]:
-    seen: dict[str, np.ndarray] = {}
-
-    def vectors(texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in seen]
-        if new:
-            seen.update(zip(new, embed(new), strict=True))
-        return np.stack([seen[t] for t in texts])
-
-    return vectors
 
 
 def fit(vectors: np.ndarray, targets: np.ndarray, *, epochs: int = 300, lr: float = 0.5,
