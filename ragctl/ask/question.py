@@ -100,6 +100,7 @@ HEAD_TYPES: dict[str, Expected] = {
     "website": "url", "web site": "url", "url": "url", "web address": "url", "link": "url",
     "port": "number", "port number": "number", "version": "number", "percentage": "number",
     "year": "date", "date": "date", "day": "date", "month": "date", "time": "date",
+    "amount": "money",
 }
 HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"}
 # "How old …" asks an age, "how often" a frequency, "how long / far / tall …" a length or a
@@ -119,9 +120,10 @@ def _factoid_type(q: str) -> QuestionType:
     head = _HEAD.match(low)
     if head is not None:
         words = head.group("head").split()
-        for n in (2, 1):
-            if len(words) >= n and " ".join(words[:n]) in HEAD_TYPES:
-                head_words = " ".join(words[:n])
+        # "what email address", "what port"; and by its last word, "what delivery date",
+        # "what payment amount"
+        for head_words in (" ".join(words[:2]), words[0], words[-1]):
+            if head_words in HEAD_TYPES:
                 return QuestionType("factoid", HEAD_TYPES[head_words],
                                     HEAD_MEASURES.get(head_words, ""))
     if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"

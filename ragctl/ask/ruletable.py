@@ -160,6 +160,13 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
          written_for="realdocs dev (invoices, receipts)",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1}),
+    Rule("matched_label", "route",
+         "a form's field whose label means what the question asks (the embedder's cosine "
+         "of the question without its names and the label, LABEL_MATCH and LABEL_MARGIN "
+         "in ragctl.ask.fields), its value of the type asked",
+         tested_by="test_fields.py::test_a_field_is_found_by_what_its_label_means",
+         written_for="none (general); thresholds fitted on the dev sets' labelled lines",
+         measured={}),
     Rule("stored_field", "route",
          "a labelled field the document states about itself (date, status, subject), as "
          "stored at index time, before the text is searched",

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
            qtype: QuestionType, opts: AskOptions) -> None:
     """The document's author line when the question asks for it, else the table cell of
-    the row the question names (:mod:`ragctl.ask.cells`), else a labelled field (both of
-    these when a passage reached the relevance threshold: ``ev.reason`` is None), else
+    the row the question names (:mod:`ragctl.ask.cells`), else a labelled field, by the
+    label's words or else by what it means (both when a passage reached the relevance
+    threshold: ``ev.reason`` is None), else
     the reader's best span (:func:`read_span`) — refused when it is a neighbouring cell of
     a row that has no column for the question."""
     if ev.reason is None and on("author_line") and fields.author_answer(stages, ans, ev):
@@ -44,6 +45,9 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         return
     if ev.reason is None and on("labelled_field") and fields.field_answer(stages, ans, ev):
         fired("labelled_field")
+        return
+    if ev.reason is None and on("matched_label") and fields.matched_field(stages, ans, ev, qtype):
+        fired("matched_label")
         return
     read_span(stages, ans, ev, reader, qtype, opts)
     if on("no_such_column") and cells.refuse_neighbour(ans, verdict):
