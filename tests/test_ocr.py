@@ -491,3 +491,44 @@ def test_a_page_read_before_is_read_from_the_cache_kept_private(
     engine.cacheable = False  # type: ignore[attr-defined]
     parse(tmp_path / "scan.png", buf.getvalue(), ocr=Ocr("auto", cache=cache))
     assert len(calls) == 2
+
+
+RECEIPT_ROWS = [("Contoso Inn", ""), ("Room: 515", ""), ("", ""), ("Room Charge", "88.00"),
+                ("County Tax 6%", "5.28"), ("Daily Parking", "6.00"), ("Parking Tax", "0.36"),
+                ("Total", "104.92"), ("Balance", "0.00 USD")]
+
+
+def small_receipt() -> Image.Image:
+    """A receipt exported at screen size: words 8 to 10 pixels tall, each amount far to
+    the right of its label."""
+    font = ImageFont.truetype(FONT, 11) if Path(FONT).exists() else ImageFont.load_default(11)
+    img = Image.new("L", (620, 40 + 18 * len(RECEIPT_ROWS)), 255)
+    draw = ImageDraw.Draw(img)
+    for i, (label, amount) in enumerate(RECEIPT_ROWS):
+        draw.text((30, 20 + 18 * i), label, font=font, fill=0)
+        draw.text((520, 20 + 18 * i), amount, font=font, fill=0)
+    return img
+
+
+def test_a_page_of_short_lines_is_put_together_by_position() -> None:
+    def word(block: int, line: int, left: int, top: int, text: str) -> ocr._Word:
+        return ocr._Word((block, 1, line), _Box(top, top + 10, left, left + 40, text))
+
+    # Tesseract finds the labels in one block and the amounts in another
+    words = [word(1, 1, 10, 0, "Daily"), word(1, 1, 60, 0, "Parking"),
+             word(1, 2, 10, 20, "Total"), word(2, 1, 500, 1, "6.00"), word(2, 2, 500, 21, "104.92")]
+    assert ocr.words_to_text(words) == "Daily Parking 6.00\nTotal 104.92"
+    # a page of long lines keeps Tesseract's order, a blank line between its paragraphs
+    long = [ocr._Word((1, p, 1), _Box(20 * p, 20 * p + 10, 40 * k, 40 * k + 30, f"w{p}{k}"))
+            for p in (1, 2) for k in range(8)]
+    assert ocr.words_to_text(long).split("\n") == [
+        " ".join(f"w1{k}" for k in range(8)), "", " ".join(f"w2{k}" for k in range(8))]
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed")
+def test_real_tesseract_reads_a_small_receipt_row_by_row() -> None:
+    text = ocr.Tesseract().read(small_receipt())
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    for label, amount in RECEIPT_ROWS:
+        if label and amount:
+            assert f"{label} {amount}" in lines, text

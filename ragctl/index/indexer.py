@@ -341,11 +341,12 @@ class Indexer:
         # UTF-16 mail, quoted replies matched loosely, a telephone number at a line's
         # start kept; 6 — the values filled into a PDF form's fields; 7 — a table row
         # whose one value is in a later column keeps it without the column's name; 8 — an
-        # image's transparent background read as white
+        # image's transparent background read as white; 9 — small text on a page image
+        # enlarged, and a page of short lines (a receipt) put together by position
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 8}
+                "readers": 9}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

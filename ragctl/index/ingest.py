@@ -123,7 +123,9 @@ class Ocr:
         h = hashlib.sha256(f"{image.mode} {image.size} ".encode())
         h.update(image.tobytes())
         key = h.hexdigest()
-        return self.cache / engine / key[:2] / f"{key}.txt"
+        version = getattr(self.engine, "version", 1)  # an engine that reads differently now
+        folder = engine if version == 1 else f"{engine}-{version}"
+        return self.cache / folder / key[:2] / f"{key}.txt"
 
 
 def _keep_private(path: Path, text: str) -> None:
