@@ -510,17 +510,23 @@ def small_receipt() -> Image.Image:
     return img
 
 
-def test_a_page_of_short_lines_is_put_together_by_position() -> None:
+def test_a_page_of_short_lines_is_read_in_rows_with_the_words_found_as_sparse_text() -> None:
     def word(block: int, line: int, left: int, top: int, text: str) -> ocr._Word:
         return ocr._Word((block, 1, line), _Box(top, top + 10, left, left + 40, text))
 
-    # Tesseract finds the labels in one block and the amounts in another
-    words = [word(1, 1, 10, 0, "Daily"), word(1, 1, 60, 0, "Parking"),
-             word(1, 2, 10, 20, "Total"), word(2, 1, 500, 1, "6.00"), word(2, 2, 500, 21, "104.92")]
-    assert ocr.words_to_text(words) == "Daily Parking 6.00\nTotal 104.92"
+    # the page layout finds the labels in one block and an amount in another; the
+    # sparse reading finds the total's amount too, and the labels again
+    layout = [word(1, 1, 10, 0, "Daily"), word(1, 1, 60, 0, "Parking"),
+              word(1, 2, 10, 20, "Total"), word(2, 1, 500, 1, "6.00")]
+    sparse = [word(1, 1, 12, 1, "Daily"), word(2, 1, 500, 21, "104.92")]
+    assert ocr.short_lines(layout)
+    found = layout + ocr.unseen(sparse, layout)
+    assert [w.box.text for w in found][-1] == "104.92" and len(found) == 5
+    assert ocr.lines_to_text([w.box for w in found]) == "Daily Parking 6.00\nTotal 104.92"
     # a page of long lines keeps Tesseract's order, a blank line between its paragraphs
     long = [ocr._Word((1, p, 1), _Box(20 * p, 20 * p + 10, 40 * k, 40 * k + 30, f"w{p}{k}"))
             for p in (1, 2) for k in range(8)]
+    assert not ocr.short_lines(long)
     assert ocr.words_to_text(long).split("\n") == [
         " ".join(f"w1{k}" for k in range(8)), "", " ".join(f"w2{k}" for k in range(8))]
 

@@ -342,11 +342,12 @@ class Indexer:
         # start kept; 6 — the values filled into a PDF form's fields; 7 — a table row
         # whose one value is in a later column keeps it without the column's name; 8 — an
         # image's transparent background read as white; 9 — small text on a page image
-        # enlarged, and a page of short lines (a receipt) put together by position
+        # enlarged, and a page of short lines (a receipt) put together by position; 10 — and
+        # its words found as sparse text added
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 9}
+                "readers": 10}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -12,6 +12,7 @@ Nothing is downloaded: rapidocr is given the model files of its own package.
 
 from __future__ import annotations
 
+import bisect
 import io
 import itertools
 import logging
@@ -192,46 +193,68 @@ TEXT_HEIGHT = 22  # to this height
 MAX_ENLARGE = 3.0
 ENLARGED_PIXELS = 40_000_000  # never enlarged beyond this many pixels
 # A page whose lines hold at most this many words (their median) is a form, a receipt or a
-# table: its lines are put together again by position, so that a row's label and its
-# amount, which Tesseract may find in two blocks, are one line ("Daily Parking 6.00").
+# table. Tesseract's page layout misses some of its boxes (a shaded totals box) and splits
+# its rows into blocks, a label in one and its amount in another: the words it finds as
+# sparse text are added, and the words are put in rows by position ("Daily Parking 6.00").
 SHORT_LINES = 5
 
 
 @dataclass
 class _Word:
-    block: tuple[int, int, int]  # (block, paragraph, line) as Tesseract numbers them
+    line: tuple[int, int, int]  # (block, paragraph, line) as Tesseract numbers them
     box: _Box
 
 
-def words_to_text(words: list[_Word]) -> str:
-    """Tesseract's words as text: its own lines, in its reading order, a blank line
-    between its paragraphs; or, on a page of short lines (:data:`SHORT_LINES`), the lines
-    put together by position (:func:`lines_to_text`)."""
-    lines: dict[tuple[int, int, int], list[_Box]] = {}
+def short_lines(words: list[_Word]) -> bool:
+    """Whether the median line of the page holds at most :data:`SHORT_LINES` words."""
+    counts: dict[tuple[int, int, int], int] = {}
     for w in words:
-        lines.setdefault(w.block, []).append(w.box)
-    if not lines:
-        return ""
-    boxes = [_Box(min(b.top for b in bs), max(b.bottom for b in bs), min(b.left for b in bs),
-                  max(b.right for b in bs), " ".join(b.text for b in bs))
-             for bs in lines.values()]
-    counts = sorted(len(bs) for bs in lines.values())
-    if counts[len(counts) // 2] <= SHORT_LINES:
-        return lines_to_text(boxes)
+        counts[w.line] = counts.get(w.line, 0) + 1
+    sizes = sorted(counts.values())
+    return bool(sizes) and sizes[len(sizes) // 2] <= SHORT_LINES
+
+
+def words_to_text(words: list[_Word]) -> str:
+    """Tesseract's words in its own lines and reading order, a blank line between its
+    paragraphs."""
     out: list[str] = []
-    last: tuple[int, int] | None = None
-    for key, box in zip(lines, boxes, strict=True):
-        if last is not None and key[:2] != last:
-            out.append("")
-        out.append(box.text)
-        last = key[:2]
+    last: tuple[int, int, int] | None = None
+    for w in words:
+        if last is None or w.line != last:
+            if last is not None and w.line[:2] != last[:2]:
+                out.append("")
+            out.append(w.box.text)
+        else:
+            out[-1] += " " + w.box.text
+        last = w.line
     return dehyphenate("\n".join(out))
+
+
+def unseen(found: list[_Word], seen: list[_Word]) -> list[_Word]:
+    """The words of ``found`` whose box is not mostly inside one of ``seen``."""
+    rows = sorted(seen, key=lambda w: w.box.top)
+    tops = [w.box.top for w in rows]
+    tallest = max((w.box.height for w in rows), default=0.0)
+
+    def covered(b: _Box) -> bool:
+        lo = bisect.bisect_left(tops, b.top - tallest)
+        for v in rows[lo:bisect.bisect_right(tops, b.bottom)]:
+            c = v.box
+            w = min(b.right, c.right) - max(b.left, c.left)
+            h = min(b.bottom, c.bottom) - max(b.top, c.top)
+            if w > 0 and h > 0 and w * h > 0.5 * min(max(b.height, 1) * max(b.right - b.left, 1),
+                                                     max(c.height, 1) * max(c.right - c.left, 1)):
+                return True
+        return False
+
+    return [w for w in found if not covered(w.box)]
 
 
 class Tesseract:
     cacheable = True
     name = "tesseract"
-    version = 2  # 2: small text enlarged, a page of short lines put together by position
+    # 2: small text enlarged, a page of short lines in rows; 3: and read as sparse text too
+    version = 3
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
@@ -248,15 +271,21 @@ class Tesseract:
                 from PIL import Image as PILImage
 
                 size = (round(image.width * scale), round(image.height * scale))
-                words = self._words(image.resize(size, PILImage.Resampling.LANCZOS))
-        return words_to_text(words)
+                image = image.resize(size, PILImage.Resampling.LANCZOS)
+                words = self._words(image)
+        if not short_lines(words):
+            return words_to_text(words)
+        words += unseen(self._words(image, sparse=True), words)
+        return lines_to_text([w.box for w in words])
 
-    def _words(self, image: Image) -> list[_Word]:
-        """The words Tesseract finds (its TSV output), with their boxes and lines."""
+    def _words(self, image: Image, *, sparse: bool = False) -> list[_Word]:
+        """The words Tesseract finds (its TSV output), with their boxes and lines: in its
+        page layout, or as ``sparse`` text (as much as it can find, in no order)."""
         buf = io.BytesIO()
         image.convert("L").save(buf, format="PNG")
         env = {**os.environ, "OMP_THREAD_LIMIT": str(os.cpu_count() or 1)}
-        done = subprocess.run([self._path, "stdin", "stdout", "-l", "eng", "--psm", "3", "tsv"],
+        done = subprocess.run([self._path, "stdin", "stdout", "-l", "eng", "--psm",
+                               "11" if sparse else "3", "tsv"],
                               input=buf.getvalue(), capture_output=True, env=env,
                               timeout=600, check=False)
         if done.returncode != 0:
