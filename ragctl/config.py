@@ -94,6 +94,7 @@ class Settings:
     reader: str = "minilm-reader"  # models/; "none": the generator answers in its own words
     nli: str = "minilm-nli"  # models/; "none": yes/no from the words the evidence names
     tableops: str = "minilm-tableops"  # models/; "none": nothing is computed from tables
+    kinds: str = "minilm-kinds"  # models/; "none": the kind of answer from the question's form
     reader_passages: int = 3  # the most relevant passages the reader reads
     answer_threshold: float | None = None  # None: the reader's own (its manifest)
     quote_sentences: int = 2  # sentences quoted for "what does X say about Y" questions

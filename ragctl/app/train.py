@@ -369,6 +369,45 @@ def train_tableops(data: Path, tables: Path, name: str, limit: int | None,
     click.echo(f"saved {out}")
 
 
+@train.command(name="kinds")
+@options(
+    click.option("--data", "data", required=True,
+                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="A question-classification file of TREC's form (train_5500.label: "
+                      "one 'LABEL:fine question ?' a line)."),
+    click.option("--name", default="minilm-kinds", show_default=True,
+                 help="Model name under models/."),
+    click.option("--seed", type=int, default=0, show_default=True))
+@command_errors
+def train_kinds(data: Path, name: str, seed: int) -> None:
+    """Train the question-kind model: whether a question wants a short answer (a name, a
+    date, a number) or an explanation (how, why, what something is or does), quoted as
+    whole sentences.
+
+    \b
+    Example:
+        ragctl train kinds --data train_5500.label
+    """
+    import dataclasses
+    import json
+
+    from ragctl.config import load_settings, models_dir
+    from ragctl.models import registry as models
+    from ragctl.training.kinds import read_trec, train
+
+    settings = load_settings()
+    embedder = models.load("embedder", settings.embedder, settings, light=True)
+    examples = list(read_trec(data))
+    click.echo(f"{len(examples)} labelled questions", err=True)
+    model, report = train(examples, embedder.embed, embedder.name, seed=seed)
+    out = models_dir() / name
+    model = dataclasses.replace(model, name=name)
+    model.save(out, data=str(data), examples=len(examples), seed=seed,
+               command="ragctl " + " ".join(sys.argv[1:]), report=dataclasses.asdict(report))
+    click.echo(json.dumps(dataclasses.asdict(report), indent=1))
+    click.echo(f"saved {out}")
+
+
 def register(group: click.Group) -> None:
     """Add the training commands to the ``ragctl`` group."""
     for command in (silver, train, export):

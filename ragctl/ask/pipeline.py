@@ -2,8 +2,10 @@
 
 The pipeline is entered once per question. Its stages (:class:`~ragctl.ask.stages.
 LoadedStages`, each model from the registry, :mod:`ragctl.models`) find the passages and
-the sentences; the pipeline calls them in order, dispatches once on the question's form
-(:func:`~ragctl.ask.question.question_type`) to the strategy that answers it — a span of a
+the sentences; the pipeline calls them in order, dispatches once on the kind of answer the
+question wants (its form, :func:`~ragctl.ask.question.question_type`, and the question-kind
+model, :meth:`~ragctl.ask.stages.LoadedStages.question_type`) to the strategy that answers
+it — a span of a
 cited sentence (:mod:`~ragctl.ask.span`, with :mod:`~ragctl.ask.fields` first), one of two
 things (:mod:`~ragctl.ask.choice`), quoted sentences (:mod:`~ragctl.ask.quote`), yes or no
 (:mod:`~ragctl.ask.yesno`), the generator's own words (:mod:`~ragctl.ask.free`) — which
@@ -19,7 +21,6 @@ from collections.abc import Callable
 from ragctl.ask import choice, folder, free, quote, span, yesno
 from ragctl.ask.locate import with_lines
 from ragctl.ask.longform import LongAnswer, LongOptions, answer_long
-from ragctl.ask.question import question_type
 from ragctl.ask.stages import (  # noqa: F401  (importable from here, as before)
     CONTEXT_MODES,
     KEEP_TOP,
@@ -63,7 +64,7 @@ class Pipeline(LoadedStages):
                               f"choose one of {', '.join(CONTEXT_MODES)}")
         ans = Answer(question=question, context_mode=opts.context)
         t_all = time.perf_counter()
-        qtype = question_type(question)
+        qtype = self.question_type(question)
         ans.question_type = qtype.kind + (f":{qtype.expects}" if qtype.expects != "any" else "")
         ev = self.evidence(question, qtype, opts, ans)
         if not ev.enough:

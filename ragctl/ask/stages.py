@@ -22,7 +22,7 @@ import numpy as np
 
 from ragctl.ask.documents import named_hits
 from ragctl.ask.grounding import Grounding, ground, missing_reason
-from ragctl.ask.question import QuestionType
+from ragctl.ask.question import QuestionType, question_type
 from ragctl.ask.retrieve import Retriever
 from ragctl.ask.rules import DEFAULT_ANSWERABILITY, with_identifier
 from ragctl.ask.switches import fired, on
@@ -37,6 +37,7 @@ from ragctl.models.backends import (
     SupportChecker,
 )
 from ragctl.models.filter import collapse_duplicates, split_long
+from ragctl.models.kinds import KindModel
 from ragctl.models.reader import Reader
 from ragctl.models.tableops import OperationModel
 from ragctl.records import Answer, Citation, Hit, PassageScore, ScoredSentence, Sentence
@@ -130,6 +131,8 @@ class LoadedStages:
         self._nli_loaded = nli is not None
         self._tableops: OperationModel | None = None
         self._tableops_loaded = False
+        self._kinds: KindModel | None = None
+        self._kinds_loaded = False
 
     # lazily loaded stages ------------------------------------------------------------
     @property
@@ -179,6 +182,30 @@ class LoadedStages:
             if model is not None and model.embedder == self.collection.embedder_name:
                 self._tableops = model
         return self._tableops
+
+    @property
+    def kinds(self) -> KindModel | None:
+        """Whether a question wants a short answer or an explanation
+        (:mod:`ragctl.models.kinds`), or None when there is no model, or it was trained on
+        another embedder's vectors than the index's."""
+        if not self._kinds_loaded:
+            self._kinds_loaded = True
+            model = models.load("kinds", self.settings.kinds, self.settings)
+            if model is not None and model.embedder == self.collection.embedder_name:
+                self._kinds = model
+        return self._kinds
+
+    def question_type(self, question: str) -> QuestionType:
+        """What kind of answer the question wants: its form (:func:`question_type`: a
+        yes/no question, a choice, "how do I", "why", …), and for a question of no such
+        form, the question-kind model's say: an explanation (quoted sentences) when it
+        gives one at least its threshold's probability, else a short answer."""
+        qtype = question_type(question)
+        model = self.kinds
+        if qtype.kind != "factoid" or model is None:
+            return qtype
+        p = model.explanatory(question, self.retriever.embedder.embed([question])[0])
+        return QuestionType("quote") if p >= model.threshold else qtype
 
     @property
     def checker(self) -> SupportChecker:
@@ -312,7 +339,8 @@ class LoadedStages:
         ans.passages.sort(key=lambda p: (not p.kept, -p.relevance if opts.context != "full"
                                          else p.retrieval_rank))
         ans.models = {"embedder": self.collection.embedder_name or "",
-                      "relevance": self.relevance.name}
+                      "relevance": self.relevance.name,
+                      **({"kinds": self._kinds.name} if self._kinds is not None else {})}
         return Evidence(question, hits, probs, order, kept_order, duplicates, kept, relevance,
                         grounding=grounding)
 

@@ -39,11 +39,12 @@ from ragctl.models.manifest import (
 
 logger = logging.getLogger("ragctl.models")
 
-KINDS = ("embedder", "generator", "filter", "relevance", "reader", "nli", "tableops")
+KINDS = ("embedder", "generator", "filter", "relevance", "reader", "nli", "tableops", "kinds")
 SETTING = {"embedder": "embedder", "generator": "generator", "filter": "context_filter",
-           "relevance": "relevance", "reader": "reader", "nli": "nli", "tableops": "tableops"}
+           "relevance": "relevance", "reader": "reader", "nli": "nli", "tableops": "tableops",
+           "kinds": "kinds"}
 NO_READER = "none"  # the reader's and nli's fallback: the generator answers / word overlap
-_NONE_FALLBACK = ("reader", "nli", "tableops")  # kinds whose fallback is no model at all
+_NONE_FALLBACK = ("reader", "nli", "tableops", "kinds")  # kinds whose fallback is no model
 
 Factory = Callable[..., Any]  # factory(settings, **dependencies) -> a backend
 
@@ -175,6 +176,10 @@ def _load(kind: str, name: str, settings: Settings | None = None, **deps: Any) -
         from ragctl.models.tableops import OperationModel
 
         return OperationModel.load(path)
+    if kind == "kinds":
+        from ragctl.models.kinds import KindModel
+
+        return KindModel.load(path)
     if kind == "nli":
         from ragctl.models.entail import CT2Entailment
 
@@ -250,7 +255,8 @@ def check_settings(settings: Settings) -> None:
     """:func:`check` for every model ``ask`` would load with ``settings``."""
     for kind, name in (("generator", settings.generator), ("relevance", settings.relevance),
                        ("filter", settings.context_filter), ("reader", settings.reader),
-                       ("nli", settings.nli), ("tableops", settings.tableops)):
+                       ("nli", settings.nli), ("tableops", settings.tableops),
+                       ("kinds", settings.kinds)):
         check(kind, name)
 
 
@@ -273,15 +279,16 @@ def _default_unavailable(kind: str, name: str) -> bool:
         return False
     if find_model(name) is None:
         missing = "not installed"
-    elif kind != "tableops" and importlib.util.find_spec("ctranslate2") is None:
+    elif kind not in ("tableops", "kinds") and importlib.util.find_spec("ctranslate2") is None:
         missing = "unusable without ctranslate2 (pip install 'ragctl[generate]')"
     else:
         return False
     label = {"filter": "context filter", "nli": "entailment",
-             "tableops": "table operation"}.get(kind, kind)
+             "tableops": "table operation", "kinds": "question-kind"}.get(kind, kind)
     instead = {"reader": "the generator answers in its own words",
                "nli": "yes/no answers from the words the evidence names",
-               "tableops": "nothing is computed from tables"}.get(
+               "tableops": "nothing is computed from tables",
+               "kinds": "the kind of answer from the question's form alone"}.get(
         kind, "using the similarity fallback")
     logger.warning("the default %s model %r is %s; %s (see: ragctl models)", label, name,
                    missing, instead)
@@ -306,7 +313,7 @@ def available(settings: Settings, kind: str | None = None) -> list[ModelInfo]:
                     where = f"not installed ({e})"
             out.append(ModelInfo(k, name, where, current in (name, *s.aliases),
                                  {"description": s.about} if s.about else {}))
-        if k in ("filter", "relevance", "reader", "nli", "tableops"):
+        if k in ("filter", "relevance", "reader", "nli", "tableops", "kinds"):
             for name, path, manifest in exported(k):
                 out.append(ModelInfo(k, name, str(path), current in (name, str(path)),
                                      manifest))
@@ -399,3 +406,5 @@ register("nli", NO_READER, lambda settings, **_: None,
          about="no entailment model: yes/no from the words the evidence names")
 register("tableops", NO_READER, lambda settings, **_: None,
          about="no table operation model: nothing is computed from tables")
+register("kinds", NO_READER, lambda settings, **_: None,
+         about="no question-kind model: the kind of answer from the question's form alone")
