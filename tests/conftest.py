@@ -57,6 +57,7 @@ def ragctl_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RAGCTL_CONTEXT_FILTER", "similarity")
     monkeypatch.setenv("RAGCTL_READER", "none")
     monkeypatch.setenv("RAGCTL_NLI", "none")
+    monkeypatch.setenv("RAGCTL_KINDS", "none")
     return home
 
 
@@ -67,6 +68,7 @@ def model_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAGCTL_CONTEXT_FILTER", raising=False)
     monkeypatch.delenv("RAGCTL_READER", raising=False)
     monkeypatch.delenv("RAGCTL_NLI", raising=False)
+    monkeypatch.delenv("RAGCTL_KINDS", raising=False)
 
 
 @pytest.fixture
