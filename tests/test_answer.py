@@ -62,9 +62,15 @@ def test_question_types() -> None:
                     ("Which port does the server listen on?", "number"),
                     ("What time of day is it quietest?", "date"),
                     ("For how many days are the logs kept?", "number"),
-                    ("How old is Beverly Jones, who won the contest?", "number")):
+                    ("How old is Beverly Jones, who won the contest?", "number"),
+                    ("What delivery date is given on the invoice?", "date"),
+                    ("What payment amount is entered on the voucher?", "money")):
         assert question_type(q).expects == kind, q
     assert question_type("Is it the red or the blue one?").kind == "factoid"
+    assert question_type("Is Paris or Madrid bigger?").kind == "factoid"
+    # an "or" deep inside a yes/no question is part of what it asks
+    assert question_type("Can a library be held liable for violating section 1201 or "
+                         "1202?").kind == "yes-no"
 
 
 def test_answer_types_and_agreement() -> None:

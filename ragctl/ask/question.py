@@ -77,6 +77,9 @@ def main_clause(question: str) -> str:
     return m.group("main") if m and not _ASKS.match(m.group("lead")) else question
 
 
+OR_WORDS = 5  # an "or" after this many words of a yes/no question's form is within it
+
+
 def question_type(question: str) -> QuestionType:
     """What kind of answer the question wants (see the module doc)."""
     q = main_clause(" ".join(question.strip().split()))
@@ -86,7 +89,11 @@ def question_type(question: str) -> QuestionType:
     typed = _factoid_type(q)
     if choice_options(q) is not None:
         return replace(typed, kind="choice")
-    if _YES_NO.match(q) and " or " not in low:
+    # "Is Paris or Madrid bigger?" asks which (the reader names one); "Can a library be
+    # held liable for violating section 1201 or 1202?" asks whether: an "or" far into the
+    # question joins two things of one condition
+    alternative = low.find(" or ")
+    if _YES_NO.match(q) and (alternative < 0 or len(low[:alternative].split()) > OR_WORDS):
         return QuestionType("yes-no")
     return typed
 
