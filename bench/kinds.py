@@ -5,7 +5,8 @@ Two labelled sets: the development questions of the real-document benchmark (the
 marked each one factoid or non-factoid; yes/no questions, which the form decides, and
 unanswerable ones are left out) and, with ``--trec``, TREC's question-classification test
 file (``TREC_10.label``: 500 questions, its description class as the explanatory one; the
-model is trained on the other file, ``train_5500.label``). Counted: the share labelled
+model is trained on the other file, ``train_5500.label``); and 1,000 questions of SQuAD's
+development articles (``../shared``), every one of which wants a span. Counted: the share labelled
 right, and of the explanatory questions, how many each way finds (found) and how many
 factoid questions it takes for one (taken).
 
@@ -66,6 +67,15 @@ def main() -> None:
         sys.exit("bench: no question-kind model is installed")
     embedder = models.load("embedder", settings.embedder, settings, light=True)
     sets = {"dev": dev_questions()}
+    squad = Path(__file__).resolve().parents[1].parent / "shared/data/squad/dev-v1.1.json"
+    if squad.exists():
+        import random
+
+        from bench.common import squad_articles
+
+        asked = [qa["question"] for a in squad_articles("dev") for p in a["paragraphs"]
+                 for qa in p["qas"]]
+        sets["squad-dev"] = [(q, False) for q in random.Random(0).sample(asked, 1000)]
     if args.trec:
         sets["trec-test"] = [(e.question, e.kind == "explanatory") for e in read_trec(args.trec)]
     results: dict[str, Any] = {"model": model.name, "threshold": model.threshold}

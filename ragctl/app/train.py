@@ -377,9 +377,12 @@ def train_tableops(data: Path, tables: Path, name: str, limit: int | None,
                       "one 'LABEL:fine question ?' a line)."),
     click.option("--name", default="minilm-kinds", show_default=True,
                  help="Model name under models/."),
+    click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.8,
+                 show_default=True,
+                 help="From this probability on, a question is answered with sentences."),
     click.option("--seed", type=int, default=0, show_default=True))
 @command_errors
-def train_kinds(data: Path, name: str, seed: int) -> None:
+def train_kinds(data: Path, name: str, threshold: float, seed: int) -> None:
     """Train the question-kind model: whether a question wants a short answer (a name, a
     date, a number) or an explanation (how, why, what something is or does), quoted as
     whole sentences.
@@ -399,7 +402,8 @@ def train_kinds(data: Path, name: str, seed: int) -> None:
     embedder = models.load("embedder", settings.embedder, settings, light=True)
     examples = list(read_trec(data))
     click.echo(f"{len(examples)} labelled questions", err=True)
-    model, report = train(examples, embedder.embed, embedder.name, seed=seed)
+    model, report = train(examples, embedder.embed, embedder.name, seed=seed,
+                          threshold=threshold)
     out = models_dir() / name
     model = dataclasses.replace(model, name=name)
     model.save(out, data=str(data), examples=len(examples), seed=seed,

@@ -73,8 +73,11 @@ class Report:
 
 def train(examples: Sequence[Example], embed: Callable[[Sequence[str]], np.ndarray],
           embedder: str, *, held_out: float = 0.1, seed: int = 0,
-          threshold: float = 0.5) -> tuple[KindModel, Report]:
-    """Fit the model on all but ``held_out`` of the examples; measure it on those."""
+          threshold: float = 0.8) -> tuple[KindModel, Report]:
+    """Fit the model on all but ``held_out`` of the examples; measure it on those at
+    ``threshold`` (the default keeps a span answer for all but 1.8% of SQuAD's factoid
+    development questions, and finds 30 of the benchmark's 43 explanatory development
+    questions, against 26 by their form: 0.5 finds 31 and takes 6.8% of SQuAD's)."""
     if len(examples) < 20:
         raise RagctlError(f"{len(examples)} labelled questions are too few to train on")
     order = np.random.default_rng(seed).permutation(len(examples))
