@@ -1,81 +1,65 @@
-"""A form's field found by what its label means (:func:`ragctl.ask.fields.matched_field`),
-with the real embedder, and the labelled lines it reads."""
+"""A document's own fields, read when it is indexed (ragctl.index.fields), stored with the
+offsets of their value, and answered from the store."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from ragctl.ask.fields import asked_attribute, label_lines
-from ragctl.ask.pipeline import Pipeline
-from ragctl.ask.stages import AskOptions
-from ragctl.config import load_settings
-from ragctl.index.indexer import Indexer
-from ragctl.records import Sentence
-from ragctl.store.collection import Collection
-from tests.fakes import FakeReader
-
-SHEET = ("Character sheet\n\nCharacter Name: Mario\n\nAge: 24 years\n\nHeight: 5 ft 1 in\n\n"
-         "Weight: 196 lbs\n\nEyes: blue\n\nOrganizations: Italian Plumbers Association\n")
+from ragctl.index.fields import HEADER_LINES, document_fields, section_fields
+from ragctl.records import DocField
 
 
-def sentence(text: str, raw: str | None = None) -> Sentence:
-    return Sentence(id=1, passage_id=1, seq=0, path="a.txt", title="a", place="",
-                    start_char=0, end_char=len(text), text=text, raw=raw)
+def values(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in section_fields(text):
+        assert text[f.start_char:f.end_char].split() == f.value.split()  # offsets hold it
+        out.setdefault(f.name, f.value)
+    return out
 
 
-def test_labelled_lines_are_short_labels_with_short_values() -> None:
-    raw = "Weight: 196 lbs\nDate of birth:\n08/29/2020\nItem: Coffee; Price: 2.50"
-    text = " ".join(raw.split())
-    got = [(x.label, x.value) for x in label_lines(sentence(text, raw))]
-    # the value on the next line is taken; a table's row is not a labelled line
-    assert got == [("Weight", "196 lbs"), ("Date of birth", "08/29/2020")]
-    # prose wrapped before a colon, a web address and long prose are not labels
-    raw = ("The aim is to standardize the structure of\ndocstrings: what they should contain\n"
-           "See http: //example.org\nThe one thing we would like you to note: it is free")
-    assert label_lines(sentence(" ".join(raw.split()), raw)) == []
+def test_bylines_give_the_names_they_hold() -> None:
+    assert values("How we designed Dropbox ATF. By Arun Sai Krishnan • Nov 11, 2020") \
+        == {"author": "Arun Sai Krishnan"}
+    assert values("By Dan Goodin - Apr 16, 2015 8:02 pm UTC") == {"author": "Dan Goodin"}
+    assert values("Written by Rob Ewaschuk Edited by Betsy Beyer") == {"author": "Rob Ewaschuk"}
+    # prose that says who made something, a date, a year: no author
+    assert values("The plan was written by Tim Peters.") == {}
+    assert values("By Monday, the servers were back.") == {}
+    assert values("By 2020 the project had moved.") == {}
+    assert values("By Tim Peters " + "and more words of prose " * 8) == {}
 
 
-def test_the_asked_attribute_leaves_out_the_names_asked_about() -> None:
-    assert asked_attribute("How many kinds of PEP are there?") == "How many kinds of are there?"
-    assert asked_attribute("How much did WaveOC USA refund on receipt 3330-0572?") == \
-        "How much did refund on receipt"
+def test_a_header_block_gives_its_fields_with_folded_values() -> None:
+    pep = ("PEP: 723\nTitle: Inline script metadata\nAuthor: Ofek Lev <ofek@example.org>\n"
+           "Sponsor: Adam Turner <adam@example.org>\nStatus: Final\nCreated: 04-Aug-2023\n\n"
+           "Abstract\n========\n")
+    assert values(pep) == {"title": "Inline script metadata", "author": "Ofek Lev",
+                           "status": "Final", "date": "04-Aug-2023"}
+    folded = "Author: Chris Angelico <ca@example.org>,\n        Tim Peters <tp@example.org>\n" \
+        "Status: Final\n"
+    assert values(folded)["author"] == \
+        "Chris Angelico <ca@example.org>, Tim Peters <tp@example.org>"
+    mail = "From: Mikel Lindsaar <mikel@example.org>\nTo: you\nSubject: Lunch\n" \
+        "Date: Mon, 1 Jan 2024 09:00:00 +0000\n\nSee you at noon.\n"
+    assert values(mail) == {"sender": "Mikel Lindsaar", "recipient": "you", "subject": "Lunch",
+                            "date": "Mon, 1 Jan 2024 09:00:00 +0000"}
+    assert values("From: mikel@example.org\n") == {"sender": "mikel@example.org"}
 
 
-@pytest.fixture
-def sheet(tmp_path: Path) -> Path:
-    root = tmp_path / "forms"
-    root.mkdir()
-    (root / "mario.txt").write_text(SHEET)
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
-    return root
+def test_only_a_section_s_first_lines_are_read_and_prose_is_no_field() -> None:
+    late = "Intro line.\n" * HEADER_LINES + "Status: Draft\n"
+    assert values(late) == {}
+    assert values("Note: " + "a long line of prose after a colon " * 8) == {}
+    assert values("Date: " + "x" * 300) == {}  # too long to be a field's value
+    # unknown labels are not fields
+    assert values("Sponsor: Adam Turner\nPEP: 8\n") == {}
 
 
-def test_a_field_is_found_by_what_its_label_means(sheet: Path) -> None:
-    # the label says "Weight", the question "weigh"; the reader would take the age
-    opts = AskOptions(re_threshold=0.0)
-    with Collection.open(load_settings()) as c, \
-            Pipeline(c, reader=FakeReader("24 years")) as p:
-        weight = p.ask("How much does Mario weigh on his character sheet?", opts)
-        member = p.ask("Which organization is Mario a member of?", opts)
-        off = p.ask("How much does Mario weigh on his character sheet?",
-                    AskOptions(re_threshold=0.0, answer_threshold=0.0,
-                               rules_off=frozenset({"matched_label"})))
-    assert weight.answer == "196 lbs [1]"
-    assert weight.candidates[0]["rule"] == "the field its label names"
-    src = weight.sources[0]
-    assert src.answer_start is not None
-    assert SHEET[src.answer_start:src.answer_end] == "196 lbs"
-    assert member.answer == "Italian Plumbers Association [1]"
-    assert off.answer == "24 years [1]"  # without the rule, the reader's span
-
-
-def test_a_label_that_matches_nothing_asked_is_left_to_the_reader(sheet: Path) -> None:
-    with Collection.open(load_settings()) as c, \
-            Pipeline(c, reader=FakeReader("blue")) as p:
-        a = p.ask("What is Mario's favourite colour?", AskOptions(re_threshold=0.0,
-                                                                  answer_threshold=0.0))
-    assert a.answer == "blue [1]" and a.candidates[0].get("rule") is None
+def test_offsets_are_source_offsets_and_each_field_is_kept_once() -> None:
+    sections = [("Title: Notes\nBy Lee Wong\n", "Intro", 100), ("By Lee Wong\n", "Intro", 300),
+                ("By Lee Wong\n", "About", 400)]
+    got = document_fields(sections)
+    assert got == [DocField(name="title", value="Notes", place="Intro", start_char=107,
+                            end_char=112),
+                   DocField(name="author", value="Lee Wong", place="Intro", start_char=116,
+                            end_char=124),
+                   DocField(name="author", value="Lee Wong", place="About", start_char=403,
+                            end_char=411)]

@@ -164,7 +164,7 @@ RULES: tuple[Rule, ...] = (
          "a form's field whose label means what the question asks (the embedder's cosine "
          "of the question without its names and the label, LABEL_MATCH and LABEL_MARGIN "
          "in ragctl.ask.fields), its value of the type asked",
-         tested_by="test_fields.py::test_a_field_is_found_by_what_its_label_means",
+         tested_by="test_labels.py::test_a_field_is_found_by_what_its_label_means",
          written_for="none (general); thresholds fitted on the dev sets' labelled lines",
          measured={'reports-dev': 5, 'realdocs-dev': -1}),
     Rule("stored_field", "route",
