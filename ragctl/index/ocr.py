@@ -193,9 +193,11 @@ TEXT_HEIGHT = 22  # to this height
 MAX_ENLARGE = 3.0
 ENLARGED_PIXELS = 40_000_000  # never enlarged beyond this many pixels
 # A page whose lines hold at most this many words (their median) is a form, a receipt or a
-# table. Tesseract's page layout misses some of its boxes (a shaded totals box) and splits
-# its rows into blocks, a label in one and its amount in another: the words it finds as
-# sparse text are added, and the words are put in rows by position ("Daily Parking 6.00").
+# table. Tesseract's page layout splits its rows into blocks, a label in one and its amount
+# in another: the words are put in rows by position ("Daily Parking 6.00"). On an enlarged
+# page (a screenshot of an invoice) the layout also misses boxes (a shaded totals box): the
+# words Tesseract finds there as sparse text are added. (A page read at its size is read
+# once: a scanned PDF of ten pages stays within ``max_file_seconds``.)
 SHORT_LINES = 5
 
 
@@ -253,8 +255,9 @@ def unseen(found: list[_Word], seen: list[_Word]) -> list[_Word]:
 class Tesseract:
     cacheable = True
     name = "tesseract"
-    # 2: small text enlarged, a page of short lines in rows; 3: and read as sparse text too
-    version = 3
+    # 2: small text enlarged, a page of short lines in rows; 3: and read as sparse text too;
+    # 4: only an enlarged page is
+    version = 4
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
@@ -265,6 +268,7 @@ class Tesseract:
     def read(self, image: Image) -> str:
         words = self._words(image)
         heights = sorted(w.box.height for w in words)
+        enlarged = False
         if heights and heights[len(heights) // 2] < SMALL_TEXT:
             scale = min(MAX_ENLARGE, TEXT_HEIGHT / max(heights[len(heights) // 2], 1))
             if image.width * image.height * scale * scale <= ENLARGED_PIXELS:
@@ -272,10 +276,11 @@ class Tesseract:
 
                 size = (round(image.width * scale), round(image.height * scale))
                 image = image.resize(size, PILImage.Resampling.LANCZOS)
-                words = self._words(image)
+                words, enlarged = self._words(image), True
         if not short_lines(words):
             return words_to_text(words)
-        words += unseen(self._words(image, sparse=True), words)
+        if enlarged:
+            words += unseen(self._words(image, sparse=True), words)
         return lines_to_text([w.box for w in words])
 
     def _words(self, image: Image, *, sparse: bool = False) -> list[_Word]:
