@@ -7,6 +7,7 @@ renderer; the work is in :mod:`.silver`, :mod:`.trainer` and :mod:`.export`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -347,26 +348,14 @@ def train_tableops(data: Path, tables: Path, name: str, limit: int | None,
     Example:
         ragctl train tableops --data data/training.tsv --tables WikiTableQuestions/
     """
-    import dataclasses
-    import json
-
-    from ragctl.config import load_settings, models_dir
-    from ragctl.models import registry as models
     from ragctl.training.tableops import read_wtq, train
 
-    settings = load_settings()
-    embedder = models.load("embedder", settings.embedder, settings, light=True)
     examples = list(read_wtq(data, tables, limit=limit))
     click.echo(f"{len(examples)} examples; labelling them by the operations that answer…",
                err=True)
-    model, report = train(examples, embedder.embed, embedder.name, seed=seed,
-                          progress=lambda i, n: click.echo(f"  {i} of {n}", err=True))
-    out = models_dir() / name
-    model = dataclasses.replace(model, name=name)
-    model.save(out, data=str(data), examples=len(examples), seed=seed,
-               command="ragctl " + " ".join(sys.argv[1:]), report=dataclasses.asdict(report))
-    click.echo(json.dumps(dataclasses.asdict(report), indent=1))
-    click.echo(f"saved {out}")
+    _fit_head(name, data, len(examples), seed, lambda embed, embedder: train(
+        examples, embed, embedder, seed=seed,
+        progress=lambda i, n: click.echo(f"  {i} of {n}", err=True)))
 
 
 @train.command(name="kinds")
@@ -391,22 +380,31 @@ def train_kinds(data: Path, name: str, threshold: float, seed: int) -> None:
     Example:
         ragctl train kinds --data train_5500.label
     """
+    from ragctl.training.kinds import read_trec, train
+
+    examples = list(read_trec(data))
+    click.echo(f"{len(examples)} labelled questions", err=True)
+    _fit_head(name, data, len(examples), seed, lambda embed, embedder: train(
+        examples, embed, embedder, seed=seed, threshold=threshold))
+
+
+def _fit_head(name: str, data: Path, examples: int, seed: int,
+              fit: Callable[[Callable[..., Any], str], tuple[Any, Any]]) -> None:
+    """Fit a model that reads a question's embedding (``fit(embed, embedder name)`` gives
+    the model and its report) on the embedder ``index`` uses, save it under models/NAME
+    with where it came from, and print its report."""
     import dataclasses
     import json
 
     from ragctl.config import load_settings, models_dir
     from ragctl.models import registry as models
-    from ragctl.training.kinds import read_trec, train
 
     settings = load_settings()
     embedder = models.load("embedder", settings.embedder, settings, light=True)
-    examples = list(read_trec(data))
-    click.echo(f"{len(examples)} labelled questions", err=True)
-    model, report = train(examples, embedder.embed, embedder.name, seed=seed,
-                          threshold=threshold)
+    model, report = fit(embedder.embed, embedder.name)
     out = models_dir() / name
     model = dataclasses.replace(model, name=name)
-    model.save(out, data=str(data), examples=len(examples), seed=seed,
+    model.save(out, data=str(data), examples=examples, seed=seed,
                command="ragctl " + " ".join(sys.argv[1:]), report=dataclasses.asdict(report))
     click.echo(json.dumps(dataclasses.asdict(report), indent=1))
     click.echo(f"saved {out}")

@@ -405,7 +405,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     if table is None:
         return False
     embed = stages.retriever.embedder.embed
-    op, p = model.predict(ev.question, embed([ev.question])[0])
+    op, p = model.predict(ev.question, stages.retriever.query_vector(ev.question))
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
         return False

@@ -33,6 +33,7 @@ class Retriever:
     def __init__(self, collection: Collection, embedder: Embedder | None = None) -> None:
         self.collection = collection
         self._embedder = embedder
+        self._last: tuple[str, np.ndarray] | None = None  # the last query and its vector
 
     @property
     def embedder(self) -> Embedder:
@@ -44,6 +45,14 @@ class Retriever:
             self._embedder = models.load("embedder", name, self.collection.settings,
                                          light=True)
         return self._embedder
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The embedding of ``query``. The last one is kept: the stages that read the
+        question (its kind, the table operation) and the search embed it once."""
+        query = query.strip()
+        if self._last is None or self._last[0] != query:
+            self._last = (query, self.embedder.embed([query])[0])
+        return self._last[1]
 
     def search(self, query: str, *, limit: int = 10, mode: Mode = "hybrid",
                depth: int | None = None, keep_top: int = 0) -> list[Hit]:
@@ -64,7 +73,7 @@ class Retriever:
 
         qvec: np.ndarray | None = None
         if mode in ("hybrid", "vector"):
-            qvec = self.embedder.embed([query])[0]
+            qvec = self.query_vector(query)
         ranking = self.collection.ranked(qvec, query, depth, mode)
         vector_ranked, bm25_ranked = ranking.vector, ranking.bm25
         fused = ranking.fused

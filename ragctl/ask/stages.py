@@ -174,26 +174,27 @@ class LoadedStages:
     @property
     def tableops(self) -> OperationModel | None:
         """Which operation a question asks of a table (:mod:`ragctl.ask.compute`), or None
-        when there is no model, or it was trained on another embedder's vectors than the
-        index's."""
+        (:meth:`_question_head`)."""
         if not self._tableops_loaded:
             self._tableops_loaded = True
-            model = models.load("tableops", self.settings.tableops, self.settings)
-            if model is not None and model.embedder == self.collection.embedder_name:
-                self._tableops = model
+            self._tableops = self._question_head("tableops", self.settings.tableops)
         return self._tableops
 
     @property
     def kinds(self) -> KindModel | None:
         """Whether a question wants a short answer or an explanation
-        (:mod:`ragctl.models.kinds`), or None when there is no model, or it was trained on
-        another embedder's vectors than the index's."""
+        (:mod:`ragctl.models.kinds`), or None (:meth:`_question_head`)."""
         if not self._kinds_loaded:
             self._kinds_loaded = True
-            model = models.load("kinds", self.settings.kinds, self.settings)
-            if model is not None and model.embedder == self.collection.embedder_name:
-                self._kinds = model
+            self._kinds = self._question_head("kinds", self.settings.kinds)
         return self._kinds
+
+    def _question_head(self, kind: str, name: str) -> Any:
+        """The model of ``kind`` that reads a question's embedding, or None when there is
+        none, or it was trained on another embedder's vectors than the index's."""
+        model = models.load(kind, name, self.settings)
+        return model if model is not None and model.embedder == self.collection.embedder_name \
+            else None
 
     def question_type(self, question: str) -> QuestionType:
         """What kind of answer the question wants: its form (:func:`question_type`: a
@@ -204,7 +205,7 @@ class LoadedStages:
         model = self.kinds
         if qtype.kind != "factoid" or model is None:
             return qtype
-        p = model.explanatory(question, self.retriever.embedder.embed([question])[0])
+        p = model.explanatory(question, self.retriever.query_vector(question))
         return QuestionType("quote") if p >= model.threshold else qtype
 
     @property
