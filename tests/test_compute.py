@@ -125,3 +125,15 @@ def test_the_shipped_operation_model_loads() -> None:
     assert model.operations == OPERATIONS
     assert model.weights.shape == (384 + model.hashed, len(OPERATIONS))
     assert 0.0 < model.threshold < 1.0
+
+
+def test_a_count_is_of_what_the_question_names(clubs: Path) -> None:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
+        p._tableops, p._tableops_loaded = _always("count"), True
+        named = p.ask("How many clubs are there?", AskOptions(re_threshold=0.0))
+        other = p.ask("How many records were returned?",
+                      AskOptions(re_threshold=0.0, answer_threshold=0.0))
+    assert named.kind == "computed" and named.raw_answer == "3"
+    assert named.computation is not None and named.computation["column"] == "Club"
+    # the table's rows are clubs, not records: no count of them is the answer
+    assert other.kind != "computed" and "(3 rows)" not in other.answer

@@ -51,6 +51,7 @@ SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "difference": "difference", "first": "first", "last": "last", "next": "next",
         "previous": "previous"}
 MAX_ROWS = 2000  # rows of one table read for a computation
+TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)
 
 _NUMBER = re.compile(r"[-−–+]?\(?[$€£¥₹]?\s*\d[\d,]*(?:\.\d+)?")
@@ -232,9 +233,10 @@ def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     cond = conds[0] if conds else None
     rows = [r for r in table.rows if cond is None or cond.holds(r)]
-    if cond is None:
-        return Computed(op, shown(len(rows)), f"{len(rows)} rows", count=len(rows),
-                        cells=[(r, r.cells[0]) for r in rows[:MAX_CITED]])
+    if cond is None:  # every row, each named by its first cell
+        first = rows[0].cells[0].column if rows and rows[0].cells else ""
+        return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
+                        count=len(rows), cells=[(r, r.cells[0]) for r in rows[:MAX_CITED]])
     return Computed(op, shown(len(rows)), f"{len(rows)} rows with {cond.column} "
                     f"{cond.value}", condition=cond, count=len(rows),
                     cells=[(r, c) for r in rows[:MAX_CITED]
@@ -361,24 +363,33 @@ _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | N
 REFUSE_ABOVE = 0.8
 
 
-def table_for(stages: LoadedStages, ev: Evidence) -> Table | None:
-    """The table the question is about: that of the row it names best (in the documents
-    retrieved), else of the first table row among the passages kept; all its rows, in
-    order (the rows of one document and section with the same headers)."""
+def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
+    """The tables the question may be about, most likely first: that of the row it names
+    best (in the documents retrieved), then that of each table row among the passages
+    kept (at most :data:`TABLES_TRIED`); each with all its rows, in order (the rows of one
+    document and section with the same headers)."""
     named = candidate_rows(stages, ev)
-    seed: Sentence | None = named[0].sentence if named else None
-    if seed is None:
-        seed = next((s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
-                     if row_cells(s.text)), None)
-    if seed is None:
-        return None
-    columns = {c.column for c in row_cells(seed.text)}
-    rows = [s for s in stages.collection.store.sentences_like(seed.path, ["%: %"],
-                                                              limit=MAX_ROWS)
-            if s.place == seed.place]
-    table = Table.of([(s.text, s) for s in rows if {c.column for c in row_cells(s.text)}
-                      <= columns])
-    return table if len(table.rows) >= 2 else None
+    seeds: list[Sentence] = [named[0].sentence] if named else []
+    seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
+              if row_cells(s.text)]
+    out: list[Table] = []
+    seen: set[tuple[str, str, frozenset[str]]] = set()
+    for seed in seeds:
+        columns = frozenset(c.column for c in row_cells(seed.text))
+        key = (seed.path, seed.place, columns)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows = [s for s in stages.collection.store.sentences_like(seed.path, ["%: %"],
+                                                                  limit=MAX_ROWS)
+                if s.place == seed.place]
+        table = Table.of([(s.text, s) for s in rows
+                          if {c.column for c in row_cells(s.text)} <= columns])
+        if len(table.rows) >= 2:
+            out.append(table)
+        if len(out) >= TABLES_TRIED:
+            break
+    return out
 
 
 def cached(embed: Embed) -> Embed:
@@ -401,24 +412,24 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     model = stages.tableops
     if model is None:
         return False
-    table = table_for(stages, ev)
-    if table is None:
+    tables = tables_for(stages, ev)
+    if not tables:
         return False
-    embed = stages.retriever.embedder.embed
+    embed = cached(stages.retriever.embedder.embed)
     op, p = model.predict(ev.question, stages.retriever.query_vector(ev.question))
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
         return False
-    done = execute(op, ev.question, table, cached(embed))
-    if done is not None and ev.reason is not None and not tied(ev.question, done):
-        return False  # no passage came near the question, and nothing it names is here
+    found = [(table, execute(op, ev.question, table, embed)) for table in tables]
+    done = next((d for _, d in found if d is not None and tied(ev.question, d)), None)
     if done is None:
-        if p < REFUSE_ABOVE:
+        # the question names neither the value counted by nor the column used
+        if found[0][1] is not None or p < REFUSE_ABOVE:
             return False
-        path = table.rows[0].sentence.path if table.rows[0].sentence else ""
+        first = tables[0].rows[0].sentence
         ans.abstained = True
         ans.abstain_reason = (f"it asks for the {SAYS[op]} of a table, and the table found "
-                              f"({Path(path).name}) cannot give it")
+                              f"({Path(first.path if first else '').name}) cannot give it")
         return True
     cite(ans, ev, done, p)
     return True
@@ -426,10 +437,17 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
 
 def tied(question: str, done: Computed) -> bool:
     """Whether the question names what a computation used: the value it counted by, or
-    its column ("how many *players* …", a column "Player")."""
-    asked = {w[:5] for w in _words(question)} - {w[:5] for w in STOPWORDS}
+    its column ("how many *players* …", a column "Player"; for a count of every row, the
+    column that names the rows). "How many records were returned?" is not a count of the
+    rows of a table of notices that a retrieved passage holds."""
+    asked = {_stem(w) for w in _words(question)} - {_stem(w) for w in STOPWORDS}
     return done.condition is not None or bool(
-        {w[:5] for w in _words(done.column)} & asked)
+        {_stem(w) for w in _words(done.column)} & asked)
+
+
+def _stem(word: str) -> str:
+    """A word's first five letters, a plural's without its "s" ("clubs", "Club")."""
+    return word[:5] if len(word) > 5 else word.rstrip("s")
 
 
 def cite(ans: Answer, ev: Evidence, done: Computed, probability: float) -> None:
