@@ -758,3 +758,23 @@ def test_an_extractor_s_spread_colspan_keeps_the_header_s_name() -> None:
         "<table><tr><th>Rank</th><th>Country</th><th>1990</th><th/><th>2010</th><th/></tr>"
         "<tr><td>153</td><td>Nigeria</td><td>213</td><td/><td>143</td><td/></tr></table>")
     assert "Rank: 153; Country: Nigeria; 1990: 213; 2010: 143" in sections[0].text
+
+
+def test_pdf_blanks_drawn_over_text_do_not_split_its_words(tmp_path: Path) -> None:
+    import pdfplumber
+    from fpdf import FPDF
+
+    from ragctl.index.ingest import _without_overlaid_blanks
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.text(20, 20, "Effective 02/10/2016 and 12/16/2015 as filed")
+    pdf.text(38, 20, " " * 30)  # a column padded with spaces laid over the next one
+    f = tmp_path / "padded.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    with pdfplumber.open(f) as doc:
+        page = doc.pages[0]
+        assert "02/10/2016" not in page.extract_text()  # as the PDF draws it
+        text = _without_overlaid_blanks(page).extract_text()
+    assert text == "Effective 02/10/2016 and 12/16/2015 as filed"  # real spaces stay

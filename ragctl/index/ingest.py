@@ -8,6 +8,7 @@ decoded file for plain-text formats, and into the page / extracted text otherwis
 
 from __future__ import annotations
 
+import bisect
 import io
 import logging
 import os
@@ -1343,7 +1344,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
     with pdfplumber.open(io.BytesIO(data)) as pdf:
         for i in indexes:
             on_page(f"tables p. {i + 1} of {pages}")
-            page = pdf.pages[i]
+            page = _without_overlaid_blanks(pdf.pages[i])
             tables = []
             for t in page.find_tables():
                 rows = [[" ".join((c or "").split()) for c in r] for r in t.extract()]
@@ -1364,7 +1365,44 @@ def _pdf_tables(data: bytes, indexes: list[int],
                                      sorted(tables, key=lambda t: t[0][1]))
             else:
                 header = None
-            page.close()
+            pdf.pages[i].close()
+
+
+def _without_overlaid_blanks(page: Any) -> Any:
+    """The page without the blank characters drawn over other glyphs: a report that pads
+    its columns with spaces laid across the next column's text ("0 2 / 1 0 / 2 0 16" for
+    02/10/2016) splits every word they touch, since a blank ends a word. A blank that
+    covers less than half of any glyph's width on its line is a real space and stays."""
+    lines: dict[int, list[tuple[float, float]]] = {}
+    for c in page.chars:
+        if c["text"].strip():
+            lines.setdefault(round(c["top"]), []).append((c["x0"], c["x1"]))
+    if not lines:
+        return page
+    starts = {k: sorted(v) for k, v in lines.items()}
+    widest = {k: max(b - a for a, b in v) for k, v in starts.items()}
+    keys = {k: [a for a, _ in v] for k, v in starts.items()}
+
+    def covered(c: dict[str, Any]) -> bool:
+        half = (c["x1"] - c["x0"]) / 2
+        for k in (round(c["top"]) - 1, round(c["top"]), round(c["top"]) + 1):
+            boxes = starts.get(k)
+            if not boxes:
+                continue
+            j = bisect.bisect_right(keys[k], c["x1"])  # glyphs starting before it ends
+            for a, b in reversed(boxes[:j]):
+                if b < c["x0"] - widest[k]:
+                    break
+                if min(b, c["x1"]) - max(a, c["x0"]) > half:
+                    return True
+        return False
+
+    def keep(obj: dict[str, Any]) -> bool:
+        return obj.get("object_type") != "char" or bool(obj["text"].strip()) or not covered(obj)
+
+    if not any(not c["text"].strip() and covered(c) for c in page.chars):
+        return page
+    return page.filter(keep)
 
 
 def _header_row(row: list[str]) -> bool:
