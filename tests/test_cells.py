@@ -123,3 +123,22 @@ def test_a_cell_is_cited_by_its_row_and_column(clubs: Path) -> None:
     src = a.sources[0]
     assert (src.row, src.column) == ("Bergen Sailing Club; Bergen", "Members")
     assert src.line is None  # a spreadsheet is placed by its row, not a line
+
+
+def test_a_count_is_never_a_date_cell() -> None:
+    from ragctl.ask.cells import Row, column_scores
+    from ragctl.records import Sentence
+    from tests.fakes import HashEmbedder
+
+    text = ("Notice Date: 06/30/2015; Company: McGraw-Hill Education; City: Monterey; "
+            "Workers: 137")
+    row = Row(Sentence(id=1, passage_id=1, seq=0, path="warn.pdf", title="", place="",
+                       start_char=0, end_char=len(text), text=text, raw=None),
+              tuple(row_cells(text)), (1,), 1.0)
+    embed = HashEmbedder("fake-hash", 64).embed
+    scored = column_scores(embed, "How many workers does the McGraw-Hill notice cover?",
+                           row, "number")
+    # the notice's date shares the question's words; a count is a number that is no date
+    assert [c.column for _, c in scored] == ["Workers"]
+    # a question that asks no type weighs every cell
+    assert len(column_scores(embed, "What does the McGraw-Hill notice say?", row, "any")) == 3

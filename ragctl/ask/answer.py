@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ragctl.ask.cells import Cell, row_cells
 from ragctl.ask.documents import (
     _SUM,
     document_name,
@@ -245,6 +246,27 @@ COMPLETIONS: tuple[tuple[str, Callable[[str, Choice], Choice]], ...] = (
     ("without_title", without_title), ("one_amount", one_amount))
 
 
+def one_cell(question: str, text: str, a: int, b: int) -> tuple[int, int]:
+    """``text[a:b]`` within one cell of a table row ("Notice Date: 12/11/2015; Effective:
+    02/10/2016"): a span that runs over from one cell's value into the next is cut to the
+    cell whose header the question names ("effective date"), else to the cell that holds
+    most of it. A span is one value, never two and a header."""
+    if not on("one_cell") or "; " not in text[a:b]:
+        return a, b
+    cells = [c for c in row_cells(text) if c.start < b and a < c.end]
+    if len(cells) < 2:
+        return a, b
+    asked = {w[:5] for w in content_words(question)}
+
+    def named(c: Cell) -> float:  # the share of the header's words that the question uses
+        words = {w[:5] for w in content_words(c.column)}
+        return len(words & asked) / len(words) if words else 0.0
+
+    cell = max(cells, key=lambda c: (named(c), min(b, c.end) - max(a, c.start)))
+    fired("one_cell")
+    return max(a, cell.start), min(b, cell.end)
+
+
 def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
     """``text[a:b]`` widened to the words and numbers it cuts: the reader's word pieces can
     start or end a span inside a word ("Lad" of "Ladner"; SQuAD's dev answers cut a word
@@ -352,6 +374,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                 continue
             sentence, a, b = where
             a, b = whole_words(sentence.text, a, b)
+            a, b = one_cell(question, sentence.text, a, b)
             text = trimmed(sentence.text[a:b])
             if not text or (not content_words(text) and not any(ch.isdigit() for ch in text)):
                 continue

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragctl.ask.documents import question_names
+from ragctl.ask.rules import answer_types
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, content_words
 
@@ -55,6 +56,9 @@ _NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks",
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,]\d+)*")
 _NUMERIC = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,.]*\s*(%|[a-z]{0,3}\)?)?$", re.I)
+_FULL_DATE = re.compile(r"\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\b\d{1,2}:\d{2}\b|\b(jan|feb|mar|apr|may|"
+                        r"jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d|\d (jan|feb|mar|apr|may|"
+                        r"jun|jul|aug|sep|oct|nov|dec)", re.I)  # a day, not a year alone
 _DATE_LIKE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|"
                         r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
                         r"\b\d{1,2}:\d{2}\b", re.I)
@@ -227,9 +231,9 @@ def candidate_rows(stages: LoadedStages, ev: Evidence) -> list[Row]:
 
 def _fits(expects: Expected, value: str) -> bool | None:
     """Whether a cell's value is of the type the question asks for; None when it does not
-    say."""
+    say. A count or a sum is a number that is no date ("06/30/2015" is not how many)."""
     if expects in ("number", "money"):
-        return bool(_NUMERIC.match(value.strip()))
+        return "number" in answer_types(value) and not _FULL_DATE.search(value)
     if expects == "date":
         return bool(_DATE_LIKE.search(value))
     if expects in ("person", "place"):
@@ -249,6 +253,9 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
                if i not in row.key and c.column.lower() not in _NOT_COLUMNS]
     if not options:
         return []
+    fit = {id(c): _fits(expects, c.value) for c in options}
+    if any(fit.values()):  # a cell of the type asked: none of another is the answer
+        options = [c for c in options if fit[id(c)] is not False]
     vecs = vectors([rest, *(c.column for c in options)])
     asked = {_stem(t) for t in _tokens(rest)} - STOPWORDS
     w = COLUMN_WEIGHTS
@@ -256,9 +263,8 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     for c, vec in zip(options, vecs[1:], strict=True):
         words = {_stem(t) for t in _tokens(c.column)} - STOPWORDS
         share = len(words & asked) / len(words) if words else 0.0
-        fit = _fits(expects, c.value)
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
-            + (0.0 if fit is None else w["fit"] if fit else w["misfit"])
+            + (0.0 if fit[id(c)] is None else w["fit"] if fit[id(c)] else w["misfit"])
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out

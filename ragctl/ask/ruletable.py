@@ -73,6 +73,12 @@ def _whole_words(ex: Example) -> str:
     return ex.text[a:b]
 
 
+def _one_cell(ex: Example) -> str:
+    a = ex.text.find(ex.span)
+    a, b = answer.one_cell(ex.question, ex.text, a, a + len(ex.span))
+    return ex.text[a:b]
+
+
 def _near_tie(ex: Example) -> str:
     # the span and the text (the longer span holding it) rated alike
     long, short = replace(_choice(ex, ex.text), probability=0.60), \
@@ -198,6 +204,15 @@ RULES: tuple[Rule, ...] = (
          _whole_words, written_for="SQuAD dev split",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'tables-dev': 0, 'squad-dev': 0,
                    'test': 0}),
+    Rule("one_cell", "span", "a span over two cells of a table row cut to the one whose "
+         "header the question names, else to the one holding most of it",
+         (Example("What is the effective date of the Oakley layoff?",
+                  "Notice Date: 12/11/2015; Effective: 02/10/2016; City: Foothill Ranch",
+                  "12/11/2015; Effective: 02/10/2016", "02/10/2016"),
+          Example("When was the notice received?",
+                  "Notice Date: 12/11/2015; Received: 12/16/2015; City: Irvine",
+                  "12/16/2015; City: Irvine", "12/16/2015")),
+         _one_cell, written_for="a notices report read by hand (not a benchmark set)"),
     Rule("bridge_context", "span",
          "the filter's two best sentences of two passages read together (a bridge)",
          tested_by="test_answer.py", written_for="HotpotQA-style bridges",
