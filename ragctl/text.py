@@ -16,6 +16,67 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
           "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
+_MONTH_NUMBER = {name: i for i, names in enumerate((
+    "january jan janvier", "february feb février", "march mar mars", "april apr avril",
+    "may mai", "june jun juin", "july jul juillet", "august aug août",
+    "september sep sept septembre", "october oct octobre", "november nov novembre",
+    "december dec décembre"), start=1) for name in names.split()}
+_YEAR = r"(?P<y>1[5-9]\d\d|2[01]\d\d)"
+_MON = rf"(?P<m>{MONTHS})\.?"
+_DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
+_DATES = [re.compile(p, re.I) for p in (
+    rf"\b{_YEAR}-(?P<mm>[01]?\d)(?:-(?P<dd>[0-3]?\d))?(?![\d-])",  # 2009-06, 2009-06-01
+    rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b",  # 5 June 2009
+    rf"\b{_MON}\s+(?:{_DAY},?\s+)?{_YEAR}\b",  # June 2009, June 5, 2009
+    rf"\b(?P<a>[0-3]?\d)[/.](?P<b>[0-3]?\d)[/.]{_YEAR}\b",  # 06/01/2009 (month first
+    # unless the first cannot be a month)
+    rf"\b{_YEAR}\b")]
+# a day of the calendar as far as a text gives it: (year, month or None, day or None)
+CalendarDate = tuple[int, int | None, int | None]
+
+
+def calendar_dates(text: str) -> list[CalendarDate]:
+    """The dates a text names, each as far as it goes ("June 2009" → (2009, 6, None),
+    "2009-06-01" → (2009, 6, 1), "1990" → (1990, None, None)); a year inside a fuller date
+    is not named again on its own."""
+    return [d for d, _, _ in dated_spans(text)]
+
+
+def dated_spans(text: str) -> list[tuple[CalendarDate, int, int]]:
+    """:func:`calendar_dates`, each with where the text names it."""
+    out: list[tuple[CalendarDate, int, int]] = []
+    taken: list[tuple[int, int]] = []
+    for pattern in _DATES:
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            g = m.groupdict()
+            year = int(g["y"])
+            month: int | None = None
+            day: int | None = None
+            if g.get("mm") is not None:
+                month, day = int(g["mm"]), int(g["dd"]) if g.get("dd") else None
+            elif g.get("m") is not None:
+                month = _MONTH_NUMBER.get(g["m"].lower())
+                day = int(g["d"]) if g.get("d") else None
+            elif g.get("a") is not None:
+                month, day = int(g["a"]), int(g["b"])
+                if month > 12:
+                    month, day = day, month
+            if (month is not None and not 1 <= month <= 12) or (
+                    day is not None and not 1 <= day <= 31):
+                continue
+            taken.append((m.start(), m.end()))
+            out.append(((year, month, day), m.start(), m.end()))
+    return sorted(out, key=lambda x: x[1])
+
+
+def same_date(asked: CalendarDate, given: CalendarDate) -> bool:
+    """Whether ``given`` (a cell's date) is the day, month or year ``asked`` names: every
+    part the question gives agrees ("June 2009" is 2009-06-01's month)."""
+    return all(a is None or a == b for a, b in zip(asked, given, strict=True))
+
+
 # Money as documents write it. Every currency sign Unicode has (its category Sc), the
 # active ISO 4217 codes, and the abbreviations receipts use before or after an amount
 # ("RM 9.00", "Rs 1939", "45 kr").

@@ -142,3 +142,45 @@ def test_a_count_is_never_a_date_cell() -> None:
     assert [c.column for _, c in scored] == ["Workers"]
     # a question that asks no type weighs every cell
     assert len(column_scores(embed, "What does the McGraw-Hill notice say?", row, "any")) == 3
+
+
+def test_a_row_is_named_by_the_date_its_cell_holds() -> None:
+    from ragctl.ask.cells import matched_rows, spoken
+    from ragctl.records import Sentence
+
+    def row(i: int, text: str, path: str = "us-employment.csv") -> Sentence:
+        return Sentence(id=i, passage_id=1, seq=i, path=path, title=Path(path).stem,
+                        place="", start_char=0, end_char=len(text), text=text, raw=None)
+
+    months = [row(1, "month: 2009-05-01; construction: 6150; manufacturing: 11800"),
+              row(2, "month: 2009-06-01; construction: 6010; manufacturing: 11726"),
+              row(3, "month: 2010-06-01; construction: 5600; manufacturing: 11500")]
+    for question in ("How many construction jobs were there in June 2009?",
+                     "What was construction employment in 2009-06?"):
+        found = matched_rows(question, months)
+        assert [r.sentence.id for r in found] == [2], question
+        assert found[0].of_subject
+    # a year alone names every month of it
+    assert {r.sentence.id for r in matched_rows("construction jobs in 2009", months)} == {1, 2}
+    # the question's name that only the file's name holds ("Iowa") names its rows too
+    power = [row(4, "year: 2010-01-01; source: Nuclear Energy; net_generation: 4451",
+                 "iowa-electricity.csv")]
+    (found,) = matched_rows("How much electricity did nuclear energy generate in Iowa in "
+                            "2010?", power)
+    assert found.of_subject and found.key == (0, 1)
+    assert spoken("net_generation") == "net generation"
+    assert spoken("netGeneration") == "net Generation"
+
+
+def test_dates_as_far_as_the_text_gives_them() -> None:
+    from ragctl.text import calendar_dates, same_date
+
+    assert calendar_dates("June 2009, 2009-06-01 and 5 June 2009") == [
+        (2009, 6, None), (2009, 6, 1), (2009, 6, 5)]
+    assert calendar_dates("on 25/12/2019 or 06/01/2009, in 1990") == [
+        (2019, 12, 25), (2009, 6, 1), (1990, None, None)]
+    assert calendar_dates("1,200 people, Q2 units, 12:30") == []
+    assert calendar_dates("2009-13-01") == [(2009, None, None)]  # no month 13: a year
+    assert same_date((2009, 6, None), (2009, 6, 1)) and same_date((2009, None, None),
+                                                                  (2009, 12, 31))
+    assert not same_date((2009, 6, 5), (2009, 6, 1))

@@ -34,7 +34,7 @@ import numpy as np
 from ragctl.ask.documents import question_names
 from ragctl.ask.rules import answer_types
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, content_words
+from ragctl.text import STOPWORDS, CalendarDate, content_words, dated_spans, same_date
 
 if TYPE_CHECKING:
     from ragctl.ask.question import Expected
@@ -143,12 +143,30 @@ class Asked:
     words: frozenset[str]  # every word, stemmed
     names: frozenset[str]  # the words of its names ("Bergen", "BRQ-M-L102")
     wanted: frozenset[str]  # its names and numbers: what names a row
+    # the dates it names, each with its words ("June 2009": (2009, 6, None), {june, 2009})
+    dates: tuple[tuple[CalendarDate, frozenset[str]], ...] = ()
 
     @classmethod
     def of(cls, question: str) -> Asked:
         names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
         numbers = {t for t in _tokens(question) if any(ch.isdigit() for ch in t)}
-        return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers)
+        dates = tuple((d, frozenset(_stem(t) for t in _tokens(question[a:b])))
+                      for d, a, b in dated_spans(question))
+        return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers,
+                   dates)
+
+
+def date_named(value: str, q: Asked) -> tuple[CalendarDate, frozenset[str]] | None:
+    """The question's date that a cell holding one date alone ("2009-06-01") falls in
+    ("June 2009", "in 2009"), the most precise first; None when none does."""
+    if not q.dates:
+        return None
+    found = dated_spans(value)
+    if len(found) != 1 or len(value.strip()) > found[0][2] - found[0][1] + 9:  # a time
+        return None
+    given = found[0][0]
+    fits = [d for d in q.dates if same_date(d[0], given)]
+    return max(fits, key=lambda d: sum(x is not None for x in d[0]), default=None)
 
 
 def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, ...], float]:
@@ -171,6 +189,9 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
         if len(found) == len(words):
             key.append(i)
             whole.update(words)
+        elif (dated := date_named(c.value, q)) is not None:  # "June 2009" of 2009-06-01
+            key.append(i)
+            whole.update(dated[1])
         elif any(w in names and len(w) >= 3 for w in found):
             key.append(i)
             partly.update(found)
@@ -194,6 +215,11 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
         key, score = key_cells(cells, q)
         if key and len(key) < len(cells):
             held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & q.wanted
+            for i in key:  # a date cell holds the words of the question's date
+                if (dated := date_named(cells[i].value, q)) is not None:
+                    held |= dated[1] & q.wanted
+            # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
+            held |= {_stem(t) for t in _tokens(f"{s.title} {Path(s.path).stem}")} & q.names
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
             rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
@@ -241,6 +267,12 @@ def _fits(expects: Expected, value: str) -> bool | None:
     return None
 
 
+def spoken(header: str) -> str:
+    """A column's header as words ("net_generation", "netGeneration" → "net generation"),
+    the way a question names it."""
+    return " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split())
+
+
 def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
                   expects: Expected) -> list[tuple[float, Cell]]:
     """Each answerable cell of ``row`` (not one the question names) with how near its
@@ -256,12 +288,13 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     fit = {id(c): _fits(expects, c.value) for c in options}
     if any(fit.values()):  # a cell of the type asked: none of another is the answer
         options = [c for c in options if fit[id(c)] is not False]
-    vecs = vectors([rest, *(c.column for c in options)])
-    asked = {_stem(t) for t in _tokens(rest)} - STOPWORDS
+    vecs = vectors([rest, *(spoken(c.column) for c in options)])
+    # words compared by their first five letters ("generate", "net_generation")
+    asked = {_stem(t)[:5] for t in _tokens(rest) if t not in STOPWORDS}
     w = COLUMN_WEIGHTS
     out = []
     for c, vec in zip(options, vecs[1:], strict=True):
-        words = {_stem(t) for t in _tokens(c.column)} - STOPWORDS
+        words = {_stem(t)[:5] for t in _tokens(c.column) if t not in STOPWORDS}
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit[id(c)] is None else w["fit"] if fit[id(c)] else w["misfit"])
