@@ -25,12 +25,12 @@ _YEAR = r"(?P<y>1[5-9]\d\d|2[01]\d\d)"
 _MON = rf"(?P<m>{MONTHS})\.?"
 _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
 _DATES = [re.compile(p, re.I) for p in (
-    rf"\b{_YEAR}-(?P<mm>[01]?\d)(?:-(?P<dd>[0-3]?\d))?(?![\d-])",  # 2009-06, 2009-06-01
+    rf"(?<![\w-]){_YEAR}-(?P<mm>[01]?\d)(?:-(?P<dd>[0-3]?\d))?(?![\d-])",  # 2009-06-01
     rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b",  # 5 June 2009
     rf"\b{_MON}\s+(?:{_DAY},?\s+)?{_YEAR}\b",  # June 2009, June 5, 2009
     rf"\b(?P<a>[0-3]?\d)[/.](?P<b>[0-3]?\d)[/.]{_YEAR}\b",  # 06/01/2009 (month first
     # unless the first cannot be a month)
-    rf"\b{_YEAR}\b")]
+    rf"(?<![\w/.-]){_YEAR}(?![\w-])")]  # a year, not part of a name ("FA-2017-0009")
 # a day of the calendar as far as a text gives it: (year, month or None, day or None)
 CalendarDate = tuple[int, int | None, int | None]
 

@@ -192,7 +192,8 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
         elif (dated := date_named(c.value, q)) is not None:  # "June 2009" of 2009-06-01
             key.append(i)
             whole.update(dated[1])
-        elif any(w in names and len(w) >= 3 for w in found):
+        elif any(w in names and len(w) >= 3 and not w.isdigit() for w in found):  # a word of
+            # a name ("Harvard"), not a number that is part of one ("2017" of FA-2017-0009)
             key.append(i)
             partly.update(found)
             partial += 1
