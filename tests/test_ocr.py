@@ -538,3 +538,23 @@ def test_real_tesseract_reads_a_small_receipt_row_by_row() -> None:
     for label, amount in RECEIPT_ROWS:
         if label and amount:
             assert f"{label} {amount}" in lines, text
+
+
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed")
+def test_real_tesseract_reads_text_in_a_shadow(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    img = Image.new("L", (900, 500), 255)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(FONT, 34) if Path(FONT).exists() else ImageFont.load_default()
+    for i, line in enumerate(["Harbour Hardware", "12 Quay Street, Leith", "Receipt 4471",
+                              "TOTAL $ 43.82"]):
+        draw.text((60, 60 + i * 95), line, font=font, fill=0)
+    ink = np.asarray(img) < 128
+    # the lower half of the receipt in the shade of the hand that photographed it
+    paper = np.where(np.arange(ink.shape[0])[:, None] < 250, 250, 105) * np.ones(ink.shape)
+    photo = Image.fromarray(np.where(ink, 35, paper).astype(np.uint8))
+    engine = ocr.Tesseract()
+    assert "43.82" in engine.read(photo)  # a local threshold (Sauvola's)
+    monkeypatch.setattr(ocr, "THRESHOLDING", 0)
+    assert "43.82" not in engine.read(photo)  # one threshold for the whole image

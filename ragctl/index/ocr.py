@@ -252,12 +252,19 @@ def unseen(found: list[_Word], seen: list[_Word]) -> list[_Word]:
     return [w for w in found if not covered(w.box)]
 
 
+# How Tesseract tells ink from paper: 2, Sauvola's local threshold, for a photo's uneven
+# light (a receipt photographed at a slant: its shop, address and date were lost to the
+# shade under a global threshold). The development images' expected answers found in
+# the text: 19 of 26 against 15 by Otsu's global threshold (0, Tesseract's default).
+THRESHOLDING = 2
+
+
 class Tesseract:
     cacheable = True
     name = "tesseract"
     # 2: small text enlarged, a page of short lines in rows; 3: and read as sparse text too;
-    # 4: only an enlarged page is
-    version = 4
+    # 4: only an enlarged page is; 5: Sauvola's local threshold (:data:`THRESHOLDING`)
+    version = 5
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
@@ -290,7 +297,8 @@ class Tesseract:
         image.convert("L").save(buf, format="PNG")
         env = {**os.environ, "OMP_THREAD_LIMIT": str(os.cpu_count() or 1)}
         done = subprocess.run([self._path, "stdin", "stdout", "-l", "eng", "--psm",
-                               "11" if sparse else "3", "tsv"],
+                               "11" if sparse else "3", "-c",
+                               f"thresholding_method={THRESHOLDING}", "tsv"],
                               input=buf.getvalue(), capture_output=True, env=env,
                               timeout=600, check=False)
         if done.returncode != 0:
