@@ -50,6 +50,7 @@ SETS: dict[str, str] = {
     "receipts-folder-dev": "blind/receipts-folder-dev.json",
     "mail-notes-dev": "blind/mail-notes-dev.json",
     "reports-dev": "blind/reports-dev.json",
+    "handtrial-dev": "handtrial-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",

@@ -64,7 +64,9 @@ def test_question_types() -> None:
                     ("For how many days are the logs kept?", "number"),
                     ("How old is Beverly Jones, who won the contest?", "number"),
                     ("What delivery date is given on the invoice?", "date"),
-                    ("What payment amount is entered on the voucher?", "money")):
+                    ("What payment amount is entered on the voucher?", "money"),
+                    ("What is the Clachan's telephone number?", "phone"),
+                    ("What is Acme Corp's email address?", "email")):
         assert question_type(q).expects == kind, q
     assert question_type("Is it the red or the blue one?").kind == "factoid"
     assert question_type("Is Paris or Madrid bigger?").kind == "factoid"

@@ -114,7 +114,8 @@ HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"
 # time: a number with its unit (:func:`ragctl.ask.rules.measures`)
 HOW_MEASURES: dict[str, Measure] = {"old": "age", "often": "frequency"}
 _HEAD = re.compile(r"^(?:what|which)(?:'s| is| was| are| were)?\s+(?:the\s+|an?\s+|my\s+|"
-                   r"our\s+|your\s+|its\s+)?(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)
+                   r"our\s+|your\s+|its\s+)?(?:[\w.&-]+(?:\s+[\w.&-]+){0,3}?['’]s\s+)?"
+                   r"(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)  # "the Clachan's phone number"
 # a preposition before the question word: "For how many days …", "After what date …"
 _PREPOSITION = re.compile(r"^(?:for|in|at|on|by|after|before|within|to|from|since|until|"
                           r"during|of|about|under|over|up to)\s+(?=(?:how|what|which|when)\b)",
