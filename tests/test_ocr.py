@@ -554,6 +554,8 @@ def test_real_tesseract_reads_text_in_a_shadow(monkeypatch: pytest.MonkeyPatch) 
     # the lower half of the receipt in the shade of the hand that photographed it
     paper = np.where(np.arange(ink.shape[0])[:, None] < 250, 250, 105) * np.ones(ink.shape)
     photo = Image.fromarray(np.where(ink, 35, paper).astype(np.uint8))
+    assert ocr.uneven_light(photo) and not ocr.uneven_light(img)
+    assert not ocr.uneven_light(page_image("An even page of text."))
     engine = ocr.Tesseract()
     assert "43.82" in engine.read(photo)  # a local threshold (Sauvola's)
     monkeypatch.setattr(ocr, "THRESHOLDING", 0)
