@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ragctl.ask.cells import Cell, row_cells
+from ragctl.ask.cells import Cell, row_cells, word_key
 from ragctl.ask.documents import (
     _SUM,
     document_name,
@@ -256,10 +256,10 @@ def one_cell(question: str, text: str, a: int, b: int) -> tuple[int, int]:
     cells = [c for c in row_cells(text) if c.start < b and a < c.end]
     if len(cells) < 2:
         return a, b
-    asked = {w[:5] for w in content_words(question)}
+    asked = {word_key(w) for w in content_words(question)}
 
     def named(c: Cell) -> float:  # the share of the header's words that the question uses
-        words = {w[:5] for w in content_words(c.column)}
+        words = {word_key(w) for w in content_words(c.column)}
         return len(words & asked) / len(words) if words else 0.0
 
     cell = max(cells, key=lambda c: (named(c), min(b, c.end) - max(a, c.start)))

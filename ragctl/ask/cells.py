@@ -136,6 +136,12 @@ def _stem(token: str) -> str:
     return token[:-1] if len(token) > 3 and token.endswith("s") else token
 
 
+def word_key(word: str) -> str:
+    """A word as a header and a question are compared by it: its first five letters, a
+    plural's without its "s" ("generate" and "net_generation", "clubs" and "Club")."""
+    return _stem(word.lower())[:5]
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question's words as a row's cells are compared with them, worked out once."""
@@ -206,6 +212,7 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
     rows: dict[int, Row] = {}
     q = Asked.of(question)
     seen: set[int] = set()
+    document_names: dict[str, frozenset[str]] = {}  # path → the question's names it holds
     for s in sentences:
         if s.id in seen:
             continue
@@ -220,7 +227,10 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted
             # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
-            held |= {_stem(t) for t in _tokens(f"{s.title} {Path(s.path).stem}")} & q.names
+            if s.path not in document_names:
+                document_names[s.path] = frozenset(
+                    _stem(t) for t in _tokens(f"{s.title} {Path(s.path).stem}")) & q.names
+            held |= document_names[s.path]
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
             rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
@@ -286,19 +296,18 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
                if i not in row.key and c.column.lower() not in _NOT_COLUMNS]
     if not options:
         return []
-    fit = {id(c): _fits(expects, c.value) for c in options}
-    if any(fit.values()):  # a cell of the type asked: none of another is the answer
-        options = [c for c in options if fit[id(c)] is not False]
-    vecs = vectors([rest, *(spoken(c.column) for c in options)])
-    # words compared by their first five letters ("generate", "net_generation")
-    asked = {_stem(t)[:5] for t in _tokens(rest) if t not in STOPWORDS}
+    fitted = [(c, _fits(expects, c.value)) for c in options]
+    if any(fit for _, fit in fitted):  # a cell of the type asked: none of another is
+        fitted = [(c, fit) for c, fit in fitted if fit is not False]  # the answer
+    vecs = vectors([rest, *(spoken(c.column) for c, _ in fitted)])
+    asked = {word_key(t) for t in _tokens(rest) if t not in STOPWORDS}
     w = COLUMN_WEIGHTS
     out = []
-    for c, vec in zip(options, vecs[1:], strict=True):
-        words = {_stem(t)[:5] for t in _tokens(c.column) if t not in STOPWORDS}
+    for (c, fit), vec in zip(fitted, vecs[1:], strict=True):
+        words = {word_key(t) for t in _tokens(c.column) if t not in STOPWORDS}
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
-            + (0.0 if fit[id(c)] is None else w["fit"] if fit[id(c)] else w["misfit"])
+            + (0.0 if fit is None else w["fit"] if fit else w["misfit"])
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out

@@ -32,12 +32,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragctl.ask.cells import Cell, candidate_rows, row_cells
+from ragctl.ask.cells import Cell, candidate_rows, row_cells, word_key
 from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, normalize_answer
@@ -420,16 +421,17 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
         return False
-    found = [(table, execute(op, ev.question, table, embed)) for table in tables]
-    done = next((d for _, d in found if d is not None and tied(ev.question, d)), None)
+    first = execute(op, ev.question, tables[0], embed)
+    tried = chain([first], (execute(op, ev.question, t, embed) for t in tables[1:]))
+    done = next((d for d in tried if d is not None and tied(ev.question, d)), None)
     if done is None:
         # the question names neither the value counted by nor the column used
-        if found[0][1] is not None or p < REFUSE_ABOVE:
+        if first is not None or p < REFUSE_ABOVE:
             return False
-        first = tables[0].rows[0].sentence
+        seed = tables[0].rows[0].sentence
         ans.abstained = True
         ans.abstain_reason = (f"it asks for the {SAYS[op]} of a table, and the table found "
-                              f"({Path(first.path if first else '').name}) cannot give it")
+                              f"({Path(seed.path if seed else '').name}) cannot give it")
         return True
     cite(ans, ev, done, p)
     return True
@@ -440,14 +442,9 @@ def tied(question: str, done: Computed) -> bool:
     its column ("how many *players* …", a column "Player"; for a count of every row, the
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds."""
-    asked = {_stem(w) for w in _words(question)} - {_stem(w) for w in STOPWORDS}
+    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
     return done.condition is not None or bool(
-        {_stem(w) for w in _words(done.column)} & asked)
-
-
-def _stem(word: str) -> str:
-    """A word's first five letters, a plural's without its "s" ("clubs", "Club")."""
-    return word[:5] if len(word) > 5 else word.rstrip("s")
+        {word_key(w) for w in _words(done.column)} & asked)
 
 
 def cite(ans: Answer, ev: Evidence, done: Computed, probability: float) -> None:

@@ -1397,12 +1397,13 @@ def _without_overlaid_blanks(page: Any) -> Any:
                     return True
         return False
 
-    def keep(obj: dict[str, Any]) -> bool:
-        return obj.get("object_type") != "char" or bool(obj["text"].strip()) or not covered(obj)
-
-    if not any(not c["text"].strip() and covered(c) for c in page.chars):
+    drop = {(c["x0"], c["top"], c["x1"]) for c in page.chars
+            if not c["text"].strip() and covered(c)}
+    if not drop:
         return page
-    return page.filter(keep)
+    return page.filter(lambda obj: obj.get("object_type") != "char"
+                       or (obj["x0"], obj["top"], obj["x1"]) not in drop
+                       or bool(obj["text"].strip()))
 
 
 def _header_row(row: list[str]) -> bool:
