@@ -89,3 +89,25 @@ def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
     # long lines are prose too, whatever their breaks
     assert not line_based("A line of prose that goes on for well over eight words here.\n"
                           "Another line of prose that also goes on for more than eight.")
+
+
+def test_a_line_that_runs_on_joins_the_line_before_it() -> None:
+    """An invoice's header: short lines, one long one and one that runs on into the next.
+    Each line is a sentence, the run-on line with the one before it."""
+    from ragctl.index.sentences import line_based
+
+    header = ("Au bon moulin SARL - 1242 chemin de l'olive - 84340 Malaucène - France\n"
+              "TVA : FR11999999998 - SIRET : 99999999800010 - APE : 4778C - SARL au capital"
+              " de 120 000,00 €\nInvoice FA-2017-0008\nDelivery Address\nMe gusta olive\n"
+              "Invoice Date 11/03/2017\nPayment Terms 30% advance payment, \n"
+              "balance at 30 days\nDue Date 12/03/2017")
+    assert line_based(header)
+    texts = [s.text for s in SentenceSplitter().split(header)]
+    assert texts[2:] == ["Invoice FA-2017-0008", "Delivery Address", "Me gusta olive",
+                         "Invoice Date 11/03/2017",
+                         "Payment Terms 30% advance payment, balance at 30 days",
+                         "Due Date 12/03/2017"]
+    # short lines of wrapped prose mostly run on: prose, one sentence per sentence
+    prose = ("We keep your data\nfor as long as\nyour account is open, and\n"
+             "delete it within\n30 days after you close it.")
+    assert not line_based(prose) and len(SentenceSplitter().split(prose)) == 1

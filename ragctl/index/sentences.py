@@ -110,8 +110,9 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
     is one."""
     lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
     items = [_ITEM.match(text, a, end) for a in lines]
-    if line_based(text[start:end]):  # every line, its bullet left out
-        cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)]
+    if line_based(text[start:end]):  # every line, its bullet left out, unless it runs on
+        cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)
+                if m or a == start or not _runs_on(text, start, a)]
     else:
         cuts = [(m.start(), m.end()) for m in items if m]
     out, pos = [], start
@@ -125,25 +126,40 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
 
 
 LINE_WORDS = 8  # words in a typical line of a receipt, a form or an address, at most
+RUN_ON_SHARE = 0.25  # of a paragraph's line breaks inside a sentence, at most, if line by line
 _FIELD_LINE = re.compile(r"\s*[A-Z][\w -]{0,30}:\s")
-_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*[a-z(]")
+# a line break inside a sentence: a line ending without a stop, the next starting in lower
+# case or with a bracket ("payment," / "balance at 30 days"; "intracommunautaires" / "(vente)")
+_CONTINUED = re.compile(r"[^.!?:;\n][ \t]*\n[ \t]*(?=[a-z(])")
 
 
 def line_based(para: str) -> bool:
     """Whether a paragraph is written line by line, not as wrapped prose: two lines or
-    more, short ones (half of them at most :data:`LINE_WORDS` words, none over twice
-    that), and no line that runs on into the next (a line ending without a stop before
-    one that starts in lower case is wrapped prose). A header block, every line a field
-    ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one sentence. A
-    receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's labelled lines,
-    an address."""
+    more, most of them short (half at most :data:`LINE_WORDS` words), and few that run on
+    into the next (a line ending without a stop before one that starts in lower case; at
+    most :data:`RUN_ON_SHARE` of the breaks: in wrapped prose most are). A header block,
+    every line a field ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one
+    sentence. A receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's
+    labelled lines, an address, an invoice's header with its terms on two lines. Each
+    line is then a sentence of its own, but one that runs on joins the line before it,
+    and a long line is split as prose."""
     lines = [ln for ln in para.strip().split("\n") if ln.strip()]
     if len(lines) < 2 or all(_FIELD_LINE.match(ln) for ln in lines):
         return False  # one line, or a header block ("PEP: 8", "Status: Active"): one sentence
     words = sorted(len(ln.split()) for ln in lines)
-    if words[len(words) // 2] > LINE_WORDS or words[-1] > 2 * LINE_WORDS:
+    if words[len(words) // 2] > LINE_WORDS:
         return False
-    return not _CONTINUED.search("\n".join(lines))
+    return len(_CONTINUED.findall("\n".join(lines))) <= RUN_ON_SHARE * (len(lines) - 1)
+
+
+def _runs_on(text: str, start: int, line: int) -> bool:
+    """Whether the line at ``line`` (after a newline) carries on the sentence before it."""
+    before = text[start:line].rstrip()
+    after = text[line:line + 40].lstrip(" \t")
+    return bool(before) and before[-1] not in ".!?:;" and after[:1] in _LOWER
+
+
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz(")
 
 
 def _span(text: str, start: int, end: int, offset: int) -> Span:
