@@ -63,7 +63,8 @@ class SentenceSplitter:
 
     def split_many(self, texts: Sequence[str]) -> list[list[Span]]:
         """Sentences of each text, with offsets relative to that text."""
-        paragraphs: list[tuple[int, int, str]] = []  # (text index, offset, paragraph)
+        # (text index, offset, paragraph, whether it is one sentence whatever its stops)
+        paragraphs: list[tuple[int, int, str, bool]] = []
         for i, text in enumerate(texts):
             pos = 0
             for m in _PARAGRAPH.finditer(text):
@@ -71,11 +72,13 @@ class SentenceSplitter:
                 pos = m.end()
             paragraphs.extend(_blocks(i, text, pos, len(text)))
         out: list[list[Span]] = [[] for _ in texts]
-        rows = [bool(_KEYED_ROW.match(p)) for _, _, p in paragraphs]
-        docs = iter(self.nlp.pipe(p for (_, _, p), row in zip(paragraphs, rows, strict=True)
+        rows = [one or bool(_KEYED_ROW.match(p)) for _, _, p, one in paragraphs]
+        docs = iter(self.nlp.pipe(p for (_, _, p, _), row in zip(paragraphs, rows, strict=True)
                                   if not row))
-        for (i, offset, para), row in zip(paragraphs, rows, strict=True):
-            if row:  # a table row is one sentence, whatever full stops its cells hold
+        for (i, offset, para, _), row in zip(paragraphs, rows, strict=True):
+            # a table row is one sentence, whatever full stops its cells hold; so is a short
+            # line of a paragraph written line by line ("Account No." / "00030340067212")
+            if row:
                 out[i].extend(self._cap(para, 0, len(para.rstrip()), offset))
                 continue
             for sent in next(docs).sents:
@@ -102,26 +105,28 @@ class SentenceSplitter:
         return spans
 
 
-def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str, bool]]:
     """``text[start:end]``, a paragraph, as blocks that no sentence crosses: a list item
     starts one ("consists of: * Barry Warsaw * Donghee Na" is three sentences, not a
     sentence of names run together), without its bullet or number; each line of a
     paragraph written line by line (:func:`line_based`: a receipt, a form, an address)
-    is one."""
+    is one, with the lines that go on from it (:func:`goes_on`), and when it is short (at
+    most twice :data:`LINE_WORDS` words) it is one sentence whatever its full stops."""
     lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
     items = [_ITEM.match(text, a, end) for a in lines]
-    if line_based(text[start:end]):  # every line, its bullet left out, unless it runs on
-        cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)
-                if m or a == start or not _runs_on(text, start, a)]
+    by_line = line_based(text[start:end])
+    if by_line:  # every line, its bullet left out, unless it goes on
+        cuts = [(m.start(), m.end()) if m else (a, a)
+                for k, (a, m) in enumerate(zip(lines, items, strict=True))
+                if m or k == 0 or not goes_on(text[lines[k - 1]:a], text[a:a + 80])]
     else:
         cuts = [(m.start(), m.end()) for m in items if m]
     out, pos = [], start
-    for a, b in cuts:
+    for a, b in [*cuts, (end, end)]:
         if text[pos:a].strip():
-            out.append((i, pos, text[pos:a]))
+            out.append((i, pos, text[pos:a],
+                        by_line and len(text[pos:a].split()) <= 2 * LINE_WORDS))
         pos = b
-    if text[pos:end].strip():
-        out.append((i, pos, text[pos:end]))
     return out
 
 
@@ -152,11 +157,36 @@ def line_based(para: str) -> bool:
     return len(_CONTINUED.findall("\n".join(lines))) <= RUN_ON_SHARE * (len(lines) - 1)
 
 
-def _runs_on(text: str, start: int, line: int) -> bool:
-    """Whether the line at ``line`` (after a newline) carries on the sentence before it."""
-    before = text[start:line].rstrip()
-    after = text[line:line + 40].lstrip(" \t")
-    return bool(before) and before[-1] not in ".!?:;" and after[:1] in _LOWER
+LABEL_WORDS = 3  # words of a label on a line of its own, above its value, at most
+_OPEN = {"(": ")", "[": "]"}
+_DIGIT = re.compile(r"\d")
+# a value on a line of its own: a figure or a sign first ("31/12/2017", "$ 1.63", "+49 …"),
+# a short prefix and a figure ("Rs 1939"), or one word with a figure ("IBZY2087")
+_VALUE = re.compile(r"(?:[\d$€£¥₹+#-]|[A-Za-z]{1,3}\.?\s?\d|\S*\d\S*\s*\Z)")
+_ABBREVIATION = re.compile(r"(?:^|\s)[A-Za-z]{1,3}\.\Z")  # "Account No.", "Tel."
+
+
+def goes_on(line: str, after: str) -> bool:
+    """Whether the text ``after`` a line break carries on the ``line`` before it rather
+    than starting a sentence: wrapped text ("advance payment," / "balance at 30 days",
+    a line ending without a stop before one starting in lower case), a bracket left open
+    ("USt. (" / "19 %) 16,61 €"), or a label above its value ("Guest Name:" / "Sanjay";
+    a few words without a digit or a stop above a figure: "Grand Total" / "Rs 1939",
+    "Account No." / "00030340067212", "Booking ID" / "IBZY2087")."""
+    before = line.rstrip()
+    nxt = after.lstrip(" \t").split("\n", 1)[0]
+    if not before or not nxt:
+        return False
+    if before[-1] not in ".!?:;" and nxt[0] in _LOWER:
+        return True
+    if any(before.count(o) > before.count(c) for o, c in _OPEN.items()):
+        return True
+    if before[-1] == ":":  # a colon announces what follows
+        return True
+    words = before.split()
+    stop = before[-1] in ".!?;" and not _ABBREVIATION.search(before)
+    return (len(words) <= LABEL_WORDS and not stop and not _DIGIT.search(before)
+            and bool(_VALUE.match(nxt)))
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz(")
