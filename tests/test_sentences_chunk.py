@@ -109,7 +109,8 @@ def test_a_line_that_runs_on_joins_the_line_before_it() -> None:
                          "Due Date 12/03/2017"]
     # a label above its value, a bracket left open: one sentence; a short line is one
     # whatever its full stops
-    form = "Grand Total\nRs 1939\nUSt. (\n19 %) 16,61 €\nAccount No.\n00030340067212\nBank Name\nHDFC"
+    form = ("Grand Total\nRs 1939\nUSt. (\n19 %) 16,61 €\nAccount No.\n00030340067212\n"
+            "Bank Name\nHDFC")
     assert [s.text for s in SentenceSplitter().split(form)] == [
         "Grand Total Rs 1939", "USt. (19 %) 16,61 €", "Account No. 00030340067212", "Bank Name",
         "HDFC"]

@@ -162,7 +162,7 @@ _OPEN = {"(": ")", "[": "]"}
 _DIGIT = re.compile(r"\d")
 # a value on a line of its own: a figure or a sign first ("31/12/2017", "$ 1.63", "+49 …"),
 # a short prefix and a figure ("Rs 1939"), or one word with a figure ("IBZY2087")
-_VALUE = re.compile(r"(?:[\d$€£¥₹+#-]|[A-Za-z]{1,3}\.?\s?\d|\S*\d\S*\s*\Z)")
+_VALUE = re.compile(r"(?:[\d$€£¥₹+#]|-\d|[A-Za-z]{1,3}\.?\s?\d|\S*\d\S*\s*\Z)")
 _ABBREVIATION = re.compile(r"(?:^|\s)[A-Za-z]{1,3}\.\Z")  # "Account No.", "Tel."
 
 
