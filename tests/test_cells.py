@@ -78,6 +78,22 @@ def test_the_cell_of_the_named_row_answers_not_its_neighbour(clubs: Path) -> Non
     assert b.answer_text == "Ingrid Berg"
 
 
+def test_a_markdown_table_cell_is_answered_from_its_row(tmp_path: Path,
+                                                        fake_embedder: str) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    table = "\n".join("| " + " | ".join(line.split(",")) + " |" for line in
+                      CLUBS.strip().splitlines())
+    rule = "| --- | --- | --- | --- | --- |"
+    head, *body = table.splitlines()
+    (root / "clubs.md").write_text("# Clubs\n\n" + "\n".join([head, rule, *body]) + "\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    a = _ask("How many members does the Bergen club have?", FakeReader("412"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "250"
+
+
 def test_a_column_the_table_lacks_is_refused_not_answered_next_door(clubs: Path) -> None:
     a = _ask("What is the annual fee of the Bergen club?", FakeReader("250"))
     assert a.abstained

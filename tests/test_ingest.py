@@ -52,6 +52,25 @@ def test_markdown_keeps_heading_path_and_offsets(corpus: Path) -> None:
     assert doc.title == "Garden guide"
 
 
+def test_a_markdown_table_is_read_as_rows_keyed_by_its_header(tmp_path: Path) -> None:
+    """A GitHub table is stored as rows that carry their header, under its heading, and
+    its pipes are not read as prose; a table inside a code fence stays code."""
+    md = tmp_path / "releases.md"
+    md.write_text("# Releases\n\nOur schedule:\n\n| Release | Status | Codename |\n"
+                  "| :--: | --- | :---: |\n| [18.x][] | **End-of-Life** | [Hydrogen][] |\n"
+                  "| 20.x | Maintenance | Iron \\| Fe |\n\nDates may change.\n\n"
+                  "```\n| a | b |\n|---|---|\n| 1 | 2 |\n```\n")
+    doc = _parse(md)
+    prose, rows = doc.sections
+    assert "|" not in prose.text.split("Dates may change.")[0] and "Our schedule:" in prose.text
+    assert "| 1 | 2 |" in prose.text  # code, as written
+    assert rows.place == "Releases" and rows.offset > len(md.read_text())
+    assert rows.text.split("\n\n") == [
+        "Release | Status | Codename",
+        "Release: 18.x; Status: End-of-Life; Codename: Hydrogen",
+        "Release: 20.x; Status: Maintenance; Codename: Iron | Fe"]
+
+
 def test_rst_headings(corpus: Path) -> None:
     doc = _parse(corpus / "manual.rst")
     assert [s.place for s in doc.sections] == ["Bicycle manual", "Bicycle manual > Brakes"]

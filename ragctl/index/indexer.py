@@ -346,11 +346,12 @@ class Indexer:
         # enlarged, and a page of short lines (a receipt) put together by position; 10 — and
         # its words found as sparse text added; 11 — on an enlarged page only; 12 — a PDF
         # table without the blanks drawn over its text (a column padded across the next);
-        # 13 — scans read with a local threshold (a photo's uneven light); 14 — photos only
+        # 13 — scans read with a local threshold (a photo's uneven light); 14 — photos only;
+        # 15 — Markdown tables as rows keyed by their header
         # (files are read again once; unchanged passages keep their vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 7,
-                "readers": 14}
+                "readers": 15}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -816,7 +816,7 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
-    from ragctl.index.markup import FENCE, plain_markdown
+    from ragctl.index.markup import FENCE, pipe_tables, plain_markdown
 
     decoded = read_text(data)
     text = decoded.text
@@ -845,9 +845,35 @@ def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
                 headings.append((pstart, min(end + 1, len(text)), level, prev.strip()))
     headings = [(a, b, level, " ".join(plain_markdown(t).split()))
                 for a, b, level, t in headings]
-    sections = _sections_from_headings(plain_markdown(text), headings)
+    plain = plain_markdown(text)
+    tables = pipe_tables(text)
+    for t in tables:  # a table is read as rows, below: its lines are left blank here
+        plain = plain[:t.start] + re.sub(r"[^\n]", " ", plain[t.start:t.end]) + plain[t.end:]
+    sections = _sections_from_headings(plain, headings)
+    # each table's rows keyed by its header (table_lines), placed under its heading and
+    # after the file's text, as a PDF's table rows follow its page
+    after = len(text) + 2
+    for t in tables:
+        rows = "\n\n".join(table_lines(t.rows, header=True))
+        if rows:
+            place = " > ".join(h for *_, h in _headings_over(headings, t.start))
+            sections.append(Section(rows, place, after))
+            after += len(rows) + 2
     title = headings[0][3] if headings else path.stem
     return ParsedDocument(path, "markdown", title, sections, _notes(decoded))
+
+
+def _headings_over(headings: list[tuple[int, int, int, str]], at: int
+                   ) -> list[tuple[int, int, int, str]]:
+    """The headings a place in the text is under, outermost first."""
+    stack: list[tuple[int, int, int, str]] = []
+    for h in headings:
+        if h[0] > at:
+            break
+        while stack and stack[-1][2] >= h[2]:
+            stack.pop()
+        stack.append(h)
+    return stack
 
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 FENCE = re.compile(r"^[ \t]*(```|~~~)")  # a code fence, also indented inside a list item
 
@@ -182,3 +183,55 @@ def plain_rst(text: str) -> str:
             line = line[:cut] + " " * (len(line) - cut)
         out.append(_code_kept(line, _RST_CODE_SPAN, _RST_INLINE))
     return "\n".join(out)
+
+
+# A Markdown (GitHub) table: a header row of cells between pipes, a delimiter row of
+# dashes ("| :--: | --- |"), then rows, up to a line without a pipe
+_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_CELL_BAR = re.compile(r"(?<!\\)\|")
+
+
+@dataclass(frozen=True)
+class PipeTable:
+    """A Markdown table: where it is in the text (``start``, ``end``, its lines) and its
+    rows of plain cells, the header first."""
+
+    start: int
+    end: int
+    rows: list[list[str]]
+
+
+def pipe_tables(text: str) -> list[PipeTable]:
+    """The tables of a Markdown text (outside code fences), each cell without its markup
+    ("[18.x][]" is "18.x", "**Active LTS**" is "Active LTS")."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    tables: list[PipeTable] = []
+    in_fence = False
+    i = 0
+    while i < len(lines) - 1:
+        line = lines[i]
+        if FENCE.match(line):
+            in_fence = not in_fence
+        if in_fence or "|" not in line or "|" not in lines[i + 1] \
+                or not _DELIMITER.match(lines[i + 1]):
+            i += 1
+            continue
+        end = i + 2
+        while end < len(lines) and "|" in lines[end] and lines[end].strip():
+            end += 1
+        rows = [_pipe_cells(ln) for k, ln in enumerate(lines[i:end]) if k != 1]
+        if len(rows[0]) >= 2:
+            tables.append(PipeTable(starts[i], starts[end] - 1, rows))
+        i = end
+    return tables
+
+
+def _pipe_cells(line: str) -> list[str]:
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return [" ".join(plain_markdown(c.replace("\\|", "|")).split())
+            for c in _CELL_BAR.split(row)]
