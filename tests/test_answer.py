@@ -14,12 +14,12 @@ from click.testing import CliRunner
 from ragctl import models
 from ragctl.app.cli import cli
 from ragctl.ask.answer import Choice, Context, one_amount, trimmed, whole_words
-from ragctl.ask.switches import rules_off
 from ragctl.ask.documents import is_metadata
 from ragctl.ask.fields import asked_field, field_values, is_authorship
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.ask.question import question_type
 from ragctl.ask.rules import answer_types, ruled_out, type_agreement, with_identifier
+from ragctl.ask.switches import rules_off
 from ragctl.config import load_settings
 from ragctl.errors import EXIT_NOT_FOUND
 from ragctl.index.indexer import Indexer
