@@ -108,6 +108,7 @@ def test_a_span_fits_the_question_or_is_never_printed() -> None:
         assert not fits("person", alone), alone
     assert fits("any", "$12.00")
     assert fits("date", "an hour before closing time") and fits("date", "after the war")
+    assert fits("date", "two years later") and not fits("date", "127-year-old")  # an age
     assert fits("email", "privacy@example.org") and not fits("email", "MZLA Technologies")
     assert fits("url", "https://example.org/privacy") and fits("url", "www.example.org")
     assert fits("phone", "(212) 555-0147") and not fits("phone", "Room 5")
