@@ -110,10 +110,10 @@ def test_a_line_that_runs_on_joins_the_line_before_it() -> None:
     # a label above its value, a bracket left open: one sentence; a short line is one
     # whatever its full stops
     form = ("Grand Total\nRs 1939\nUSt. (\n19 %) 16,61 €\nAccount No.\n00030340067212\n"
-            "Bank Name\nHDFC")
+            "Bank Name\nHDFC\nYour hero:\nYour rocket:\nFalcon Heavy")
     assert [s.text for s in SentenceSplitter().split(form)] == [
         "Grand Total Rs 1939", "USt. (19 %) 16,61 €", "Account No. 00030340067212", "Bank Name",
-        "HDFC"]
+        "HDFC", "Your hero:", "Your rocket: Falcon Heavy"]
     # short lines of wrapped prose mostly run on: prose, one sentence per sentence
     prose = ("We keep your data\nfor as long as\nyour account is open, and\n"
              "delete it within\n30 days after you close it.")

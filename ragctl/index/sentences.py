@@ -170,7 +170,8 @@ def goes_on(line: str, after: str) -> bool:
     """Whether the text ``after`` a line break carries on the ``line`` before it rather
     than starting a sentence: wrapped text ("advance payment," / "balance at 30 days",
     a line ending without a stop before one starting in lower case), a bracket left open
-    ("USt. (" / "19 %) 16,61 €"), or a label above its value ("Guest Name:" / "Sanjay";
+    ("USt. (" / "19 %) 16,61 €"), or a label above its value ("Guest Name:" / "Sanjay",
+    not "Enter your favorite superhero:" / "Select your favorite rocket:";
     a few words without a digit or a stop above a figure: "Grand Total" / "Rs 1939",
     "Account No." / "00030340067212", "Booking ID" / "IBZY2087")."""
     before = line.rstrip()
@@ -181,8 +182,8 @@ def goes_on(line: str, after: str) -> bool:
         return True
     if any(before.count(o) > before.count(c) for o, c in _OPEN.items()):
         return True
-    if before[-1] == ":":  # a colon announces what follows
-        return True
+    if before[-1] == ":":  # a colon announces what follows, unless it is a label too
+        return not nxt.rstrip().endswith(":")
     words = before.split()
     stop = before[-1] in ".!?;" and not _ABBREVIATION.search(before)
     return (len(words) <= LABEL_WORDS and not stop and not _DIGIT.search(before)
