@@ -96,16 +96,10 @@ class Context:
 
     def locate(self, start: int, end: int) -> tuple[Sentence, int, int] | None:
         """The sentence holding ``text[start:end]`` and the offsets inside it (None when
-        the span is in the title). A span that runs on past its sentence's end is cut
-        there (the rule ``cut_at_sentence_end``): the reader reads the passage as one text and
-        does not know where a short line of a form ends ("Rs 1939 x 1 Night x 1 Room" /
-        "Rs 1939" / "Grand Total Rs 1939" read as one span)."""
+        the span is in the title or crosses sentences)."""
         for a, b, s in self.sentences:
             if a <= start and end <= b:
                 return s, start - a, end - a
-            if a <= start < b and on("cut_at_sentence_end"):
-                fired("cut_at_sentence_end")
-                return s, start - a, b - a
         return None
 
 

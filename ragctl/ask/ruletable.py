@@ -229,11 +229,6 @@ RULES: tuple[Rule, ...] = (
                   "12/16/2015; City: Irvine", "12/16/2015")),
          _one_cell, written_for="a notices report read by hand (handtrial-dev)",
          measured={'handtrial-dev': 0, 'reports-dev': 0}),
-    Rule("cut_at_sentence_end", "span",
-         "a reader's span that runs on past the end of its sentence cut there, not dropped "
-         "(the reader reads a passage as one text: a form's short lines run together)",
-         tested_by="test_answer.py::test_a_span_past_its_sentence_is_cut_at_its_end",
-         written_for="a hotel receipt split by line (realdocs dev)"),
     Rule("bridge_context", "span",
          "the filter's two best sentences of two passages read together (a bridge)",
          tested_by="test_answer.py", written_for="HotpotQA-style bridges",
