@@ -63,8 +63,7 @@ class SentenceSplitter:
 
     def split_many(self, texts: Sequence[str]) -> list[list[Span]]:
         """Sentences of each text, with offsets relative to that text."""
-        # (text index, offset, paragraph, whether it is one sentence whatever its stops)
-        paragraphs: list[tuple[int, int, str, bool]] = []
+        paragraphs: list[tuple[int, int, str]] = []  # (text index, offset, paragraph)
         for i, text in enumerate(texts):
             pos = 0
             for m in _PARAGRAPH.finditer(text):
@@ -72,13 +71,11 @@ class SentenceSplitter:
                 pos = m.end()
             paragraphs.extend(_blocks(i, text, pos, len(text)))
         out: list[list[Span]] = [[] for _ in texts]
-        rows = [one or bool(_KEYED_ROW.match(p)) for _, _, p, one in paragraphs]
-        docs = iter(self.nlp.pipe(p for (_, _, p, _), row in zip(paragraphs, rows, strict=True)
+        rows = [bool(_KEYED_ROW.match(p)) for _, _, p in paragraphs]
+        docs = iter(self.nlp.pipe(p for (_, _, p), row in zip(paragraphs, rows, strict=True)
                                   if not row))
-        for (i, offset, para, _), row in zip(paragraphs, rows, strict=True):
-            # a table row is one sentence, whatever full stops its cells hold; so is a short
-            # line of a paragraph written line by line ("Account No." / "00030340067212")
-            if row:
+        for (i, offset, para), row in zip(paragraphs, rows, strict=True):
+            if row:  # a table row is one sentence, whatever full stops its cells hold
                 out[i].extend(self._cap(para, 0, len(para.rstrip()), offset))
                 continue
             for sent in next(docs).sents:
@@ -105,92 +102,48 @@ class SentenceSplitter:
         return spans
 
 
-def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str, bool]]:
+def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     """``text[start:end]``, a paragraph, as blocks that no sentence crosses: a list item
     starts one ("consists of: * Barry Warsaw * Donghee Na" is three sentences, not a
     sentence of names run together), without its bullet or number; each line of a
     paragraph written line by line (:func:`line_based`: a receipt, a form, an address)
-    is one, with the lines that go on from it (:func:`goes_on`), and when it is short (at
-    most twice :data:`LINE_WORDS` words) it is one sentence whatever its full stops."""
+    is one."""
     lines = [start, *(m.end() for m in _NEWLINE.finditer(text, start, end))]
     items = [_ITEM.match(text, a, end) for a in lines]
-    by_line = line_based(text[start:end])
-    if by_line:  # every line, its bullet left out, unless it goes on
-        cuts = [(m.start(), m.end()) if m else (a, a)
-                for k, (a, m) in enumerate(zip(lines, items, strict=True))
-                if m or k == 0 or not goes_on(text[lines[k - 1]:a], text[a:a + 80])]
+    if line_based(text[start:end]):  # every line, its bullet left out
+        cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)]
     else:
         cuts = [(m.start(), m.end()) for m in items if m]
     out, pos = [], start
-    for a, b in [*cuts, (end, end)]:
+    for a, b in cuts:
         if text[pos:a].strip():
-            out.append((i, pos, text[pos:a],
-                        by_line and len(text[pos:a].split()) <= 2 * LINE_WORDS))
+            out.append((i, pos, text[pos:a]))
         pos = b
+    if text[pos:end].strip():
+        out.append((i, pos, text[pos:end]))
     return out
 
 
 LINE_WORDS = 8  # words in a typical line of a receipt, a form or an address, at most
-RUN_ON_SHARE = 0.25  # of a paragraph's line breaks inside a sentence, at most, if line by line
 _FIELD_LINE = re.compile(r"\s*[A-Z][\w -]{0,30}:\s")
-# a line break inside a sentence: a line ending without a stop, the next starting in lower
-# case or with a bracket ("payment," / "balance at 30 days"; "intracommunautaires" / "(vente)")
-_CONTINUED = re.compile(r"[^.!?:;\n][ \t]*\n[ \t]*(?=[a-z(])")
+_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*[a-z(]")
 
 
 def line_based(para: str) -> bool:
     """Whether a paragraph is written line by line, not as wrapped prose: two lines or
-    more, most of them short (half at most :data:`LINE_WORDS` words), and few that run on
-    into the next (a line ending without a stop before one that starts in lower case; at
-    most :data:`RUN_ON_SHARE` of the breaks: in wrapped prose most are). A header block,
-    every line a field ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one
-    sentence. A receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's
-    labelled lines, an address, an invoice's header with its terms on two lines. Each
-    line is then a sentence of its own, but one that runs on joins the line before it,
-    and a long line is split as prose."""
+    more, short ones (half of them at most :data:`LINE_WORDS` words, none over twice
+    that), and no line that runs on into the next (a line ending without a stop before
+    one that starts in lower case is wrapped prose). A header block, every line a field
+    ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one sentence. A
+    receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's labelled lines,
+    an address."""
     lines = [ln for ln in para.strip().split("\n") if ln.strip()]
     if len(lines) < 2 or all(_FIELD_LINE.match(ln) for ln in lines):
         return False  # one line, or a header block ("PEP: 8", "Status: Active"): one sentence
     words = sorted(len(ln.split()) for ln in lines)
-    if words[len(words) // 2] > LINE_WORDS:
+    if words[len(words) // 2] > LINE_WORDS or words[-1] > 2 * LINE_WORDS:
         return False
-    return len(_CONTINUED.findall("\n".join(lines))) <= RUN_ON_SHARE * (len(lines) - 1)
-
-
-LABEL_WORDS = 3  # words of a label on a line of its own, above its value, at most
-_OPEN = {"(": ")", "[": "]"}
-_DIGIT = re.compile(r"\d")
-# a value on a line of its own: a figure or a sign first ("31/12/2017", "$ 1.63", "+49 …"),
-# a short prefix and a figure ("Rs 1939"), or one word with a figure ("IBZY2087")
-_VALUE = re.compile(r"(?:[\d$€£¥₹+#]|-\d|[A-Za-z]{1,3}\.?\s?\d|\S*\d\S*\s*\Z)")
-_ABBREVIATION = re.compile(r"(?:^|\s)[A-Za-z]{1,3}\.\Z")  # "Account No.", "Tel."
-
-
-def goes_on(line: str, after: str) -> bool:
-    """Whether the text ``after`` a line break carries on the ``line`` before it rather
-    than starting a sentence: wrapped text ("advance payment," / "balance at 30 days",
-    a line ending without a stop before one starting in lower case), a bracket left open
-    ("USt. (" / "19 %) 16,61 €"), or a label above its value ("Guest Name:" / "Sanjay",
-    not "Enter your favorite superhero:" / "Select your favorite rocket:";
-    a few words without a digit or a stop above a figure: "Grand Total" / "Rs 1939",
-    "Account No." / "00030340067212", "Booking ID" / "IBZY2087")."""
-    before = line.rstrip()
-    nxt = after.lstrip(" \t").split("\n", 1)[0]
-    if not before or not nxt:
-        return False
-    if before[-1] not in ".!?:;" and nxt[0] in _LOWER:
-        return True
-    if any(before.count(o) > before.count(c) for o, c in _OPEN.items()):
-        return True
-    if before[-1] == ":":  # a colon announces what follows, unless it is a label too
-        return not nxt.rstrip().endswith(":")
-    words = before.split()
-    stop = before[-1] in ".!?;" and not _ABBREVIATION.search(before)
-    return (len(words) <= LABEL_WORDS and not stop and not _DIGIT.search(before)
-            and bool(_VALUE.match(nxt)))
-
-
-_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz(")
+    return not _CONTINUED.search("\n".join(lines))
 
 
 def _span(text: str, start: int, end: int, offset: int) -> Span:
