@@ -789,22 +789,31 @@ def _sections_from_headings(text: str, headings: list[tuple[int, int, int, str]]
                             ) -> list[Section]:
     """Cut ``text`` at headings given as (line_start, body_start, level, title)."""
     sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
     body_start = 0
     place = ""
-    for line_start, next_body, level, title in headings:
+    for line_start, next_body, next_place in _heading_places(headings):
         chunk = text[body_start:line_start]
         if chunk.strip():
             sections.append(Section(chunk, place, body_start))
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
-        place = " > ".join(t for _, t in stack)
+        place = next_place
         body_start = next_body
     chunk = text[body_start:]
     if chunk.strip():
         sections.append(Section(chunk, place, body_start))
     return sections
+
+
+def _heading_places(headings: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:
+    """(line_start, body_start, place) of each heading given as (line_start, body_start,
+    level, title): its place is the path of the headings it is under, itself last."""
+    out: list[tuple[int, int, str]] = []
+    stack: list[tuple[int, str]] = []
+    for line_start, body_start, level, title in headings:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        out.append((line_start, body_start, " > ".join(t for _, t in stack)))
+    return out
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:
@@ -852,28 +861,16 @@ def _parse_markdown(path: Path, data: bytes) -> ParsedDocument:
     sections = _sections_from_headings(plain, headings)
     # each table's rows keyed by its header (table_lines), placed under its heading and
     # after the file's text, as a PDF's table rows follow its page
+    places = _heading_places(headings)
     after = len(text) + 2
     for t in tables:
         rows = "\n\n".join(table_lines(t.rows, header=True))
         if rows:
-            place = " > ".join(h for *_, h in _headings_over(headings, t.start))
+            place = next((p for start, _, p in reversed(places) if start <= t.start), "")
             sections.append(Section(rows, place, after))
             after += len(rows) + 2
     title = headings[0][3] if headings else path.stem
     return ParsedDocument(path, "markdown", title, sections, _notes(decoded))
-
-
-def _headings_over(headings: list[tuple[int, int, int, str]], at: int
-                   ) -> list[tuple[int, int, int, str]]:
-    """The headings a place in the text is under, outermost first."""
-    stack: list[tuple[int, int, int, str]] = []
-    for h in headings:
-        if h[0] > at:
-            break
-        while stack and stack[-1][2] >= h[2]:
-            stack.pop()
-        stack.append(h)
-    return stack
 
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:._])\1{2,}\s*$")
