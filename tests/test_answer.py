@@ -475,6 +475,29 @@ def test_a_lead_in_is_never_quoted_alone(notes: Path) -> None:
     assert a.kind == "quote" and "shall work to" not in a.answer_text, a.answer_text
 
 
+def test_a_why_question_quotes_the_sentence_the_reader_answers_in(notes: Path) -> None:
+    from ragctl.ask.question import explains
+
+    assert explains("Why was the library closed?") and explains("How did the council vote?")
+    assert explains("In May, why was the library closed?")
+    assert not explains("How many books were lent?") and not explains("What does PEP 8 say?")
+    files = {"library.md": "# Library\n\nThe town library was closed for the whole of May. "
+                           "The roof had leaked into the reading room after the storm. "
+                           "Opening hours are nine to five on weekdays.\n"}
+    for name, text in files.items():
+        (notes / name).write_text(text)
+    index_again(notes)
+    with Collection.open(load_settings()) as c:
+        with Pipeline(c, reader=FakeReader("The roof had leaked")) as p:
+            a = p.ask("Why was the library closed?", AskOptions(re_threshold=0.0))
+        assert a.kind == "quote" and "reason_by_reader" in a.rules
+        assert "roof had leaked" in a.answer_text, a.answer_text
+        with Pipeline(c, reader=FakeReader("The roof had leaked")) as p:
+            off = p.ask("Why was the library closed?",
+                        AskOptions(re_threshold=0.0, rules_off=("reason_by_reader",)))
+        assert "reason_by_reader" not in off.rules
+
+
 def test_a_metadata_block_is_never_the_quoted_answer(notes: Path) -> None:
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
         a = p.ask("What does the Zen of Python say about errors?",

@@ -34,6 +34,9 @@ _QUOTE = re.compile(
     r"state|recommend|propose|mean|describe|suggest)\b|what (is|are) the (steps|rules|"
     r"reasons|benefits|advantages|differences|guidelines|recommendations)\b|what happens\b|"
     r"what should\b)", re.I)
+# a quote that explains: why, how something is or was done, what happens, what to do
+_EXPLAINS = re.compile(r"^(why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|"
+                       r"what happens\b|what should\b)", re.I)
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
                      r"should)\b", re.I)
 
@@ -78,6 +81,11 @@ def main_clause(question: str) -> str:
 
 
 OR_WORDS = 5  # an "or" after this many words of a yes/no question's form is within it
+
+
+def explains(question: str) -> bool:
+    """Whether a question asks why or how something is done, or what happens."""
+    return _EXPLAINS.match(main_clause(" ".join(question.split()))) is not None
 
 
 def question_type(question: str) -> QuestionType:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask import documents
+from ragctl.ask.answer import Context
 from ragctl.ask.documents import (
     document_name,
     heading_named,
@@ -21,13 +22,14 @@ from ragctl.ask.documents import (
     question_names,
     unquotable,
 )
-from ragctl.ask.question import STATEMENT_STEMS, asked_statement, own_statement
+from ragctl.ask.question import STATEMENT_STEMS, asked_statement, explains, own_statement
 from ragctl.ask.switches import fired, on
 from ragctl.models.filter import joined
 from ragctl.records import AnswerSentence, Citation, Sentence
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import AskOptions, Evidence, LoadedStages
+    from ragctl.models.reader import Reader
     from ragctl.records import Answer
 
 
@@ -78,6 +80,14 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
     if own is not None:
         chosen, ranked = [own], []
         fired("own_statement")
+    elif ev.reader is not None and explains(question) and on("reason_by_reader"):
+        # "why …", "how did …": the sentence holding the reader's answer comes first; the
+        # filter's best restates the question ("ABC was forced to sell …") more often
+        # than it gives the reason, which the reader finds in the sentence beside it
+        found = read_sentence(ev.reader, ev, opts.reader_passages)
+        if found is not None and not unquotable(found.text, found.place):
+            chosen = [found]
+            fired("reason_by_reader")
     for s in ranked:
         if len(chosen) >= opts.quote_sentences:
             break
@@ -97,6 +107,20 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
                      for i, c in enumerate(chosen, start=1)]
     ans.raw_answer = " ".join(c.text for c in chosen)
     ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
+
+
+def read_sentence(reader: Reader, ev: Evidence, passages: int) -> Sentence | None:
+    """The sentence that holds the reader's best span in the ``passages`` most relevant
+    kept passages (a span across two sentences counts for neither), or None."""
+    contexts = [Context.of(h.title, ev.per_passage[h.passage_id], ev.relevance[h.passage_id])
+                for h in ev.kept[:passages]]
+    best: tuple[float, Sentence] | None = None
+    for cands in reader.read(ev.question, [c.text for c in contexts]):
+        for cand in cands:
+            where = contexts[cand.context].locate(cand.start, cand.end)
+            if where is not None and (best is None or cand.score > best[0]):
+                best = (cand.score, where[0])
+    return best[1] if best is not None else None
 
 
 def own_statement_in(stages: LoadedStages, stem: str, idents: Sequence[tuple[str, str]],

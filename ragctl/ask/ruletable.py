@@ -196,6 +196,16 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_answer.py::test_what_a_named_document_proposes_is_its_own_statement",
          written_for="realdocs dev (PEPs)",
          measured={'realdocs-dev': 1}),
+    Rule("reason_by_reader", "quote",
+         "\"why …\", \"how did …\", \"what happens if …\": the sentence holding the "
+         "reader's best span is quoted first, before the filter's best (which often restates "
+         "the question)",
+         tested_by="test_answer.py::test_a_why_question_quotes_the_sentence_the_reader_answers_in",
+         written_for="SQuAD dev why and how questions (even articles)",
+         # squad-dev: 61 "why" and 100 "how did / how is / what happens" questions of the
+         # SQuAD dev split over its 1,023 paragraphs, quote holds a gold answer (2026-11-27)
+         measured={'squad-dev': 9, 'policies-dev': 1, 'mail-notes-dev': 2, 'reports-dev': 1,
+                   'realdocs-dev': 0, 'receipts-dev': 0}),
     Rule("named_source_first", "quote",
          "quoted sentences from the document or section the question names come first",
          tested_by="test_answer.py::test_a_quote_comes_from_the_document_named_by_its_file_"
