@@ -200,3 +200,61 @@ def test_dates_as_far_as_the_text_gives_them() -> None:
     assert same_date((2009, 6, None), (2009, 6, 1)) and same_date((2009, None, None),
                                                                   (2009, 12, 31))
     assert not same_date((2009, 6, 5), (2009, 6, 1))
+
+
+CENSUS = """Region,Year,Sex,Value
+North,2020,Male,1200
+North,2020,Female,1350
+South,2020,Male,900
+South,2020,Female,950
+"""
+
+
+@pytest.fixture
+def census(tmp_path: Path, fake_embedder: str) -> Path:
+    root = tmp_path / "census"
+    root.mkdir()
+    (root / "census.csv").write_text(CENSUS)
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    return root
+
+
+def test_a_table_of_counts_by_dimensions_answers_its_one_measure(census: Path) -> None:
+    # the question names three of the row's cells and asks how many: "Value" is the one
+    # number left, though its header says nothing of residents
+    a = _ask("How many Female residents did North have in 2020?", FakeReader("1200"))
+    assert not a.abstained and a.kind == "cell", a.abstain_reason
+    assert a.answer_text == "1350" and "sole_measure" in a.rules
+    # a year that the table never holds: no row of it answers
+    b = _ask("How many Female residents did North have in 2012?", FakeReader("1200"))
+    assert b.abstained and "holds 2012" in (b.abstain_reason or "")
+    # an attribute the table lacks is still refused, not answered from "Value"
+    c = _ask("What was the median age of Female residents of North in 2020?",
+             FakeReader("1200"))
+    assert c.abstained and "no column" in (c.abstain_reason or ""), c.answer_text
+
+
+def test_rows_named_alike_are_told_apart_by_their_own_words() -> None:
+    import numpy as np
+
+    from ragctl.ask.cells import Row, nearest_row
+    from ragctl.records import Sentence
+
+    def make_sentence(text: str) -> Sentence:
+        return Sentence(id=1, passage_id=1, path="p.csv", text=text)
+
+    texts = ["Sex: Male; Age: 45 - 64; Value: 199000", "Sex: Female; Age: 45 - 64; Value: 210000"]
+    rows = [Row(make_sentence(t), tuple(row_cells(t)), (1,), 1.0) for t in texts]
+    near = {"men aged 45-64": [1.0, 0.0, 0.0], "Male": [0.8, 0.6, 0.0],
+            "Female": [0.5, 0.0, 0.866], "Drought": [0.0, 1.0, 0.0]}
+
+    def vectors(items):  # type: ignore[no-untyped-def]
+        return np.array([near[t] for t in items])
+
+    assert nearest_row(vectors, "men aged 45-64", rows, []) is rows[0]
+    # another row of the table is nearer still: none of these is the one asked about
+    other = make_sentence("Sex: Drought; Age: 45 - 64; Value: 5")
+    near["men aged 45-64"] = [0.0, 1.0, 0.0]
+    assert nearest_row(vectors, "men aged 45-64", rows, [other]) is None

@@ -33,6 +33,7 @@ import numpy as np
 
 from ragctl.ask.documents import question_names
 from ragctl.ask.rules import answer_types
+from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, CalendarDate, content_words, dated_spans, same_date
 
@@ -46,6 +47,7 @@ MAX_LABEL_WORDS = 8
 MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
 ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
 ROW_SEARCH_LIMIT = 200  # rows read from one document for one word of the question
+MAX_TABLE_ROWS = 2000  # rows of one table read to tell rows named alike apart
 MAX_ANCHORS = 8  # words of the question a row is looked up by
 # How a header is scored against the question: cosine of the embeddings, the share of the
 # header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
@@ -313,6 +315,26 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     return out
 
 
+# "How many men aged 65+ with no qualification rated their sense of purpose 0-6?" of a row
+# "Sex: Male; Age group: 65+; Highest qualification: No Qualification; Sense of purpose:
+# 0 - 6; Value: 9000": a table of counts by several dimensions (a statistics office's
+# long format) names its dimensions' values in the question and heads its one measure
+# with a word that says nothing ("Value", "net_generation", "No. Of"). When the question
+# names at least SOLE_MEASURE_KEYS of a row's cells and asks how many or how much, and one
+# cell of the row is left that holds a number, that cell is the answer.
+SOLE_MEASURE_KEYS = 2
+
+
+def sole_measure(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
+                 expects: Expected) -> bool:
+    """Whether ``row`` is named by :data:`SOLE_MEASURE_KEYS` or more of its cells and holds
+    one other cell of the number or amount the question asks for (and no other cell)."""
+    if expects not in ("number", "money") or len(row.key) < SOLE_MEASURE_KEYS:
+        return False
+    scored = column_scores(vectors, question, row, expects)
+    return len(scored) == 1 and _fits(expects, scored[0][1].value) is True
+
+
 @dataclass(frozen=True)
 class CellVerdict:
     """What the table says: the cell chosen, or the row found with no column near enough
@@ -345,8 +367,18 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
-    picks: list[CellChoice] = []
+    if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])):
+        fired("year_not_in_table")  # "in the 2012 survey" of a table of 2014
+        return CellVerdict(absent=(year,), path=path)
     vectors = _embedded(stages)  # the rows of one table share their headers
+    if len(top) > 1 and on("nearest_row"):
+        table = [t for t in stages.collection.store.sentences_like(
+            path, ["%: %"], limit=MAX_TABLE_ROWS) if t.place == top[0].sentence.place]
+        nearest = nearest_row(vectors, ev.question, top, table)
+        if nearest is not None:
+            top = [nearest]
+            fired("nearest_row")
+    picks: list[CellChoice] = []
     for row in top[:5]:
         scored = column_scores(vectors, ev.question, row, expects)
         if scored:
@@ -354,7 +386,13 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not picks:
         return CellVerdict()
     best = max(picks, key=lambda p: p.score)
-    if best.score < MIN_COLUMN_SCORE:
+    # the one value that rows of named dimensions hold (rows named alike agree on it)
+    sole = best.score < MIN_COLUMN_SCORE and on("sole_measure") and len(
+        {p.cell.value for p in picks}) == 1 and all(
+        sole_measure(vectors, ev.question, p.row, expects) for p in picks)
+    if sole:
+        fired("sole_measure")
+    elif best.score < MIN_COLUMN_SCORE:
         return CellVerdict(row=best.row, columns=tuple(
             c.column for c in best.row.cells if c.column))
     same = [p for p in picks if p.cell.column == best.cell.column]
@@ -363,6 +401,66 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+
+
+def year_not_held(stages: LoadedStages, question: str, row: Row) -> str | None:
+    """A year the question names that neither the row nor its document (its title, file
+    name, section or any of its sentences: a sheet's notes) holds, or None."""
+    s = row.sentence
+    around = f"{s.text} {s.title} {Path(s.path).name} {s.place}"
+    for year in dict.fromkeys(_YEAR.findall(question)):
+        if year not in around and not stages.collection.store.sentences_like(
+                s.path, [f"%{year}%"], limit=1):
+            return year
+    return None
+
+
+# Rows the question names equally ("How many men aged 45-64 …" of the rows for Male and
+# for Female, 45 - 64): the row whose own words (its cells in the columns in which the rows
+# differ, not numbers) come nearest the question by the index's embedder, nearer than the
+# next by NEAREST_ROW_MARGIN ("men": Male 0.29, Female 0.15), and nearer than those of
+# any other row of the table ("droughts in 1930" of a table with no drought in 1930 is
+# none of that year's rows).
+NEAREST_ROW_MARGIN = 0.05
+NEAREST_ROW_OTHERS = 300  # other rows' words weighed against them
+
+
+def nearest_row(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
+                rows: Sequence[Row], table: Sequence[Sentence]) -> Row | None:
+    """Of ``rows`` named equally by the question, the one whose distinguishing words come
+    nearest it (:data:`NEAREST_ROW_MARGIN`), when no other row of ``table`` (the sentences
+    of its document and section) has words nearer still; or None."""
+    columns = [c.column for c in rows[0].cells]
+    if any([c.column for c in row.cells] != columns for row in rows):
+        return None
+    differ = [i for i in range(len(columns)) if i not in rows[0].key
+              and len({r.cells[i].value for r in rows}) > 1
+              and not any(_NUMERIC.match(r.cells[i].value.strip()) for r in rows)]
+
+    def words(cells: Sequence[Cell]) -> str:
+        return " ".join(cells[i].value for i in differ)
+
+    texts = [words(r.cells) for r in rows]
+    if not differ or len(set(texts)) < len(texts):
+        return None
+    others: list[str] = []
+    for s in table:
+        cells = row_cells(s.text)
+        if [c.column for c in cells] == columns and (w := words(cells)) not in texts:
+            others.append(w)
+    others = list(dict.fromkeys(others))[:NEAREST_ROW_OTHERS]
+    vecs = vectors([question, *texts, *others])
+    sims = vecs[1:] @ vecs[0]
+    order = np.argsort(-sims)
+    if order[0] >= len(texts):  # another row of the table is nearer: not one of these
+        return None
+    runner_up = max(float(x) for i, x in enumerate(sims) if i != order[0])
+    if float(sims[order[0]]) - runner_up < NEAREST_ROW_MARGIN:
+        return None
+    return rows[int(order[0])]
 
 
 def _embedded(stages: LoadedStages) -> Callable[[Sequence[str]], np.ndarray]:
@@ -435,8 +533,9 @@ def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> bool:
         ans.abstain_reason = (f"the table's row for {key} has no column that answers it "
                               f"(its columns: {', '.join(verdict.columns)})")
     else:
+        together = " together" if len(verdict.absent) > 1 else ""
         ans.abstain_reason = (f"no row of {Path(verdict.path).name} holds "
-                              f"{' and '.join(verdict.absent)} together")
+                              f"{' and '.join(verdict.absent)}{together}")
     if refused:
         ans.answer = ans.raw_answer = ""
         ans.sources, ans.sentences = [], []

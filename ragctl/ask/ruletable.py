@@ -151,6 +151,29 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_cells.py::test_a_column_the_table_lacks_is_refused_not_answered_"
                    "next_door", written_for="none (general)",
          measured={'tables-dev': 2, 'tables-dev exact': -1}),
+    Rule("sole_measure", "route",
+         "a row named by two or more of its cells, for a \"how many / how much\" question, "
+         "answered by the one number cell left (\"Value\", \"net_generation\", \"No. Of\") "
+         "though its header is not near the question",
+         tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
+         written_for="none (general: statistics tables in long format)",
+         measured={'tables-dev': 2, 'handtrial-dev': 2, 'reports-dev': 0, 'receipts-dev': 0,
+                   'realdocs-dev': 0}),
+    Rule("nearest_row", "route",
+         "rows named equally (\"men\" names neither Male nor Female) told apart by the "
+         "embedding of the cells in which they differ, when no other row of the table is "
+         "nearer",
+         tested_by="test_cells.py::test_rows_named_alike_are_told_apart_by_their_own_words",
+         written_for="none (general)",
+         measured={'tables-dev': 2, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
+                   'realdocs-dev': 0}),
+    Rule("year_not_in_table", "route",
+         "a cell question naming a year that neither the row nor its document holds is "
+         "refused (\"in the 2012 survey\" of a table of 2014)",
+         tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
+         written_for="none (general)",
+         measured={'tables-dev': 1, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
+                   'realdocs-dev': 0}),
     Rule("folder_total", "route",
          "a question that names a kind of document in the plural and asks how much, how "
          "many or which (\"How much did I pay Contoso across all its receipts?\") answered "
