@@ -28,15 +28,15 @@ Measure = Literal["", "extent", "age", "frequency", "integer"]
 
 # --------------------------------------------------------------------- the question
 
-_QUOTE = re.compile(
-    r"^(why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|explain\b|"
-    r"describe\b|list\b|summari[sz]e\b|tell me about\b|what (does|do|did) .+ (say|said|"
-    r"state|recommend|propose|mean|describe|suggest)\b|what (is|are) the (steps|rules|"
-    r"reasons|benefits|advantages|differences|guidelines|recommendations)\b|what happens\b|"
-    r"what should\b)", re.I)
 # a quote that explains: why, how something is or was done, what happens, what to do
-_EXPLAINS = re.compile(r"^(why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|"
-                       r"what happens\b|what should\b)", re.I)
+_EXPLAINING = (r"why\b|how (do|does|did|can|could|should|would|to|is|are|was|were)\b|"
+               r"what happens\b|what should\b")
+_EXPLAINS = re.compile(rf"^({_EXPLAINING})", re.I)
+_QUOTE = re.compile(
+    rf"^({_EXPLAINING}|explain\b|describe\b|list\b|summari[sz]e\b|tell me about\b|"
+    r"what (does|do|did) .+ (say|said|state|recommend|propose|mean|describe|suggest)\b|"
+    r"what (is|are) the (steps|rules|reasons|benefits|advantages|differences|guidelines|"
+    r"recommendations)\b)", re.I)
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|"
                      r"should)\b", re.I)
 
