@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import document_name
-from ragctl.ask.switches import on
 from ragctl.records import Hit
 
 if TYPE_CHECKING:
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 FREQUENT = 400  # passages: a name this common is the folder's subject, not a pointer
 INJECTED = 4  # passages naming the question's names, when retrieval found none
-SPLIT_IDENTIFIER = 8  # characters: an identifier this long is looked for across spaces
 
 # words that are capitalized without being names: a question's pronouns and articles,
 # honorifics, calendar words (dates are matched as dates, not as names)
@@ -137,9 +135,6 @@ class Grounding:
     missing: tuple[Name, ...] = ()
     documents: dict[str, int] = field(default_factory=dict)
     passages: list[tuple[int, str]] = field(default_factory=list)
-    # the documents that hold an identifier the question gives ("invoice MSFT0011223344",
-    # "DSA-3278-1"): it names one document, so only they answer
-    identified: set[str] = field(default_factory=set)
 
     @property
     def applies(self) -> bool:
@@ -152,8 +147,6 @@ class Grounding:
         subject and not the other name the question gives."""
         if not self.documents:
             return True
-        if self.identified and on("identifier_first"):
-            return path in self.identified
         return self.documents.get(path, 0) >= 1
 
     def restrict(self, hits: Sequence[Hit], store: Store) -> list[Hit]:
@@ -186,8 +179,6 @@ def ground(store: Store, question: str, hits: Sequence[Hit] = ()) -> Grounding:
             continue
         for path in {h.path for h in found}:
             g.documents[path] = g.documents.get(path, 0) + 1
-            if is_identifier(name):
-                g.identified.add(path)
         g.passages += [(h.passage_id, h.path) for h in found]
     g.missing = tuple(still)
     return g
@@ -196,16 +187,11 @@ def ground(store: Store, question: str, hits: Sequence[Hit] = ()) -> Grounding:
 def loosely_in(name: Name, text: str) -> bool:
     """Whether ``text`` names ``name`` in another form: an acronym's words ("CDC", "Centers
     for Disease Control"), a word with one letter wrong or missing, as OCR reads it
-    ("Grumrnan" for "Grumman", five letters or more), the name's words run together
-    ("AviAtionSAfetyworld"), or an identifier with digits broken apart ("MSFT001 1
-    223344" for "MSFT0011223344", :data:`SPLIT_IDENTIFIER` characters or more)."""
+    ("Grumrnan" for "Grumman", five letters or more), or the name's words run together
+    ("AviAtionSAfetyworld")."""
     words = re.findall(r"\w+", _plain(text))
     joined = "".join(name.words)
     if len(joined) >= 6 and any(joined in w for w in words):
-        return True
-    # an identifier that OCR broke with spaces or marks ("MSFT001 1 223344")
-    if len(joined) >= SPLIT_IDENTIFIER and any(ch.isdigit() for ch in joined) \
-            and joined in "".join(words):
         return True
     if len(name.words) == 1 and name.text.isupper() and 2 <= len(name.text) <= 6:
         caps = [w for w in re.findall(r"[A-Za-z]+", text)
@@ -242,7 +228,6 @@ def _ground(store: Store, question: str) -> Grounding:
     counts: dict[str, int] = {}
     passages: list[tuple[int, str]] = []
     missing: list[Name] = []
-    identified: set[str] = set()
     for name in names:
         # each word in the document: in one of its passages, or in its title or file name
         # ("the Contoso Britain invoice": Contoso in its text, Britain in its file's name)
@@ -251,7 +236,6 @@ def _ground(store: Store, question: str) -> Grounding:
         # a passage says "Manning" of "Peyton Manning", "Larkspur" of "Larkspur Hardware".
         rare: list[str] = []
         paths: set[str] | None = None
-        every: set[str] | None = None  # the documents that hold every word of it
         absent = False
         for word in dict.fromkeys(name.words):
             found = store.mentioning([word], FREQUENT + 1)
@@ -263,7 +247,6 @@ def _ground(store: Store, question: str) -> Grounding:
                 path for path, words in titles.items() if _has_word(word, words)}
             absent = absent or not having
             paths = having if paths is None else paths | having
-            every = having if every is None else every & having
             rare.append(word)
         if paths is None:
             continue  # no word of it tells one document from another
@@ -272,19 +255,12 @@ def _ground(store: Store, question: str) -> Grounding:
             continue
         for path in paths:
             counts[path] = counts.get(path, 0) + 1
-        if is_identifier(name) and every:
-            identified |= every
         named = [(pid, path) for pid, path in store.mentioning(rare, FREQUENT) if path in paths]
         if not named:  # its words in different passages of the document: those of each
             named = [(pid, path) for word in rare for pid, path in store.mentioning([word], 20)
                      if path in paths]
         passages += named
-    return Grounding(tuple(names), tuple(missing), counts, passages, identified)
-
-
-def is_identifier(name: Name) -> bool:
-    """Whether a name is an identifier: letters and digits in one word ("INV-2041")."""
-    return _IDENT.match(name.text) is not None and not name.text.isdigit()
+    return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
 def _has_word(word: str, title: str) -> bool:

@@ -127,13 +127,6 @@ RULES: tuple[Rule, ...] = (
                    'tables-dev exact': -1, 'policies-dev': 0, 'receipts-dev': 2,
                    'receipts-folder-dev': 9, 'receipts-folder-dev exact': 7, 'mail-notes-dev': 1,
                    'mail-notes-dev exact': 1, 'reports-dev': 2, 'reports-dev exact': -2}),
-    Rule("identifier_first", "passages",
-         "a question giving an identifier (\"invoice INV-3077\", \"DSA-3278-1\") is "
-         "answered only from the documents that hold every part of it, not from every "
-         "document naming its other names (\"Contoso\")",
-         tested_by="test_grounding.py::test_an_identifier_names_one_document",
-         written_for="none (general)",
-         measured={}),
     Rule("with_identifier", "passages",
          "a passage of the document the question names by number (\"PEP 723\") takes the "
          "last kept place when the relevance estimator kept none",
