@@ -412,6 +412,13 @@ def test_a_quote_of_a_long_sentence_does_not_repeat_its_words(notes: Path) -> No
         assert a.raw_answer.count(f"step {n} opens") == 1
 
 
+def add_files(root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (name → text) into ``root`` and index it again."""
+    for name, text in files.items():
+        (root / name).write_text(text)
+    index_again(root)
+
+
 def index_again(root: Path) -> None:
     """Index ``root`` again after a test wrote more files into it."""
     with Collection.open(load_settings(chunk_words=30)) as c:
@@ -481,12 +488,9 @@ def test_a_why_question_quotes_the_sentence_the_reader_answers_in(notes: Path) -
     assert explains("Why was the library closed?") and explains("How did the council vote?")
     assert explains("In May, why was the library closed?")
     assert not explains("How many books were lent?") and not explains("What does PEP 8 say?")
-    files = {"library.md": "# Library\n\nThe town library was closed for the whole of May. "
-                           "The roof had leaked into the reading room after the storm. "
-                           "Opening hours are nine to five on weekdays.\n"}
-    for name, text in files.items():
-        (notes / name).write_text(text)
-    index_again(notes)
+    add_files(notes, {"library.md": "# Library\n\nThe town library was closed for the whole "
+                                    "of May. The roof had leaked into the reading room after "
+                                    "the storm. Opening hours are nine to five on weekdays.\n"})
     with Collection.open(load_settings()) as c:
         with Pipeline(c, reader=FakeReader("The roof had leaked")) as p:
             a = p.ask("Why was the library closed?", AskOptions(re_threshold=0.0))
@@ -653,10 +657,8 @@ def test_a_question_for_two_things_gets_the_span_that_lists_them() -> None:
 
 def quoted(notes: Path, files: dict[str, str], question: str, **options: Any) -> Answer:
     """Write ``files`` into the notes folder, index it again and ask ``question`` (a
-    quote question: the fake reader is never asked)."""
-    for name, text in files.items():
-        (notes / name).write_text(text)
-    index_again(notes)
+    quote question: the fake reader finds nothing)."""
+    add_files(notes, files)
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader()) as p:
         return p.ask(question, AskOptions(re_threshold=0.0, **options))
 

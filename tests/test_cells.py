@@ -48,16 +48,21 @@ def test_the_question_names_a_row_by_its_values() -> None:
     assert key_cells(cells, "How many members does the Oslo club have?") == ((), 0.0)
 
 
-@pytest.fixture
-def clubs(tmp_path: Path, fake_embedder: str) -> Path:
-    root = tmp_path / "clubs"
+def indexed(root: Path, files: dict[str, str]) -> Path:
+    """A new folder ``root`` holding ``files`` (name → text), indexed."""
     root.mkdir()
-    (root / "clubs.csv").write_text(CLUBS)
-    (root / "rent.md").write_text("# Flat\n\nThe rent is 900 euros a month.\n")
+    for name, text in files.items():
+        (root / name).write_text(text)
     with Collection.open(load_settings(), create=True) as c:
         c.lock()
         Indexer(c).run([root])
     return root
+
+
+@pytest.fixture
+def clubs(tmp_path: Path, fake_embedder: str) -> Path:
+    return indexed(tmp_path / "clubs", {
+        "clubs.csv": CLUBS, "rent.md": "# Flat\n\nThe rent is 900 euros a month.\n"})
 
 
 def _ask(question: str, reader: FakeReader) -> Answer:
@@ -80,16 +85,12 @@ def test_the_cell_of_the_named_row_answers_not_its_neighbour(clubs: Path) -> Non
 
 def test_a_markdown_table_cell_is_answered_from_its_row(tmp_path: Path,
                                                         fake_embedder: str) -> None:
-    root = tmp_path / "notes"
-    root.mkdir()
     table = "\n".join("| " + " | ".join(line.split(",")) + " |" for line in
                       CLUBS.strip().splitlines())
     rule = "| --- | --- | --- | --- | --- |"
     head, *body = table.splitlines()
-    (root / "clubs.md").write_text("# Clubs\n\n" + "\n".join([head, rule, *body]) + "\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    indexed(tmp_path / "notes", {"clubs.md": "# Clubs\n\n" + "\n".join([head, rule, *body])
+                                 + "\n"})
     a = _ask("How many members does the Bergen club have?", FakeReader("412"))
     assert not a.abstained and a.kind == "cell" and a.answer_text == "250"
 
@@ -121,13 +122,8 @@ def test_a_row_the_table_lacks_is_refused(clubs: Path) -> None:
 
 def test_a_number_that_heads_a_column_asks_for_that_column(
         tmp_path: Path, fake_embedder: str) -> None:
-    root = tmp_path / "rates"
-    root.mkdir()
-    (root / "rates.csv").write_text("Country,Independence,1990,2010\n"
-                                    "Nigeria,1960,213,143\nPeru,1821,80,20\nChad,1990,215,173\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    indexed(tmp_path / "rates", {"rates.csv": "Country,Independence,1990,2010\n"
+                                 "Nigeria,1960,213,143\nPeru,1821,80,20\nChad,1990,215,173\n"})
     # 1990 is also Chad's year of independence: it is still no row the table lacks
     a = _ask("What was the mortality rate in Nigeria in 1990?", FakeReader("80"))
     assert not a.abstained and a.answer_text == "213"
@@ -212,13 +208,7 @@ South,2020,Female,950
 
 @pytest.fixture
 def census(tmp_path: Path, fake_embedder: str) -> Path:
-    root = tmp_path / "census"
-    root.mkdir()
-    (root / "census.csv").write_text(CENSUS)
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
-    return root
+    return indexed(tmp_path / "census", {"census.csv": CENSUS})
 
 
 def test_a_table_of_counts_by_dimensions_answers_its_one_measure(census: Path) -> None:

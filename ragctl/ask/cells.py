@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask.documents import question_names
+from ragctl.ask.documents import _YEAR, question_names
 from ragctl.ask.rules import answer_types
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -47,7 +47,7 @@ MAX_LABEL_WORDS = 8
 MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
 ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
 ROW_SEARCH_LIMIT = 200  # rows read from one document for one word of the question
-MAX_TABLE_ROWS = 2000  # rows of one table read to tell rows named alike apart
+MAX_TABLE_ROWS = 2000  # rows of one table read (a computation, rows named alike told apart)
 MAX_ANCHORS = 8  # words of the question a row is looked up by
 # How a header is scored against the question: cosine of the embeddings, the share of the
 # header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
@@ -325,14 +325,12 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
 SOLE_MEASURE_KEYS = 2
 
 
-def sole_measure(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
-                 expects: Expected) -> bool:
+def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expected) -> bool:
     """Whether ``row`` is named by :data:`SOLE_MEASURE_KEYS` or more of its cells and holds
-    one other cell of the number or amount the question asks for (and no other cell)."""
-    if expects not in ("number", "money") or len(row.key) < SOLE_MEASURE_KEYS:
-        return False
-    scored = column_scores(vectors, question, row, expects)
-    return len(scored) == 1 and _fits(expects, scored[0][1].value) is True
+    one other cell (``scored``: its :func:`column_scores`), of the number or amount the
+    question asks for."""
+    return expects in ("number", "money") and len(row.key) >= SOLE_MEASURE_KEYS \
+        and len(scored) == 1 and _fits(expects, scored[0][1].value) is True
 
 
 @dataclass(frozen=True)
@@ -372,24 +370,24 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict(absent=(year,), path=path)
     vectors = _embedded(stages)  # the rows of one table share their headers
     if len(top) > 1 and on("nearest_row"):
-        table = [t for t in stages.collection.store.sentences_like(
-            path, ["%: %"], limit=MAX_TABLE_ROWS) if t.place == top[0].sentence.place]
+        table = table_sentences(stages, top[0].sentence)
         nearest = nearest_row(vectors, ev.question, top, table)
         if nearest is not None:
             top = [nearest]
             fired("nearest_row")
     picks: list[CellChoice] = []
+    lone = 0  # the rows picked whose one cell left is the measure asked for
     for row in top[:5]:
         scored = column_scores(vectors, ev.question, row, expects)
         if scored:
             picks.append(CellChoice(row, scored[0][1], scored[0][0]))
+            lone += sole_measure(row, scored, expects)
     if not picks:
         return CellVerdict()
     best = max(picks, key=lambda p: p.score)
     # the one value that rows of named dimensions hold (rows named alike agree on it)
     sole = best.score < MIN_COLUMN_SCORE and on("sole_measure") and len(
-        {p.cell.value for p in picks}) == 1 and all(
-        sole_measure(vectors, ev.question, p.row, expects) for p in picks)
+        {p.cell.value for p in picks}) == 1 and lone == len(picks)
     if sole:
         fired("sole_measure")
     elif best.score < MIN_COLUMN_SCORE:
@@ -403,7 +401,12 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     return CellVerdict(choice=best)
 
 
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+def table_sentences(stages: LoadedStages, seed: Sentence) -> list[Sentence]:
+    """The rows ("Header: value; …" sentences) of ``seed``'s document and section, in
+    order, at most :data:`MAX_TABLE_ROWS`: the table ``seed`` is a row of."""
+    return [s for s in stages.collection.store.sentences_like(seed.path, ["%: %"],
+                                                              limit=MAX_TABLE_ROWS)
+            if s.place == seed.place]
 
 
 def year_not_held(stages: LoadedStages, question: str, row: Row) -> str | None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragctl.ask.cells import Cell, candidate_rows, row_cells, word_key
+from ragctl.ask.cells import Cell, candidate_rows, row_cells, table_sentences, word_key
 from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, normalize_answer
@@ -51,7 +51,6 @@ SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
         "difference": "difference", "first": "first", "last": "last", "next": "next",
         "previous": "previous"}
-MAX_ROWS = 2000  # rows of one table read for a computation
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)
 
@@ -381,10 +380,7 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
         if key in seen:
             continue
         seen.add(key)
-        rows = [s for s in stages.collection.store.sentences_like(seed.path, ["%: %"],
-                                                                  limit=MAX_ROWS)
-                if s.place == seed.place]
-        table = Table.of([(s.text, s) for s in rows
+        table = Table.of([(s.text, s) for s in table_sentences(stages, seed)
                           if {c.column for c in row_cells(s.text)} <= columns])
         if len(table.rows) >= 2:
             out.append(table)
