@@ -51,6 +51,7 @@ SETS: dict[str, str] = {
     "mail-notes-dev": "blind/mail-notes-dev.json",
     "reports-dev": "blind/reports-dev.json",
     "handtrial-dev": "handtrial-dev.json",
+    "sheets-dev": "blind/sheets-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
