@@ -474,3 +474,37 @@ def test_a_title_and_notes_above_the_header_do_not_hide_it() -> None:
         "Paper savings bonds, by series", "As of June 30, 2013", "'A' | 'B'",
         "Series: Series 'EE'; EE; Issued: 1979524598; Outstanding: 504867450",
         "Series: Series 'I'; I; Issued: 171559581; Outstanding: 92000"]
+
+
+def test_a_cell_with_semicolons_and_full_stops_stays_one_row() -> None:
+    from ragctl.ask.cells import row_cells
+    from ragctl.index.ingest import sheet_lines
+    from ragctl.index.sentences import SentenceSplitter
+
+    rows = [["Vendor", "Part Name", "List Price"],
+            ["Acme", "Drawer, 30 In.\nL;11-3/4 In. W;Gray", "19.32"],
+            ["Acme", "Microscope; trinocular. Zoom 7X-45X", "1699"]]
+    lines = sheet_lines(rows)
+    assert lines[1] == "Vendor: Acme; Part Name: Microscope, trinocular. Zoom 7X-45X; " \
+        "List Price: 1699"
+    text = "\n\n".join(lines)
+    assert [text[s.start:s.end] for s in SentenceSplitter().split(text)] == lines
+    assert [c.column for c in row_cells(lines[0])] == ["Vendor", "Part Name", "List Price"]
+
+
+def test_a_header_of_two_levels_names_each_column_by_its_group() -> None:
+    from ragctl.index.ingest import sheet_lines
+
+    rows = [["Summer School 2016 Budget"],
+            ["", "Option 1 Leukerbad", "", "", "Option 2 Bristol", "", ""],
+            ["", "Price", "Nb", "Total", "Price", "Nb", "Total"],
+            ["Coffee breaks", "6", "272", "1632", "9.5", "272", "2584"],
+            ["Total expenses", "", "", "32102", "", "", "33554"]]
+    assert sheet_lines(rows)[2:] == [
+        "Coffee breaks; Option 1 Leukerbad Price: 6; Option 1 Leukerbad Nb: 272; "
+        "Option 1 Leukerbad Total: 1632; Option 2 Bristol Price: 9.5; Option 2 Bristol Nb: "
+        "272; Option 2 Bristol Total: 2584",
+        "Total expenses; Option 1 Leukerbad Total: 32102; Option 2 Bristol Total: 33554"]
+    # names that repeat with no row of groups above them name no columns
+    assert sheet_lines([["Price", "Nb", "Price"], ["6", "272", "9.5"]]) == [
+        "Price | Nb | Price", "6 | 272 | 9.5"]

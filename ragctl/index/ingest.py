@@ -941,7 +941,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     column's name is not its label. A cell is answered from its keyed row
     (:mod:`ragctl.ask.cells`), so rows keep their header up to twenty columns; the span
     reader alone answered fewer cells of wide keyed rows (bench/tables.py)."""
-    rows = [[" ".join(c.split()) for c in r] for r in rows]
+    rows = [[cell_text(c) for c in r] for r in rows]
     rows = [r for r in rows if any(r)]
     if not rows:
         return []
@@ -1990,19 +1990,25 @@ def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(path, fmt, path.stem, sections, notes)
 
 
+def cell_text(cell: str) -> str:
+    """A table cell as a keyed row holds it: on one line, its runs of spaces one space,
+    and "; " (which ends a cell in "Header: value; Header: value") a comma."""
+    return " ".join(cell.split()).replace("; ", ", ")
+
+
 def sheet_lines(rows: list[list[str]]) -> list[str]:
     """A sheet's rows as lines that each carry their column names ("Quarter: Q2; Units:
     1,450; Returns: 2%"), however wide the sheet, when its first row names the columns
     (:func:`_names_columns`); otherwise each row's cells, " | " between them. A row is
     never read without its header, wherever a passage starts."""
-    rows = [[" ".join(c.split()) for c in r] for r in rows]
+    rows = [[cell_text(c) for c in r] for r in rows]
     rows = [r for r in rows if any(r)]
     if not rows:
         return []
     h = header_row(rows)
     if h is None:
         return [" | ".join(c for c in r if c) for r in rows]
-    head = rows[h]
+    head = header_names(rows, h) or rows[h]
     out = [" | ".join(c for c in r if c) for r in rows[:h]]  # a title, notes above it
     for r in rows[h + 1:]:
         pairs = [f"{k}: {v}" if k else v for k, v in zip(head, r, strict=False) if v]
@@ -2020,14 +2026,37 @@ def header_row(rows: list[list[str]]) -> int | None:
     :data:`HEADER_SEARCH` rows that does (:func:`_names_columns`) and is about as wide as
     the rows under it (a title or a note above a table names no columns); None when no
     row does."""
-    for i, row in enumerate(rows[:HEADER_SEARCH]):
+    for i in range(min(HEADER_SEARCH, len(rows))):
         below = rows[i + 1:i + 6]
-        if not below or not _names_columns(row):
+        names = header_names(rows, i)
+        if not below or names is None:
             continue
         width = max(sum(1 for c in r if c) for r in below)
-        if sum(1 for c in row if c) * 5 >= width * 3:
+        if sum(1 for c in names if c) * 5 >= width * 3:
             return i
     return None
+
+
+def header_names(rows: list[list[str]], i: int) -> list[str] | None:
+    """The column names row ``i`` gives (:func:`_names_columns`), or None. A row whose
+    names repeat under a row of groups ("Option 1 Leukerbad Clinic", merged over its
+    "Price | Nb | Total") is a header of two levels: each name is its group's, each
+    group reaching from its column to the next group's."""
+    row = rows[i]
+    if _names_columns(row):
+        return row
+    cells = [c for c in row if c]
+    if i == 0 or len(set(cells)) == len(cells) or not _names_columns(list(dict.fromkeys(cells))):
+        return None
+    groups, group = [], ""
+    above = rows[i - 1]
+    for j in range(len(row)):
+        if j < len(above) and above[j]:
+            group = above[j]
+        groups.append(group)
+    names = [f"{g} {c}" if g and c else c for g, c in zip(groups, row, strict=True)]
+    filled = [c for c in names if c]
+    return names if len(set(filled)) == len(filled) else None
 
 
 _NUMBER_CELL = re.compile(r"[-+(]?[$€£¥]?\s*[\d.,]+\s*%?\)?")

@@ -26,8 +26,10 @@ _ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\d{1,3}[.)]|\((?:\d{1,2}|[a-z])\
                    r"(?=[\w\"'“‘(\[$€£¥₹])")
 # a table row as indexed, one line: "Header: value; Header: value; …" (ingest.table_lines,
 # sheet_lines), with two labelled cells or more
-_KEYED_ROW = re.compile(r"[^\n;:]{1,60}: [^\n;]*(?:; [^\n;]*)*; [^\n;:]{1,60}: [^\n;]*"
-                        r"(?:; [^\n;]*)*\s*\Z")
+# ("L;11 In." inside a cell: a semicolon that no space follows)
+_VALUE = r"(?:[^\n;]|;(?! ))*"
+_KEYED_ROW = re.compile(rf"[^\n;:]{{1,60}}: {_VALUE}(?:; {_VALUE})*; [^\n;:]{{1,60}}: {_VALUE}"
+                        rf"(?:; {_VALUE})*\s*\Z")
 _WORD = re.compile(r"\S+")
 _NEWLINE = re.compile(r"\n")
 
