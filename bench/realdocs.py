@@ -54,8 +54,11 @@ def judge(q: dict[str, Any], answer: dict[str, Any], code: int) -> str:
         return "right" if first == q["answers"][0].lower() else "wrong"
     if q["kind"] == "non-factoid":
         return "right" if any(c.lower() in text.lower() for c in q["contains"]) else "wrong"
-    # an answer of signs alone (":=") normalizes to nothing: it is looked for as written
-    signs = [g for g in q["answers"] if not any(ch.isalnum() for ch in g)]
+    # an answer of signs alone (":="), or of an article and signs (a grade "A+"),
+    # normalizes to nothing: it is looked for as written
+    from ragctl.text import normalize_answer
+
+    signs = [g for g in q["answers"] if not normalize_answer(g)]
     if contains_answer(text, q["answers"]) or any(g in text for g in signs):
         return "right" if len(text.split()) <= 12 or max_f1(text, q["answers"]) >= 0.6 \
             else "partly"
