@@ -109,7 +109,9 @@ def main() -> None:
             tally[kind][verdict] += 1
             out.append({"question": r["utterance"], "expected": expected, "kind": kind,
                         "answer": text, "verdict": verdict, "answer_kind": a.kind,
-                        "operation": (a.computation or {}).get("operation")})
+                        "operation": (a.computation or {}).get("operation"),
+                        "reason": a.abstain_reason or "",
+                        "rule": (a.candidates or [{}])[0].get("rule", "")})
             print(f"{n:>3} {kind:<8} {verdict:<16} {r['utterance'][:60]:<60} → {text[:40]}",
                   file=sys.stderr)
     finally:

@@ -248,3 +248,16 @@ def test_rows_named_alike_are_told_apart_by_their_own_words() -> None:
     other = make_sentence("Sex: Drought; Age: 45 - 64; Value: 5")
     near["men aged 45-64"] = [0.0, 1.0, 0.0]
     assert nearest_row(vectors, "men aged 45-64", rows, [other]) is None
+
+
+def test_a_headers_year_counts_for_it_when_asked_and_against_it_when_another() -> None:
+    from ragctl.ask.cells import header_years, year_weight
+
+    q = "What was the 2023 turnout in Allegheny County?"
+    assert year_weight(q, "2023 cvap_turnout") > 0 > year_weight(q, "Change in % turnout from 2021")
+    assert year_weight(q, "Turnout") == 0 == year_weight("What was the turnout?", "2023 turnout")
+    # a span of years in two digits
+    assert header_years("fatalities_85_99") >= {"1985", "1992", "1999"}
+    assert header_years("incidents_00_14") >= {"2000", "2014"} and not header_years("v1_2")
+    asked = "How many fatalities did Japan Airlines have between 1985 and 1999?"
+    assert year_weight(asked, "fatalities_85_99") > 0 > year_weight(asked, "fatalities_00_14")

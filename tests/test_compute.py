@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragctl.ask.compute import conditions, execute, number
+from ragctl.ask.compute import Condition, comparisons, conditions, cued, execute, number
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
@@ -43,7 +43,7 @@ def test_each_operation_shows_its_working() -> None:
     assert diff is not None and diff.result == "97"
     assert diff.working == "= 412 − 315: Oslo Sailing Club 412, Bergen Sailing Club 315"
     count = execute("count", "How many clubs were founded in 1921?", table, e)
-    assert count is not None and count.result == "2" and count.condition is not None
+    assert count is not None and count.result == "2" and count.conditions
     most = execute("argmax", "Which club has the most members?", table, e)
     assert most is not None and most.result == "Oslo Sailing Club"
     total = execute("sum", "How many members do the clubs have in all?", table, e)
@@ -54,6 +54,69 @@ def test_each_operation_shows_its_working() -> None:
     assert execute("sum", "What is the total of the towns?", read_csv_text(
         "Club,Town\nA,Oslo\nB,Bergen\n"), e) is None
     assert execute("difference", "How many more members than Oslo?", table, e) is None
+
+
+RESULTS = ("Model,Year,Task,Score\nERNIE,2019,CoLA,61.1\nERNIE,2019,SST-2,95.0\n"
+           "ERNIE,2020,CoLA,63.5\nBERT,2019,CoLA,60.5\nBERT,2018,SST-2,94.9\n")
+
+
+def test_conditions_across_columns_all_hold_and_within_one_any() -> None:
+    table = read_csv_text(RESULTS)
+    e = embed().embed
+    count = execute("count", "How many ERNIE results from 2019 on CoLA are there?", table, e)
+    assert count is not None and count.result == "1"
+    assert count.working == "1 rows with Model ERNIE, Year 2019, Task CoLA"
+    total = execute("sum", "What is the total score of BERT and ERNIE on SST-2?", table, e)
+    assert total is not None and total.result == "189.9"
+    assert [c.value for c in total.conditions] == ["BERT", "ERNIE", "SST-2"]
+    best = execute("argmax", "Which model scored highest on CoLA in 2019?", table, e)
+    assert best is not None and best.result == "ERNIE" and best.cells[0][1].value == "61.1"
+    # a named value no row holds with the others is dropped, not a count of none
+    some = execute("count", "How many results did ERNIE get in 2018?", table, e)
+    assert some is not None and some.result == "3"
+
+
+BIRTHS = ("year,month,day,births\n2007,1,1,9000\n2007,1,2,15200\n2008,2,29,11631\n"
+          "2008,3,1,16000\n2009,9,9,15001\n")
+
+
+def test_comparisons_of_a_column_with_a_number() -> None:
+    table = read_csv_text(BIRTHS)
+    e = embed().embed
+    found, rest = comparisons("On how many days were more than 15,000 births recorded?",
+                              table, e)
+    assert [(c.column, c.op, c.value) for c in found] == [("births", ">", "15,000")]
+    assert "15,000" not in rest
+    count = execute("count", "On how many days were more than 15,000 births recorded?",
+                    table, e)
+    assert count is not None and count.result == "3"
+    assert count.working == "3 rows with births > 15,000"
+    assert execute("count", "How many days had 15,200 births or more?", table,
+                   e).result == "2"  # type: ignore[union-attr]
+    total = execute("sum", "How many births were there in 2007?", table, e)
+    assert total is not None and total.result == "24,200"
+    # a year is compared with years only; "no" is a count of zero
+    assert comparisons("Which day after 2008 had fewer than 12,000 births?", table, e)[0] == [
+        Condition("year", "2008", ">"), Condition("births", "12,000", "<")]
+    assert comparisons("What came after 15,000 births?", table, e)[0] == []
+    none = read_csv_text("airline,fatal_accidents\nA,0\nB,2\nC,0\n")
+    zero = execute("count", "How many airlines had no fatal accidents?", none, e)
+    assert zero is not None and zero.result == "2"
+
+
+def test_counted_columns_are_added_and_grades_named_as_written() -> None:
+    e = embed().embed
+    births = read_csv_text(BIRTHS)
+    total = execute("count", "What was the total number of births in 2007?", births, e)
+    assert total is not None and total.operation == "sum" and total.result == "24,200"
+    # one row: its cell is looked up, not counted; "days" are rows ("day" numbers them)
+    assert execute("count", "How many births were there on 2008-02-29?", read_csv_text(
+        "date,births\n2008-02-29,11631\n2008-03-01,16000\n"), e) is None
+    assert execute("count", "On how many days were there 9000 births or fewer?", births,
+                   e).result == "1"  # type: ignore[union-attr]
+    grades = read_csv_text("Pollster,Grade\nSelzer,A+\nSiena,A+\nYouGov,B\nRasmussen,A\n")
+    count = execute("count", "How many pollsters have an A+ grade?", grades, e)
+    assert count is not None and count.result == "2" and count.working == "2 rows with Grade A+"
 
 
 def test_weak_labels_and_the_softmax() -> None:
@@ -137,3 +200,26 @@ def test_a_count_is_of_what_the_question_names(clubs: Path) -> None:
     assert named.computation is not None and named.computation["column"] == "Club"
     # the table's rows are clubs, not records: no count of them is the answer
     assert other.kind != "computed" and "(3 rows)" not in other.answer
+
+
+class Lookup(OperationModel):
+    """An operation model that always leaves the question to the lookup."""
+
+    def predict(self, question: str, vector: np.ndarray) -> tuple[str, float]:
+        return "lookup", 0.9
+
+
+def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
+    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
+                   "fake-hash", 0.5)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
+        p._tableops, p._tableops_loaded = model, True
+        most = p.ask("Which club has the most members?", AskOptions(re_threshold=0.0))
+        count = p.ask("How many clubs were founded in 1921?", AskOptions(re_threshold=0.0))
+        off = p.ask("Which club has the most members?", AskOptions(
+            re_threshold=0.0, rules_off=frozenset({"operation_cue"})))
+    assert most.kind == "computed" and most.raw_answer == "Oslo Sailing Club"
+    assert count.kind == "computed" and count.raw_answer == "2"
+    assert off.kind != "computed"
+    assert cued("What is the highest 2023 turnout?") == ["max", "argmax"]
+    assert cued("Who came after Ana Ruiz?") == []

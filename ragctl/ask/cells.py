@@ -47,11 +47,12 @@ MAX_LABEL_WORDS = 8
 MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
 ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
 ROW_SEARCH_LIMIT = 200  # rows read from one document for one word of the question
-MAX_TABLE_ROWS = 2000  # rows of one table read (a computation, rows named alike told apart)
+MAX_TABLE_ROWS = 20000  # rows of one table read (a computation, rows named alike told apart)
 MAX_ANCHORS = 8  # words of the question a row is looked up by
 # How a header is scored against the question: cosine of the embeddings, the share of the
 # header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
-COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3}
+COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3,
+                  "year": 0.3, "other_year": -0.3}  # a header's year, asked or not
 MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no such column
 # a header so named is one value among others, not an attribute ("Notes: …"), never answered
 _NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks", "description"})
@@ -191,6 +192,10 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
     partial = 0
     for i, c in enumerate(cells):
         words = [_stem(t) for t in _tokens(c.value)]
+        if len(words) > MAX_KEY_WORDS and "," in c.value:
+            # a long cell is named by its head: "DeWalt Cordless Drill, 12 Volt, 2
+            # Batteries" (a name, then what it is)
+            words = [_stem(t) for t in _tokens(c.value.split(",")[0])]
         if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
             continue
         found = [w for w in words if w in asked]
@@ -309,10 +314,36 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
         words = {word_key(t) for t in _tokens(c.column) if t not in STOPWORDS}
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
-            + (0.0 if fit is None else w["fit"] if fit else w["misfit"])
+            + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
+            + year_weight(question, c.column)
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out
+
+
+# a header's span of years in two digits: "fatalities_85_99", "incidents 00-14"
+_SHORT_YEARS = re.compile(r"(?<![\d.])(\d\d)[_–-](\d\d)(?![\d.])")
+
+
+def header_years(header: str) -> set[str]:
+    """The years a header names: written whole ("2023 cvap_turnout"), or as a span in two
+    digits ("fatalities_85_99": 1985 to 1999; a year from 50 is of the 1900s)."""
+    years = set(_YEAR.findall(header))
+    for m in _SHORT_YEARS.finditer(header):
+        a, b = (int(x) + (1900 if int(x) >= 50 else 2000) for x in m.groups())
+        if a < b:
+            years.update(str(y) for y in range(a, b + 1))
+    return years
+
+
+def year_weight(question: str, header: str) -> float:
+    """What a header's year says of it, when the question names a year: "2023
+    cvap_turnout" for "the 2023 turnout" (:data:`COLUMN_WEIGHTS` "year"), not "Change in
+    % turnout from 2021" ("other_year"); nothing when either names none."""
+    asked, held = set(_YEAR.findall(question)), header_years(header)
+    if not asked or not held:
+        return 0.0
+    return COLUMN_WEIGHTS["year"] if asked & held else COLUMN_WEIGHTS["other_year"]
 
 
 # "How many men aged 65+ with no qualification rated their sense of purpose 0-6?" of a row
@@ -410,12 +441,15 @@ def table_sentences(stages: LoadedStages, seed: Sentence) -> list[Sentence]:
 
 
 def year_not_held(stages: LoadedStages, question: str, row: Row) -> str | None:
-    """A year the question names that neither the row nor its document (its title, file
-    name, section or any of its sentences: a sheet's notes) holds, or None."""
+    """A year the question names that neither the row (its headers' spans of years
+    among it: :func:`header_years`) nor its document (its title, file name, section or
+    any of its sentences: a sheet's notes) holds, or None."""
     s = row.sentence
     around = f"{s.text} {s.title} {Path(s.path).name} {s.place}"
+    spans = set().union(*(header_years(c.column) for c in row.cells))
+    store = stages.collection.store
     for year in dict.fromkeys(_YEAR.findall(question)):
-        if year not in around and not stages.collection.store.sentences_like(
+        if year not in around and year not in spans and not store.sentences_like(
                 s.path, [f"%{year}%"], limit=1):
             return year
     return None

@@ -38,8 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragctl.ask.cells import Cell, candidate_rows, row_cells, table_sentences, word_key
+from ragctl.ask.cells import (
+    Cell,
+    candidate_rows,
+    row_cells,
+    spoken,
+    table_sentences,
+    word_key,
+    year_weight,
+)
 from ragctl.models.tableops import OPERATIONS
+from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, normalize_answer
 
@@ -110,16 +119,12 @@ class Table:
     @classmethod
     def of(cls, rows: Sequence[tuple[str, Sentence | None]]) -> Table:
         """A table from its rows' texts as indexed ("Header: value; …"), each with the
-        sentence it is (or None); rows whose headers are not the first row's are not of
-        it."""
+        sentence it is (or None); its columns are all its rows' headers, in the order
+        they come (a row indexes no header for a blank cell)."""
         parsed = [(row_cells(text), s) for text, s in rows]
         parsed = [(c, s) for c, s in parsed if c]
-        if not parsed:
-            return cls((), ())
-        columns = tuple(c.column for c in parsed[0][0])
-        kept = [TableRow(tuple(c), s) for c, s in parsed
-                if set(x.column for x in c) <= set(columns)]
-        return cls(columns, tuple(kept))
+        columns = tuple(dict.fromkeys(x.column for c, _ in parsed for x in c))
+        return cls(columns, tuple(TableRow(tuple(c), s) for c, s in parsed))
 
     def values(self, column: str) -> list[str]:
         return [c.value if (c := r.cell(column)) else "" for r in self.rows]
@@ -134,16 +139,74 @@ class Table:
         return bool(filled) and sum(n is not None for n in nums) >= 0.7 * len(filled)
 
 
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "=": lambda a, b: a == b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
+
+
 @dataclass(frozen=True)
 class Condition:
-    """Rows whose cell in ``column`` is ``value`` (the value the question names)."""
+    """Rows whose cell in ``column`` is ``value`` (a cell the question names), or, for a
+    comparison (``op`` one of ``> >= < <=``, or ``=`` with ``number``), whose number
+    compares so with ``value`` ("more than 15,000 births", "no fatal accidents": = 0)."""
 
     column: str
     value: str
+    op: str = ""  # "": the same words; else a comparison of numbers
 
     def holds(self, row: TableRow) -> bool:
         c = row.cell(self.column)
-        return c is not None and normalize_answer(c.value) == normalize_answer(self.value)
+        if not self.op:
+            if c is None:
+                return False
+            want = normalize_answer(self.value)  # "A+" normalizes to nothing: as written
+            return normalize_answer(c.value) == want if want else \
+                c.value.strip() == self.value.strip()
+        a, b = number(c.value) if c is not None else None, number(self.value)
+        return a is not None and b is not None and _COMPARE[self.op](a, b)
+
+    def said(self) -> str:
+        return f"{self.column} {self.op} {self.value}" if self.op else \
+            f"{self.column} {self.value}"
+
+
+def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
+             ) -> tuple[list[TableRow], list[Condition]]:
+    """The rows that hold what the question names, and the conditions used: one of the
+    cells it names of a column ("east lothian, angus and dundee") and every comparison
+    ("more than 10 and under 20"); across columns, all of them ("ERNIE results from 2019
+    on CoLA"). A column's conditions that would leave no row are dropped (a cell that
+    happens to repeat a word of the question), in the question's order, so the first
+    named counts most."""
+    used: list[Condition] = []
+    pool = list(rows)
+    by_column: dict[str, list[Condition]] = {}
+    for c in conds:
+        by_column.setdefault(c.column, []).append(c)
+    for group in by_column.values():
+        same = [c for c in group if not c.op]
+        compared = [c for c in group if c.op]
+        kept = [r for r in pool if (not same or any(c.holds(r) for c in same))
+                and all(c.holds(r) for c in compared)]
+        if kept:
+            pool = kept
+            used.extend(group)
+    return pool, used
+
+
+def _said(conds: Sequence[Condition]) -> str:
+    """Conditions as the working says them: "Year 2019, Task CoLA"; "Region A or B";
+    "births > 15,000"."""
+    by_column: dict[str, list[Condition]] = {}
+    for c in conds:
+        by_column.setdefault(c.column, []).append(c)
+    parts: list[str] = []
+    for col, group in by_column.items():
+        same = [c.value for c in group if not c.op]
+        if same:
+            parts.append(f"{col} {' or '.join(same)}")
+        parts += [c.said() for c in group if c.op]
+    return ", ".join(parts)
 
 
 def _words(text: str) -> list[str]:
@@ -156,10 +219,19 @@ def conditions(question: str, table: Table) -> list[Condition]:
     Angeles"); where two overlap, the longer ("Oslo Sailing Club", not "Oslo")."""
     q = " " + " ".join(_words(question)) + " "
     found: dict[str, tuple[int, int, Condition]] = {}
+    tokens = question.replace("?", " ").split()
     for row in table.rows:
         for c in row.cells:
             words = _words(c.value)
             key = " ".join(words)
+            value = c.value.strip()
+            if not words and value not in found and 0 < len(value) <= 3 and any(
+                    ch.isalnum() for ch in value) and value in tokens:
+                # a grade ("A+", "B-"): no words, but named as written; placed where it
+                # comes among the question's words, overlapping none
+                at = len(" ".join(_words(question[:question.index(value)]))) + 1
+                found[value] = (at, at, Condition(c.column, c.value))
+                continue
             if not words or key in found or all(w in STOPWORDS for w in words):
                 continue
             if len(key) < 3 and not key.isdigit():
@@ -177,6 +249,87 @@ def conditions(question: str, table: Table) -> list[Condition]:
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
+# How a question compares a column's numbers with one it gives ("days with more than
+# 15,000 births", "counties where turnout was above 50%", "items under $10", "5 or more
+# goals"): the phrase before the number, or after it, and the comparison it makes. "No …"
+# ("airlines that had no fatal accidents") is a count of zero.
+COMPARATORS: tuple[tuple[str, str], ...] = (
+    ("no more than|no greater than|not more than|at most|up to|a maximum of", "<="),
+    ("no less than|no fewer than|not less than|at least|a minimum of", ">="),
+    ("more than|greater than|higher than|larger than|bigger than|over|above|exceeding|"
+     "in excess of", ">"),
+    ("less than|fewer than|lower than|smaller than|under|below", "<"),
+    ("exactly|equal to", "="),
+)
+COMPARED_AFTER: tuple[tuple[str, str], ...] = (("or more|or above|or over|or higher", ">="),
+                                               ("or less|or fewer|or below|or under", "<="))
+YEAR_COMPARATORS: tuple[tuple[str, str], ...] = (("after|later than", ">"),
+                                                 ("before|earlier than|prior to", "<"),
+                                                 ("since", ">="))  # of a year only
+_COMPARED_NUMBER = (r"(?P<number>[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|"
+                    r"thousand\b|million\b|billion\b)?|half\b)")
+_BEFORE = re.compile(r"\b(?P<phrase>" + "|".join(p for p, _ in COMPARATORS + YEAR_COMPARATORS)
+                     + r")\s+(?:the\s+)?" + _COMPARED_NUMBER, re.I)
+_AFTER = re.compile(_COMPARED_NUMBER + r"(?:\s+[a-z]+){0,2}?\s+(?P<phrase>"
+                    + "|".join(p for p, _ in COMPARED_AFTER) + r")\b", re.I)
+_NONE = re.compile(r"\b(?:no|zero)\s+(?!more\b|less\b|fewer\b|longer\b|later\b|earlier\b|"
+                   r"one\b|other\b|such\b)(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})", re.I)
+_YEARISH = re.compile(r"^(?:1[5-9]|20)\d\d$")
+_WINDOW = 4  # words either side of a comparison that say which column it is of
+
+
+def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Condition], str]:
+    """The comparisons the question makes (:data:`COMPARATORS`), each on the numeric column
+    whose header comes nearest the words around it, and the question without them (so
+    that their numbers are not read as cells it names). A year ("more than 2010") is
+    compared only with a column of years, and a column of years only with a year."""
+    found: list[tuple[int, int, str, str, str]] = []  # start, end, op, value, around
+
+    def around(a: int, b: int) -> str:
+        # what is compared: the words after the number ("more than 15,000 births"), else
+        # those before ("turnout above 50%?")
+        after = question[b:].split()[:_WINDOW]
+        if any(re.match(r"[^\W\d_]", w) for w in after):
+            return " ".join([question[a:b], *after])
+        return " ".join([*question[:a].split()[-_WINDOW:], question[a:b]])
+
+    for m in _BEFORE.finditer(question):
+        phrase = " ".join(m.group("phrase").lower().split())
+        op = next(o for p, o in COMPARATORS + YEAR_COMPARATORS if phrase in p.split("|"))
+        if any(phrase in p.split("|") for p, _ in YEAR_COMPARATORS) and not _YEARISH.match(
+                m.group("number").strip()):
+            continue
+        found.append((m.start(), m.end(), op, m.group("number"), around(m.start(), m.end())))
+    for m in _AFTER.finditer(question):
+        phrase = " ".join(m.group("phrase").lower().split())
+        op = next(o for p, o in COMPARED_AFTER if phrase in p.split("|"))
+        found.append((m.start(), m.end(), op, m.group("number"), around(m.start(), m.end())))
+    for m in _NONE.finditer(question):
+        if not any(a <= m.start() < b for a, b, *_ in found):
+            found.append((m.start(), m.end(), "=", "0", m.group("what")))
+    out: list[Condition] = []
+    rest = question
+    for a, b, op, value, context in sorted(found):
+        value = "50%" if value.lower() == "half" else value.strip()
+        yearish = bool(_YEARISH.match(value))
+        columns = [c for c in table.columns if c and table.numeric(c)
+                   and _years(table, c) == yearish]
+        if not columns:
+            continue
+        col = best_column(embed, context, Table(tuple(columns), table.rows), numeric=True)
+        if col is None:
+            continue
+        out.append(Condition(col, value, op))
+        rest = rest[:a] + " " * (b - a) + rest[b:]
+    return out, rest
+
+
+def _years(table: Table, column: str) -> bool:
+    """Whether a column's numbers are years (whole numbers from 1500 to 2099)."""
+    nums = [n for n in table.numbers(column) if n is not None]
+    return bool(nums) and all(n == int(n) and 1500 <= n <= 2099 for n in nums)
+
+
 def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | None,
                 not_in: Sequence[str] = ()) -> str | None:
     """The column whose header comes nearest the question (the index's embedder; a word
@@ -189,7 +342,7 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     vecs = embed([question, *options])
     asked = set(_words(question)) - STOPWORDS
     scores = [float(vecs[0] @ v) + 0.5 * bool(set(_words(c)) & asked)
-              for c, v in zip(options, vecs[1:], strict=True)]
+              + year_weight(question, c) for c, v in zip(options, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 
 
@@ -202,14 +355,14 @@ class Computed:
     result: str
     working: str
     column: str = ""
-    condition: Condition | None = None
+    conditions: tuple[Condition, ...] = ()
     cells: list[tuple[TableRow, Cell]] = field(default_factory=list)
     count: int = 0  # rows counted or added, when more than are cited
 
     def to_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "result": self.result, "column": self.column,
-                "condition": None if self.condition is None else
-                {"column": self.condition.column, "value": self.condition.value},
+                "conditions": [{"column": c.column, "value": c.value}
+                               for c in self.conditions],
                 "cells": [{"row": _label(r), "column": c.column, "value": c.value}
                           for r, c in self.cells], "rows": self.count or len(self.cells)}
 
@@ -224,23 +377,59 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     numeric column, no row named, fewer than two values)."""
     if not table.rows or op == "lookup" or op not in OPERATIONS:
         return None
-    conds = conditions(question, table)
+    compared, rest = comparisons(question, table, embed)
+    conds = conditions(rest, table) + compared
     run = _RUN[op]
     return run(op, question, table, embed, conds)
 
 
+# "How many births …", "how many seat kilometres …", "what was the total number of
+# births": what the question counts is a numeric column's (its values are added up, or
+# the one row's is looked up), not the rows ("on how many days …" counts rows: a column
+# "day" numbers the days, it does not measure them)
+_HOW_MANY = re.compile(r"\b(?:how (?:many|much)|(?:total|combined) (?:number|amount) of)\s+"
+                       r"(?P<what>(?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+_VERB = re.compile(r"\b(?:is|are|was|were|do|does|did|have|has|had|in|on|of|for|by|at|"
+                   r"from|with|to)\b.*", re.I)
+INDEX_HEADERS = frozenset({"day", "date", "week", "weekday", "month", "year", "quarter",
+                           "rank", "position", "place", "id", "no", "number", "code"})
+
+
+def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str | None:
+    """The numeric column that the words after "how many" name (a word of its header,
+    :func:`~ragctl.ask.cells.word_key`), or None when they name the rows. A column
+    headed by a calendar or an index word (:data:`INDEX_HEADERS`) numbers rows, it
+    measures nothing."""
+    m = _HOW_MANY.search(question)
+    if m is None:
+        return None
+    phrase = _VERB.sub("", m.group("what"))
+    what = {word_key(w) for w in _words(phrase)} - {word_key(w) for w in STOPWORDS}
+    for col in table.columns:
+        words = _words(spoken(col))
+        if not col or col in not_in or not table.numeric(col) or _years(table, col) or \
+                not words or any(w in INDEX_HEADERS for w in words):
+            continue
+        if what & {word_key(w) for w in words}:
+            return col
+    return None
+
+
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
-    cond = conds[0] if conds else None
-    rows = [r for r in table.rows if cond is None or cond.holds(r)]
-    if cond is None:  # every row, each named by its first cell
+    rows, used = selected(table.rows, conds)
+    col = counted_column(question, table, [c.column for c in used if not c.op])
+    if col is not None:  # a column's values, not the rows: their sum, or the one row's
+        return _aggregate("sum", question, table, embed, conds, col) if len(rows) > 1 \
+            else None
+    if not used:  # every row, each named by its first cell
         first = rows[0].cells[0].column if rows and rows[0].cells else ""
         return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
                         count=len(rows), cells=[(r, r.cells[0]) for r in rows[:MAX_CITED]])
-    return Computed(op, shown(len(rows)), f"{len(rows)} rows with {cond.column} "
-                    f"{cond.value}", condition=cond, count=len(rows),
+    return Computed(op, shown(len(rows)), f"{len(rows)} rows with {_said(used)}",
+                    conditions=tuple(used), count=len(rows),
                     cells=[(r, c) for r in rows[:MAX_CITED]
-                           if (c := r.cell(cond.column)) is not None])
+                           if (c := r.cell(used[0].column)) is not None])
 
 
 def _values(table: Table, rows: Sequence[TableRow], column: str
@@ -250,14 +439,15 @@ def _values(table: Table, rows: Sequence[TableRow], column: str
 
 
 def _aggregate(op: str, question: str, table: Table, embed: Embed,
-               conds: list[Condition]) -> Computed | None:
-    """sum, average: over the rows the condition holds for (all rows without one)."""
-    cond = conds[0] if conds else None
-    col = best_column(embed, question, table, numeric=True,
-                      not_in=[cond.column] if cond else [])
+               conds: list[Condition], column: str | None = None) -> Computed | None:
+    """sum, average: over the rows the conditions hold for (all rows without one), of
+    ``column`` or the numeric column nearest the question."""
+    rows, used = selected(table.rows, conds)
+    col = column or best_column(embed, question, table, numeric=True,
+                                not_in=[c.column for c in used if not c.op])
     if col is None:
         return None
-    vals = _values(table, [r for r in table.rows if cond is None or cond.holds(r)], col)
+    vals = _values(table, rows, col)
     if len(vals) < 2:
         return None
     total = sum(v for _, _, v in vals)
@@ -265,7 +455,7 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
     terms = " + ".join(c.value for _, c, _ in vals[:MAX_CITED]) + \
         (" + …" if len(vals) > MAX_CITED else "")
     work = terms if op == "sum" else f"({terms}) / {len(vals)}"
-    return Computed(op, shown(result), f"= {work}", column=col, condition=cond,
+    return Computed(op, shown(result), f"= {work}", column=col, conditions=tuple(used),
                     cells=[(r, c) for r, c, _ in vals[:MAX_CITED]], count=len(vals))
 
 
@@ -275,26 +465,35 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     col = best_column(embed, question, table, numeric=True)
     if col is None:
         return None
-    vals = _values(table, table.rows, col)
+    # among the rows the question names ("which of Oslo and Bergen …", "… in 2019"),
+    # when two or more of them hold a value; else among all
+    rows, used = selected(table.rows, [c for c in conds if c.op or c.column != col])
+    vals = _values(table, rows, col)
+    if len(vals) < 2:
+        used, vals = [], _values(table, table.rows, col)
     if len(vals) < 2:
         return None
+    among = f" of {len(vals)}" + (f" with {_said(used)}" if used else "")
     row, cell, _ = (max if op in ("max", "argmax") else min)(vals, key=lambda x: x[2])
     if op in ("max", "min"):
-        return Computed(op, cell.value, f"the {SAYS[op]} {col} of {len(vals)}: "
-                        f"{_label(row)}", column=col, cells=[(row, cell)], count=len(vals))
+        return Computed(op, cell.value, f"the {SAYS[op]} {col}{among}: {_label(row)}",
+                        column=col, conditions=tuple(used), cells=[(row, cell)],
+                        count=len(vals))
     target = best_column(embed, question, table, numeric=False, not_in=[col]) \
         or table.columns[0]
     other = row.cell(target)
     if other is None or not other.value:
         return None
-    return Computed(op, other.value, f"{SAYS[op]} {col}: {cell.value} of {len(vals)}",
-                    column=col, cells=[(row, cell), (row, other)], count=len(vals))
+    return Computed(op, other.value, f"{SAYS[op]} {col}: {cell.value}{among}",
+                    column=col, conditions=tuple(used), cells=[(row, cell), (row, other)],
+                    count=len(vals))
 
 
 def _difference(op: str, question: str, table: Table, embed: Embed,
                 conds: list[Condition]) -> Computed | None:
     """The larger less the smaller value of the two rows the question names."""
     rows: list[TableRow] = []
+    conds = [c for c in conds if not c.op]
     for cnd in conds:
         hit = next((r for r in table.rows if cnd.holds(r)), None)
         if hit is not None and hit not in rows:
@@ -318,7 +517,7 @@ def _place(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     """first, last (of the rows the condition holds for), next, previous (to the row the
     question names): a row by its place, and its cell the question asks for."""
-    cond = conds[0] if conds else None
+    cond = next((c for c in conds if not c.op), None)
     relative = op in ("next", "previous")
     # the column the question names by its header ("the opponent in the first game"), else
     # the named row's own column ("who finished after Ana Ruiz": another name), else the
@@ -331,8 +530,9 @@ def _place(op: str, question: str, table: Table, embed: Embed,
     if target is None:
         return None
     rows = list(table.rows)
+    used: list[Condition] = [] if cond is None else [cond]
     if not relative:
-        pool = [r for r in rows if cond is None or cond.holds(r)] or rows
+        pool, used = selected(rows, conds)
         row = pool[0] if op == "first" else pool[-1]
     else:
         if cond is None:
@@ -347,8 +547,8 @@ def _place(op: str, question: str, table: Table, embed: Embed,
         return None
     where = f"the {SAYS[op]} row" + (f" after {cond.value}" if op == "next" and cond else
                                      f" before {cond.value}" if op == "previous" and cond
-                                     else "")
-    return Computed(op, cell.value, where, column=target, condition=cond,
+                                     else f" with {_said(used)}" if used else "")
+    return Computed(op, cell.value, where, column=target, conditions=tuple(used),
                     cells=[(row, cell)])
 
 
@@ -356,6 +556,32 @@ _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | N
     "count": _count, "sum": _aggregate, "average": _aggregate, "max": _extreme,
     "min": _extreme, "argmax": _extreme, "argmin": _extreme, "difference": _difference,
     "first": _place, "last": _place, "next": _place, "previous": _place}
+
+
+# What the question's form says it asks of a table, when the operation model leaves it to
+# a lookup (rule `operation_cue`): the weak labels it learned from call many a "which …
+# has the most" a lookup, since the row's cell is the answer too. Tried in turn; a cue's
+# computation that the table cannot carry out leaves the question to the lookup.
+_SUPERLATIVE_MOST = (r"(?<!at )(?:highest|most|largest|biggest|greatest|longest|maximum|"
+                     r"top)")  # not "at most": a comparison
+_SUPERLATIVE_LEAST = r"(?<!at )(?:lowest|least|fewest|smallest|shortest|minimum|cheapest)"
+OPERATION_CUES: tuple[tuple[str, str], ...] = (
+    # "what is the highest turnout": the value; "which county had the highest": the row
+    (r"^(?:what|how much) (?:is|was|were|are) the (?:highest|largest|biggest|greatest|"
+     r"longest|maximum|top)\b", "max"),
+    (rf"^(?:what|how much) (?:is|was|were|are) the {_SUPERLATIVE_LEAST}\b", "min"),
+    (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_MOST}\b", "argmax"),
+    (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_LEAST}\b", "argmin"),
+    (r"^(?:on |in |for )?how many\b", "count"),
+    (r"^(?:what (?:is|was|were|are) the )?(?:total|combined|sum)\b", "sum"),
+    (r"\b(?:average|mean)\b", "average"),
+)
+
+
+def cued(question: str) -> list[str]:
+    """The operations the question's form asks for (:data:`OPERATION_CUES`), in turn."""
+    q = " ".join(question.lower().split())
+    return [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
 
 
 # A question the model is this sure needs a computation is refused when the table cannot
@@ -366,26 +592,38 @@ REFUSE_ABOVE = 0.8
 def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     """The tables the question may be about, most likely first: that of the row it names
     best (in the documents retrieved), then that of each table row among the passages
-    kept (at most :data:`TABLES_TRIED`); each with all its rows, in order (the rows of one
-    document and section with the same headers)."""
+    kept (at most :data:`TABLES_TRIED`); each with all its rows, in order
+    (:func:`same_table`)."""
     named = candidate_rows(stages, ev)
     seeds: list[Sentence] = [named[0].sentence] if named else []
     seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
               if row_cells(s.text)]
     out: list[Table] = []
-    seen: set[tuple[str, str, frozenset[str]]] = set()
+    seen: set[int] = set()
     for seed in seeds:
-        columns = frozenset(c.column for c in row_cells(seed.text))
-        key = (seed.path, seed.place, columns)
-        if key in seen:
+        if seed.id in seen:
             continue
-        seen.add(key)
-        table = Table.of([(s.text, s) for s in table_sentences(stages, seed)
-                          if {c.column for c in row_cells(s.text)} <= columns])
+        table = Table.of([(s.text, s) for s in same_table(table_sentences(stages, seed), seed)])
+        seen.update(r.sentence.id for r in table.rows if r.sentence is not None)
+        seen.add(seed.id)
         if len(table.rows) >= 2:
             out.append(table)
         if len(out) >= TABLES_TRIED:
             break
+    return out
+
+
+def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
+    """The rows among ``sentences`` (those of ``seed``'s document and section) that are of
+    ``seed``'s table: rows whose headers are mostly the seed's, or the seed's mostly
+    theirs (a row indexes no header for a blank cell; a second table below the first has
+    headers of its own)."""
+    columns = {c.column for c in row_cells(seed.text)}
+    out = []
+    for s in sentences:
+        cols = {c.column for c in row_cells(s.text)}
+        if cols and 2 * len(cols & columns) > min(len(cols), len(columns)):
+            out.append(s)
     return out
 
 
@@ -416,7 +654,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     op, p = model.predict(ev.question, stages.retriever.query_vector(ev.question))
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
-        return False
+        return on("operation_cue") and by_cue(ans, ev, tables, embed)
     first = execute(op, ev.question, tables[0], embed)
     tried = chain([first], (execute(op, ev.question, t, embed) for t in tables[1:]))
     done = next((d for d in tried if d is not None and tied(ev.question, d)), None)
@@ -433,13 +671,38 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     return True
 
 
+def by_cue(ans: Answer, ev: Evidence, tables: Sequence[Table], embed: Embed) -> bool:
+    """The computation the question's form asks for (:func:`cued`), on the first table
+    that can carry it out for what the question names; False when none can."""
+    for op in cued(ev.question):
+        for table in tables:
+            done = execute(op, ev.question, table, embed)
+            if op in ("max", "min") and done is not None and not _after_superlative(
+                    ev.question, done.column):
+                continue  # "the largest city": a row, not the largest value
+            if done is not None and tied(ev.question, done) and done.count != 1:
+                fired("operation_cue")
+                cite(ans, ev, done, 0.0)
+                return True
+    return False
+
+
+def _after_superlative(question: str, column: str) -> bool:
+    """Whether the words right after the question's superlative name ``column`` ("the
+    highest 2023 turnout" and `2023 cvap_turnout`)."""
+    m = re.search(rf"\b(?:{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST})\s+((?:[\w-]+\s*){{1,3}})",
+                  question.lower())
+    return m is not None and bool({word_key(w) for w in _words(m.group(1))} - {
+        word_key(w) for w in STOPWORDS} & {word_key(w) for w in _words(spoken(column))})
+
+
 def tied(question: str, done: Computed) -> bool:
     """Whether the question names what a computation used: the value it counted by, or
     its column ("how many *players* …", a column "Player"; for a count of every row, the
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
-    return done.condition is not None or bool(
+    return bool(done.conditions) or bool(
         {word_key(w) for w in _words(done.column)} & asked)
 
 

@@ -174,6 +174,14 @@ RULES: tuple[Rule, ...] = (
          written_for="none (general)",
          measured={'tables-dev': 1, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
                    'realdocs-dev': 0}),
+    Rule("operation_cue", "route",
+         "when the table operation model leaves a question to the lookup, the computation "
+         "its form asks for (ragctl.ask.compute.OPERATION_CUES: \"which … has the most\", "
+         "\"how many\", \"the total\", \"the average\") on the first table that can carry "
+         "it out for what the question names; none can: the lookup answers",
+         tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
+         written_for="none (general: the weak labels call many superlatives a lookup)",
+         measured={}),
     Rule("folder_total", "route",
          "a question that names a kind of document in the plural and asks how much, how "
          "many or which (\"How much did I pay Contoso across all its receipts?\") answered "
