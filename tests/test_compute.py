@@ -223,3 +223,28 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     assert off.kind != "computed"
     assert cued("What is the highest 2023 turnout?") == ["max", "argmax"]
     assert cued("Who came after Ana Ruiz?") == []
+
+
+def test_a_question_naming_another_sheet_is_about_that_sheets_table(
+        tmp_path: Path, fake_embedder: str) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for month, payments in (("January", ["Cash", "Ewallet"]),
+                            ("March", ["Ewallet", "Ewallet", "Cash"])):
+        sheet = book.create_sheet(month)
+        sheet.append(["Invoice", "Payment", "Total"])
+        for i, pay in enumerate(payments):
+            sheet.append([f"{month[:3]}-{i}", pay, 10 * (i + 1)])
+    del book["Sheet"]
+    root = tmp_path / "sales"
+    root.mkdir()
+    book.save(root / "sales.xlsx")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("1")) as p:
+        p._tableops, p._tableops_loaded = _always("count"), True
+        a = p.ask("How many Ewallet payments were there in March?", AskOptions(re_threshold=0.0))
+    assert a.kind == "computed" and a.raw_answer == "2"
+    assert all(s.place == "March" for s in a.sources)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from itertools import chain
@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragctl.ask.cells import (
+    MAX_TABLE_ROWS,
     Cell,
     candidate_rows,
     row_cells,
     spoken,
-    table_sentences,
     word_key,
     year_weight,
 )
-from ragctl.models.tableops import OPERATIONS
 from ragctl.ask.switches import fired, on
+from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import STOPWORDS, normalize_answer
 
@@ -593,24 +593,43 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     """The tables the question may be about, most likely first: that of the row it names
     best (in the documents retrieved), then that of each table row among the passages
     kept (at most :data:`TABLES_TRIED`); each with all its rows, in order
-    (:func:`same_table`)."""
+    (:func:`same_table`). A question that names another sheet (section) of a row's
+    document ("… in March" of a workbook with a sheet a month) is about that sheet's."""
     named = candidate_rows(stages, ev)
     seeds: list[Sentence] = [named[0].sentence] if named else []
     seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
               if row_cells(s.text)]
     out: list[Table] = []
     seen: set[int] = set()
+    documents: dict[str, list[Sentence]] = {}
     for seed in seeds:
         if seed.id in seen:
             continue
-        table = Table.of([(s.text, s) for s in same_table(table_sentences(stages, seed), seed)])
+        if seed.path not in documents:
+            documents[seed.path] = stages.collection.store.sentences_like(
+                seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
+        rows = documents[seed.path]
+        place = named_place(ev.question, {s.place for s in rows})
+        if place is not None and named_place(ev.question, {seed.place}) is None:
+            seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
+        table = Table.of([(s.text, s) for s in same_table(
+            [s for s in rows if s.place == seed.place], seed)])
         seen.update(r.sentence.id for r in table.rows if r.sentence is not None)
         seen.add(seed.id)
-        if len(table.rows) >= 2:
+        if len(table.rows) >= 2 and table.rows[0].sentence not in [
+                t.rows[0].sentence for t in out]:
             out.append(table)
         if len(out) >= TABLES_TRIED:
             break
     return out
+
+
+def named_place(question: str, places: Iterable[str]) -> str | None:
+    """The longest of ``places`` (a document's sections: a workbook's sheets) whose words
+    the question all names ("March", "Kentucky"), or None."""
+    asked = set(_words(question))
+    named = [p for p in places if (words := set(_words(p)) - STOPWORDS) and words <= asked]
+    return max(named, key=len) if named else None
 
 
 def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
