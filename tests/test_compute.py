@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragctl.ask.compute import Condition, comparisons, conditions, cued, execute, number
+from ragctl.ask.compute import (
+    Condition,
+    compared,
+    comparisons,
+    conditions,
+    cued,
+    execute,
+    number,
+)
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
@@ -248,3 +256,29 @@ def test_a_question_naming_another_sheet_is_about_that_sheets_table(
         a = p.ask("How many Ewallet payments were there in March?", AskOptions(re_threshold=0.0))
     assert a.kind == "computed" and a.raw_answer == "2"
     assert all(s.place == "March" for s in a.sources)
+
+
+def test_yes_or_no_from_a_tables_cells() -> None:
+    e = embed().embed
+    births = read_csv_text(BIRTHS)
+    more = compared("Were there more births in 2008 than in 2007?", births, e)
+    assert more is not None and more.result == "Yes"
+    assert more.working == "2008 27,631 > 2007 24,200: births"
+    fewer = compared("Were there fewer births in 2008 than in 2007?", births, e)
+    assert fewer is not None and fewer.result == "No"
+    jobs = read_csv_text("Job Category,Percentage Male\nPharmacists,47.9\nElectricians,98.2\n")
+    half = compared("Are more than half of pharmacists men?", jobs, e)
+    assert half is not None and half.result == "No" and half.cells[0][1].value == "47.9"
+    crashes = read_csv_text("airline,fatal_accidents\nKenya Airways,0\nQantas,2\n")
+    assert compared("Did Qantas have any fatal accidents?", crashes, e).result == "Yes"  # type: ignore[union-attr]
+    # nothing to compare: no row named, or no number
+    assert compared("Are more than half of nurses men?", jobs, e) is None
+    assert compared("Is Qantas an airline?", crashes, e) is None
+
+
+def test_a_yes_no_question_over_a_table_is_answered_from_its_cells(clubs: Path) -> None:
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
+        a = p.ask("Does the Oslo Sailing Club have more members than the Bergen Sailing Club?",
+                  AskOptions(re_threshold=0.0))
+    assert a.kind == "yes-no" and a.raw_answer == "Yes" and a.answer.startswith("Yes (")
+    assert [s.row for s in a.sources] == ["Oslo Sailing Club", "Bergen Sailing Club"]

@@ -715,6 +715,96 @@ def _after_superlative(question: str, column: str) -> bool:
         word_key(w) for w in STOPWORDS} & {word_key(w) for w in _words(spoken(column))})
 
 
+# Yes or no from a table (rule `table_yes_no`): "Were there more births in 2014 than in
+# 2013?", "Was turnout higher in Fairfax County than in Arlington County?" compare two
+# things the question names on the column it asks of; "Are more than half of pharmacists
+# men?", "Did Kenya Airways have any fatal accidents …?" compare the one row's cell with
+# the number the question gives (any: more than none).
+_MORE_THAN = re.compile(r"\b(?:more|higher|larger|greater|bigger|longer|older|later|"
+                        r"faster)\b(?:(?!\bthan\b).)*\bthan\b", re.I)
+_LESS_THAN = re.compile(r"\b(?:less|lower|fewer|smaller|shorter|younger|earlier|"
+                        r"slower)\b(?:(?!\bthan\b).)*\bthan\b", re.I)
+_ANY = re.compile(r"\bany\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})", re.I)
+
+
+def compared(question: str, table: Table, embed: Embed) -> Computed | None:
+    """Whether what the question asks of a table holds: the result "Yes" or "No", with
+    its working and cells; None when the table cannot say (no two named things, no
+    named row, no number to compare)."""
+    more, less = _MORE_THAN.search(question), _LESS_THAN.search(question)
+    if (more or less) and not (more and less):
+        m = more or less
+        assert m is not None
+        conds = [c for c in conditions(question, table) if not c.op]
+        by_column: dict[str, list[Condition]] = {}
+        for c in conds:
+            by_column.setdefault(c.column, []).append(c)
+        pair = next((g for g in by_column.values() if len(g) >= 2), None)
+        if pair is not None:
+            rest = [c for c in conds if c.column != pair[0].column]
+            col = counted_column(question, table, list(by_column)) or best_column(
+                embed, question, table, numeric=True, not_in=list(by_column))
+            if col is None:
+                return None
+            sums = []
+            for c in pair[:2]:
+                rows, _ = selected(table.rows, [c, *rest])
+                vals = _values(table, [r for r in rows if c.holds(r)], col)
+                if not vals:
+                    return None
+                sums.append((c, vals, sum(v for _, _, v in vals)))
+            (a, va, x), (b, vb, y) = sums
+            holds = x > y if more else x < y
+            sign = ">" if x > y else "<" if x < y else "="
+            work = f"{a.value} {shown(x)} {sign} {b.value} {shown(y)}: {col}"
+            cells = [(r, cell) for r, cell, _ in [*va[:MAX_CITED // 2], *vb[:MAX_CITED // 2]]]
+            return Computed("compare", "Yes" if holds else "No", work, column=col,
+                            conditions=tuple(pair[:2]), cells=cells)
+    found, rest_q = comparisons(question, table, embed)
+    any_ = _ANY.search(question)
+    if not found and any_ is not None:
+        context = any_.group("what")
+        columns = [c for c in table.columns if c and table.numeric(c)]
+        col = best_column(embed, context, Table(tuple(columns), table.rows), numeric=True) \
+            if columns else None
+        found = [] if col is None else [Condition(col, "0", ">")]
+        rest_q = question[:any_.start()] + question[any_.end():]
+    if len(found) != 1:
+        return None
+    test = found[0]
+    named = [c for c in conditions(rest_q, table) if c.column != test.column]
+    rows, used = selected(table.rows, named)
+    if not used or len(rows) != 1:
+        return None
+    cell = rows[0].cell(test.column)
+    if cell is None or number(cell.value) is None:
+        return None
+    holds = test.holds(rows[0])
+    return Computed("compare", "Yes" if holds else "No",
+                    f"{_label(rows[0])}: {test.column} {cell.value}, "
+                    f"{'' if holds else 'not '}{test.op} {test.value}",
+                    column=test.column, conditions=(*used, test), cells=[(rows[0], cell)])
+
+
+def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """Yes or no from the first table the question is about that can say
+    (:func:`compared`), its working shown and its cells cited; False when none can."""
+    if not on("table_yes_no"):
+        return False
+    tables = tables_for(stages, ev)
+    if not tables:
+        return False
+    embed = cached(stages.retriever.embedder.embed)
+    for table in tables:
+        done = compared(ev.question, table, embed)
+        if done is not None:
+            fired("table_yes_no")
+            cite(ans, ev, done, 1.0)
+            ans.kind = "yes-no"
+            return True
+    return False
+
+
 def tied(question: str, done: Computed) -> bool:
     """Whether the question names what a computation used: the value it counted by, or
     its column ("how many *players* …", a column "Player"; for a count of every row, the

@@ -182,6 +182,14 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="none (general: the weak labels call many superlatives a lookup)",
          measured={}),
+    Rule("table_yes_no", "route",
+         "a yes/no question over a table answered from its cells: two things it names "
+         "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
+         "one row's cell against the number it gives (\"more than half\", \"any\": more "
+         "than none), the working shown and the cells cited",
+         tested_by="test_compute.py::test_yes_or_no_from_a_tables_cells",
+         written_for="none (general)",
+         measured={}),
     Rule("folder_total", "route",
          "a question that names a kind of document in the plural and asks how much, how "
          "many or which (\"How much did I pay Contoso across all its receipts?\") answered "

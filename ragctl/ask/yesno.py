@@ -1,5 +1,8 @@
 """Yes or no, from the evidence: whether the best sentences state what the question asks.
 
+A question over a table ("Were there more births in 2014 than in 2013?") is answered from
+its cells first (:func:`ragctl.ask.compute.yes_no`).
+
 When the evidence names what the question asks (it is not :func:`silent_on` it) and an
 entailment model is loaded (``ragctl train nli``, the setting ``nli``), each of the best
 sentences is read against the question (:func:`entailed`): one that entails it says yes,
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragctl.ask import compute
 from ragctl.ask.documents import (
     _ARTICLE,
     document_name,
@@ -129,6 +133,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
     (:func:`silent_on` over the best sentences and their documents' names): then no
     answer. The sentences weighed are cited."""
     question, scored, also = ev.question, ev.scored, ev.also
+    if compute.yes_no(stages, ans, ev):  # a table's cells compared
+        return
     ans.kind = "yes-no"
     ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
                     key=lambda s: -s.score)
