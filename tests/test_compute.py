@@ -282,3 +282,23 @@ def test_a_yes_no_question_over_a_table_is_answered_from_its_cells(clubs: Path) 
                   AskOptions(re_threshold=0.0))
     assert a.kind == "yes-no" and a.raw_answer == "Yes" and a.answer.startswith("Yes (")
     assert [s.row for s in a.sources] == ["Oslo Sailing Club", "Bergen Sailing Club"]
+
+
+def test_one_of_two_rows_by_the_column_asked_of() -> None:
+    from ragctl.ask.compute import chosen
+
+    e = embed().embed
+    counties = read_csv_text("County,Population,Rank\nAlamance County,151131,10\n"
+                             "Alexander County,37198,60\nAnson County,26948,70\n")
+    bigger = chosen("Which county has a higher population, Alamance or Alexander?",
+                    ("alamance", "alexander"), counties, e)
+    assert bigger is not None and bigger.result == "Alamance County"
+    assert bigger.working == "Population: Alamance County 151131, Alexander County 37198"
+    # a higher rank is a smaller number
+    ranked = chosen("Which county ranks higher, Anson or Alexander?", ("anson", "alexander"),
+                    counties, e)
+    assert ranked is not None and ranked.result == "Alexander County"
+    # an option no row names, or no direction asked: the table does not say
+    assert chosen("Which county is bigger, Alamance or Wake?", ("alamance", "wake"),
+                  counties, e) is None
+    assert chosen("Which county, Alamance or Anson?", ("alamance", "anson"), counties, e) is None

@@ -1,7 +1,8 @@
 """One of two things: "Who is older, A or B?", "Which band, A or B, had more members?".
 
 The answer is one of the two things the question names
-(:func:`~ragctl.ask.question.choice_options`), as the documents write it, from what they
+(:func:`~ragctl.ask.question.choice_options`): from a table's rows for them when a table
+holds both (:func:`ragctl.ask.compute.choose`); else as the documents write it, from what they
 say of each (:func:`~ragctl.ask.documents.said_of`): which came first or later from the
 years given there (:func:`~ragctl.ask.question.time_order`), else the generator's choice.
 When the documents do not mention both, the reader answers (:mod:`ragctl.ask.span`), and
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask import span
+from ragctl.ask import compute, span
 from ragctl.ask.documents import said_of
 from ragctl.ask.question import choice_options, time_order
 from ragctl.ask.rules import neither_option
@@ -32,6 +33,9 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
            qtype: QuestionType, opts: AskOptions) -> None:
     """One of the two things, from what the documents say of each (:func:`choose_between`); else
     the reader's span (:func:`ragctl.ask.span.answer`), unless it is neither of them."""
+    options = choice_options(ev.question)
+    if options and compute.choose(stages, ans, ev, options):  # a table's rows compared
+        return
     if choose_between(stages, ans, ev):
         return
     span.answer(stages, ans, ev, reader, qtype, opts)

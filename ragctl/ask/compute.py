@@ -285,10 +285,11 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
     compared only with a column of years, and a column of years only with a year."""
     found: list[tuple[int, int, str, str, str]] = []  # start, end, op, value, around
 
-    def around(a: int, b: int) -> str:
-        # what is compared: the words after the number ("more than 15,000 births"), else
-        # those before ("turnout above 50%?")
-        after = question[b:].split()[:_WINDOW]
+    def around(a: int, b: int, number: str) -> str:
+        # what is compared: the words after the number ("more than 15,000 births", "5
+        # goals or more"), else those before ("turnout above 50%?")
+        after = question[question.index(number, a) + len(number):b].split()[:-2] + \
+            question[b:].split()[:_WINDOW]
         if any(re.match(r"[^\W\d_]", w) for w in after):
             return " ".join([question[a:b], *after])
         return " ".join([*question[:a].split()[-_WINDOW:], question[a:b]])
@@ -299,11 +300,14 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
         if any(phrase in p.split("|") for p, _ in YEAR_COMPARATORS) and not _YEARISH.match(
                 m.group("number").strip()):
             continue
-        found.append((m.start(), m.end(), op, m.group("number"), around(m.start(), m.end())))
+        found.append((m.start(), m.end(), op, m.group("number"),
+                      around(m.start(), m.end(), m.group("number"))))
     for m in _AFTER.finditer(question):
         phrase = " ".join(m.group("phrase").lower().split())
         op = next(o for p, o in COMPARED_AFTER if phrase in p.split("|"))
-        found.append((m.start(), m.end(), op, m.group("number"), around(m.start(), m.end())))
+        found.append((m.start(), m.end(), op, m.group("number"),
+                      " ".join(question[m.start():m.end()].split()[1:-2]) or
+                      around(m.start(), m.end(), m.group("number"))))
     for m in _NONE.finditer(question):
         if not any(a <= m.start() < b for a, b, *_ in found):
             found.append((m.start(), m.end(), "=", "0", m.group("what")))
@@ -340,8 +344,8 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     if not options:
         return None
     vecs = embed([question, *options])
-    asked = set(_words(question)) - STOPWORDS
-    scores = [float(vecs[0] @ v) + 0.5 * bool(set(_words(c)) & asked)
+    asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
+    scores = [float(vecs[0] @ v) + 0.5 * bool({word_key(w) for w in _words(c)} & asked)
               + year_weight(question, c) for c, v in zip(options, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 
@@ -784,6 +788,74 @@ def compared(question: str, table: Table, embed: Embed) -> Computed | None:
                     f"{_label(rows[0])}: {test.column} {cell.value}, "
                     f"{'' if holds else 'not '}{test.op} {test.value}",
                     column=test.column, conditions=(*used, test), cells=[(rows[0], cell)])
+
+
+# "Which county has a higher population, Alamance or Alexander?", "Who scored more
+# points, A or B?": the one of the two rows the question names with the larger (or the
+# smaller) value of the column it asks of. In a column of ranks or places the better is
+# the smaller number.
+_GREATER = re.compile(r"\b(?:more|most|higher|highest|larger|largest|bigger|biggest|greater|"
+                      r"greatest|better|best|longer|longest|older|oldest|later|latest|"
+                      r"heavier|taller|faster)\b", re.I)
+_LESSER = re.compile(r"\b(?:less|least|fewer|fewest|lower|lowest|smaller|smallest|worse|"
+                     r"worst|shorter|shortest|younger|youngest|earlier|earliest|lighter|"
+                     r"slower|cheaper|cheapest)\b", re.I)
+_RANKS = frozenset({"rank", "ranking", "position", "place", "pos", "seed"})
+
+
+def chosen(question: str, options: Sequence[str], table: Table, embed: Embed
+           ) -> Computed | None:
+    """Of the rows ``options`` name (one each, in one column), the one with the larger or
+    smaller value that the question asks for; None when the table cannot say."""
+    greater, lesser = bool(_GREATER.search(question)), bool(_LESSER.search(question))
+    if greater == lesser:
+        return None
+    for key in table.columns:
+        picked = []
+        for option in options:
+            want = " " + " ".join(_words(option)) + " "
+            hits = [r for r in table.rows if (c := r.cell(key)) is not None
+                    and want in " " + " ".join(_words(c.value)) + " "]
+            if len(hits) != 1:
+                break
+            picked.append(hits[0])
+        if len(picked) != len(options) or len(set(map(id, picked))) < 2:
+            continue
+        col = counted_column(question, table, [key]) or best_column(
+            embed, question, table, numeric=True, not_in=[key])
+        if col is None:
+            return None
+        vals = _values(table, picked, col)
+        if len(vals) != len(picked):
+            return None
+        ranks = bool(set(_words(spoken(col))) & _RANKS)
+        biggest = greater != ranks  # a higher rank is a smaller number
+        row, cell, _ = (max if biggest else min)(vals, key=lambda x: x[2])
+        if sum(1 for _, _, v in vals if v == number(cell.value)) > 1:
+            return None  # a tie: neither
+        name = row.cell(key)
+        assert name is not None
+        work = ", ".join(f"{_label(r)} {c.value}" for r, c, _ in vals)
+        return Computed("argmax" if biggest else "argmin", name.value, f"{col}: {work}",
+                        column=col, cells=[*((r, c) for r, c, _ in vals), (row, name)])
+    return None
+
+
+def choose(stages: LoadedStages, ans: Answer, ev: Evidence, options: Sequence[str]) -> bool:
+    """One of the two things a question names, from a table's rows for them
+    (:func:`chosen`), the working shown and the cells cited; False when no table says."""
+    if not on("table_choice"):
+        return False
+    tables = tables_for(stages, ev)
+    embed = cached(stages.retriever.embedder.embed)
+    for table in tables:
+        done = chosen(ev.question, options, table, embed)
+        if done is not None:
+            fired("table_choice")
+            cite(ans, ev, done, 1.0)
+            ans.kind = "span"
+            return True
+    return False
 
 
 def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:

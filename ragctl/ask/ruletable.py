@@ -190,6 +190,13 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_compute.py::test_yes_or_no_from_a_tables_cells",
          written_for="none (general)",
          measured={}),
+    Rule("table_choice", "route",
+         "\"which has a higher population, A or B?\" over a table: the one of the two rows "
+         "the options name with the larger (or smaller) value of the column asked of (in a "
+         "column of ranks the better is the smaller), the working shown and the cells cited",
+         tested_by="test_compute.py::test_one_of_two_rows_by_the_column_asked_of",
+         written_for="none (general)",
+         measured={}),
     Rule("folder_total", "route",
          "a question that names a kind of document in the plural and asks how much, how "
          "many or which (\"How much did I pay Contoso across all its receipts?\") answered "
