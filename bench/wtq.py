@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--name", default="wtq")
+    ap.add_argument("--rules-off", default="", help="rules of ragctl/ask/ruletable.py off, "
+                    "comma-separated (what each gains)")
     args = ap.parse_args()
     if "pristine-unseen" in args.split:
         sys.exit("bench: the test file is reserved for evaluation outside the project")
@@ -71,6 +74,7 @@ def main() -> None:
     from ragctl.training.tableops import read_table
 
     models.keep_loaded()
+    off = frozenset(x for x in args.rules_off.split(",") if x)
     home = Path(tempfile.mkdtemp(prefix="ragctl-wtq-"))
     os.environ["RAGCTL_HOME"] = str(home)
     tally: dict[str, dict[str, int]] = {}
@@ -94,7 +98,8 @@ def main() -> None:
                 Indexer(c).run([folder])
             t = time.perf_counter()
             with Collection.open(settings) as c, Pipeline(c) as p:
-                a = p.ask(r["utterance"], AskOptions.from_settings(settings))
+                a = p.ask(r["utterance"], replace(AskOptions.from_settings(settings),
+                                                  rules_off=off))
             walls.append(time.perf_counter() - t)
             text = a.raw_answer or a.answer_text
             if a.abstained:
