@@ -122,6 +122,8 @@ def test_counted_columns_are_added_and_grades_named_as_written() -> None:
         "date,births\n2008-02-29,11631\n2008-03-01,16000\n"), e) is None
     assert execute("count", "On how many days were there 9000 births or fewer?", births,
                    e).result == "1"  # type: ignore[union-attr]
+    bonds = read_csv_text("SERIES,Issued,Redeemed\nSavings Notes,1000,900\nSeries EE,50,20\n")
+    assert execute("count", "How many Savings Notes have been redeemed?", bonds, e) is None
     grades = read_csv_text("Pollster,Grade\nSelzer,A+\nSiena,A+\nYouGov,B\nRasmussen,A\n")
     count = execute("count", "How many pollsters have an A+ grade?", grades, e)
     assert count is not None and count.result == "2" and count.working == "2 rows with Grade A+"
@@ -226,6 +228,10 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
         count = p.ask("How many clubs were founded in 1921?", AskOptions(re_threshold=0.0))
         off = p.ask("Which club has the most members?", AskOptions(
             re_threshold=0.0, rules_off=frozenset({"operation_cue"})))
+        # a row the question names answers first: its cell, not a count
+        cell = p.ask("How many members does the Bergen Sailing Club have?",
+                     AskOptions(re_threshold=0.0))
+    assert cell.kind != "computed" and cell.raw_answer == "315"
     assert most.kind == "computed" and most.raw_answer == "Oslo Sailing Club"
     assert count.kind == "computed" and count.raw_answer == "2"
     assert off.kind != "computed"

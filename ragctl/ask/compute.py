@@ -419,13 +419,25 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     return None
 
 
+def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
+    """Whether the question names a numeric column by a word of its header."""
+    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    return any(col and col not in not_in and table.numeric(col) and not _years(table, col)
+               and asked & {word_key(w) for w in _words(spoken(col))}
+               for col in table.columns)
+
+
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     rows, used = selected(table.rows, conds)
-    col = counted_column(question, table, [c.column for c in used if not c.op])
+    keys = [c.column for c in used if not c.op]
+    col = counted_column(question, table, keys)
     if col is not None:  # a column's values, not the rows: their sum, or the one row's
         return _aggregate("sum", question, table, embed, conds, col) if len(rows) > 1 \
             else None
+    if len(rows) == 1 and keys and not any(c.op for c in used) and _names_numeric(
+            question, table, keys):
+        return None  # "how many Savings Notes have been redeemed": the row's cell
     if not used:  # every row, each named by its first cell
         first = rows[0].cells[0].column if rows and rows[0].cells else ""
         return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
@@ -677,7 +689,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     op, p = model.predict(ev.question, stages.retriever.query_vector(ev.question))
     ans.models["tableops"] = model.name
     if op == "lookup" or p < model.threshold:
-        return on("operation_cue") and by_cue(ans, ev, tables, embed)
+        return False
     first = execute(op, ev.question, tables[0], embed)
     tried = chain([first], (execute(op, ev.question, t, embed) for t in tables[1:]))
     done = next((d for d in tried if d is not None and tied(ev.question, d)), None)
@@ -694,9 +706,15 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     return True
 
 
-def by_cue(ans: Answer, ev: Evidence, tables: Sequence[Table], embed: Embed) -> bool:
+def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """The computation the question's form asks for (:func:`cued`), on the first table
-    that can carry it out for what the question names; False when none can."""
+    that can carry it out for what the question names; False when none can. Asked when
+    the operation model left the question to the lookup and no row's cell answered it."""
+    model = stages.tableops
+    if model is None or not on("operation_cue") or not cued(ev.question):
+        return False
+    tables = tables_for(stages, ev)
+    embed = cached(stages.retriever.embedder.embed)
     for op in cued(ev.question):
         for table in tables:
             done = execute(op, ev.question, table, embed)

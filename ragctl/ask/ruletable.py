@@ -48,8 +48,9 @@ class Rule:
     # set → gain with the rule on over off, in questions right or rightly refused ("set
     # exact": in answers equal to an expected one), where it fired, from bench/rules.py:
     # the seven dev sets of bench/benchmark.py (2026-11-26, at 7ec31a0), squad-dev (400 of
-    # the SQuAD dev split) and test (the realdocs test split, totals; 2026-11-25); empty:
-    # it fired on none of them
+    # the SQuAD dev split), test (the realdocs test split, totals; 2026-11-25) and
+    # wtq-dev (300 questions of WikiTableQuestions' random-split-1-dev, bench/wtq.py
+    # --rules-off; 2026-11-27); empty: it fired on none of them
     measured: dict[str, int] = field(default_factory=dict)
 
 
@@ -175,13 +176,14 @@ RULES: tuple[Rule, ...] = (
          measured={'tables-dev': 1, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
                    'realdocs-dev': 0}),
     Rule("operation_cue", "route",
-         "when the table operation model leaves a question to the lookup, the computation "
+         "when the table operation model leaves a question to the lookup and no row's "
+         "cell answers it, the computation "
          "its form asks for (ragctl.ask.compute.OPERATION_CUES: \"which … has the most\", "
          "\"how many\", \"the total\", \"the average\") on the first table that can carry "
          "it out for what the question names; none can: the lookup answers",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
-         written_for="none (general: the weak labels call many superlatives a lookup)",
-         measured={}),
+         written_for="sheets-dev (superlatives and counts the model left to a lookup)",
+         measured={'wtq-dev': 7}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
@@ -195,8 +197,8 @@ RULES: tuple[Rule, ...] = (
          "the options name with the larger (or smaller) value of the column asked of (in a "
          "column of ranks the better is the smaller), the working shown and the cells cited",
          tested_by="test_compute.py::test_one_of_two_rows_by_the_column_asked_of",
-         written_for="none (general)",
-         measured={}),
+         written_for="none (general: WTQ choice questions)",
+         measured={'wtq-dev': 2}),
     Rule("folder_total", "route",
          "a question that names a kind of document in the plural and asks how much, how "
          "many or which (\"How much did I pay Contoso across all its receipts?\") answered "

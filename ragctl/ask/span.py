@@ -43,6 +43,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         cells.cite(ans, ev, verdict.choice)
         fired("table_cell")
         return
+    if compute.by_cue(stages, ans, ev):  # no row's cell: what the question's form asks
+        return
     if ev.reason is None and on("labelled_field") and fields.field_answer(stages, ans, ev):
         fired("labelled_field")
         return
