@@ -308,3 +308,25 @@ def test_one_of_two_rows_by_the_column_asked_of() -> None:
     assert chosen("Which county is bigger, Alamance or Wake?", ("alamance", "wake"),
                   counties, e) is None
     assert chosen("Which county, Alamance or Anson?", ("alamance", "anson"), counties, e) is None
+
+
+def test_a_year_the_table_lacks_and_the_table_the_question_names() -> None:
+    from ragctl.ask.compute import best_done
+
+    e = embed().embed
+    births = read_csv_text(BIRTHS)
+    assert execute("sum", "How many births were there in 2015?", births, e) is None
+    crashes = read_csv_text("airline,fatal_accidents_85_99,fatal_accidents_00_14\n"
+                            "Kenya Airways,0,2\nQantas,0,0\nAeroflot,14,1\n")
+    # both tables can count; the one whose headers the question names is chosen
+    q = "How many airlines had no fatal accidents between 2000 and 2014?"
+
+    def alike(texts: list[str]) -> np.ndarray:  # every header equally near: words decide
+        return np.full((len(texts), 4), 0.5)
+
+    done = best_done(q, "count", [births, crashes], alike)
+    assert done is not None and done.result == "1"
+    assert done.conditions[0].column == "fatal_accidents_00_14"
+    # a comparison of a column the question does not name ties nothing
+    polls = read_csv_text("Pollster,# of Polls\nA,60\nB,10\nC,70\n")
+    assert best_done("In how many counties was turnout above 50%?", "count", [polls], e) is None

@@ -32,7 +32,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +41,13 @@ from ragctl.ask.cells import (
     MAX_TABLE_ROWS,
     Cell,
     candidate_rows,
+    header_years,
     row_cells,
     spoken,
     word_key,
     year_weight,
 )
+from ragctl.ask.documents import _YEAR
 from ragctl.ask.switches import fired, on
 from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -309,8 +310,9 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
                       " ".join(question[m.start():m.end()].split()[1:-2]) or
                       around(m.start(), m.end(), m.group("number"))))
     for m in _NONE.finditer(question):
-        if not any(a <= m.start() < b for a, b, *_ in found):
-            found.append((m.start(), m.end(), "=", "0", m.group("what")))
+        if not any(a <= m.start() < b for a, b, *_ in found):  # "no fatal accidents in 2010"
+            found.append((m.start(), m.end(), "=", "0",
+                          " ".join(question[m.start("what"):].split()[:_WINDOW + 4])))
     out: list[Condition] = []
     rest = question
     for a, b, op, value, context in sorted(found):
@@ -381,10 +383,28 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     numeric column, no row named, fewer than two values)."""
     if not table.rows or op == "lookup" or op not in OPERATIONS:
         return None
-    compared, rest = comparisons(question, table, embed)
-    conds = conditions(rest, table) + compared
+    if not holds_years(question, table):
+        return None  # "births in 2015" of a table of 2000–2014
+    found, rest = comparisons(question, table, embed)
+    conds = conditions(rest, table) + found
     run = _RUN[op]
     return run(op, question, table, embed, conds)
+
+
+def holds_years(question: str, table: Table) -> bool:
+    """Whether the table holds every year the question names: in a cell, a header (a
+    span "_85_99" among them), or its document's title, file name or section."""
+    years = set(_YEAR.findall(question))
+    if not years:
+        return True
+    seed = table.rows[0].sentence if table.rows else None
+    held = set().union(*(header_years(c) for c in table.columns))
+    around = "" if seed is None else f"{seed.title} {Path(seed.path).name} {seed.place}"
+    for year in years - held:
+        if year not in around and not any(year in c.value for r in table.rows
+                                           for c in r.cells):
+            return False
+    return True
 
 
 # "How many births …", "how many seat kilometres …", "what was the total number of
@@ -691,8 +711,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     if op == "lookup" or p < model.threshold:
         return False
     first = execute(op, ev.question, tables[0], embed)
-    tried = chain([first], (execute(op, ev.question, t, embed) for t in tables[1:]))
-    done = next((d for d in tried if d is not None and tied(ev.question, d)), None)
+    done = best_done(ev.question, op, tables, embed, first)
     if done is None:
         # the question names neither the value counted by nor the column used
         if first is not None or p < REFUSE_ABOVE:
@@ -706,6 +725,20 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     return True
 
 
+def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
+              first: Computed | None = None) -> Computed | None:
+    """``op`` carried out on each table that can for what the question names
+    (:func:`tied`), and of those the one on the table whose headers hold most of the
+    question's words (the first, of equals); ``first``: already carried out on the
+    first table."""
+    done: list[tuple[int, int, Computed]] = []
+    for i, table in enumerate(tables):
+        d = first if i == 0 and first is not None else execute(op, question, table, embed)
+        if d is not None and tied(question, d):
+            done.append((-header_share(question, table), i, d))
+    return min(done, key=lambda x: x[:2])[2] if done else None
+
+
 def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """The computation the question's form asks for (:func:`cued`), on the first table
     that can carry it out for what the question names; False when none can. Asked when
@@ -716,15 +749,13 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     tables = tables_for(stages, ev)
     embed = cached(stages.retriever.embedder.embed)
     for op in cued(ev.question):
-        for table in tables:
-            done = execute(op, ev.question, table, embed)
-            if op in ("max", "min") and done is not None and not _after_superlative(
-                    ev.question, done.column):
-                continue  # "the largest city": a row, not the largest value
-            if done is not None and tied(ev.question, done) and done.count != 1:
-                fired("operation_cue")
-                cite(ans, ev, done, 0.0)
-                return True
+        done = best_done(ev.question, op, tables, embed)
+        if done is None or done.count == 1 or (op in ("max", "min") and not _after_superlative(
+                ev.question, done.column)):
+            continue  # "the largest city": a row, not the largest value
+        fired("operation_cue")
+        cite(ans, ev, done, 0.0)
+        return True
     return False
 
 
@@ -785,7 +816,7 @@ def compared(question: str, table: Table, embed: Embed) -> Computed | None:
     found, rest_q = comparisons(question, table, embed)
     any_ = _ANY.search(question)
     if not found and any_ is not None:
-        context = any_.group("what")
+        context = " ".join(question[any_.start("what"):].split()[:_WINDOW + 4])
         columns = [c for c in table.columns if c and table.numeric(c)]
         col = best_column(embed, context, Table(tuple(columns), table.rows), numeric=True) \
             if columns else None
@@ -901,8 +932,16 @@ def tied(question: str, done: Computed) -> bool:
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
-    return bool(done.conditions) or bool(
-        {word_key(w) for w in _words(done.column)} & asked)
+    compared = {word_key(w) for c in done.conditions if c.op for w in _words(spoken(c.column))}
+    return any(not c.op for c in done.conditions) or bool(compared & asked) or bool(
+        {word_key(w) for w in _words(spoken(done.column))} & asked)
+
+
+def header_share(question: str, table: Table) -> int:
+    """How many of the question's words the table's headers hold (by their stems): which
+    of the tables a computation can be carried out on the question is about."""
+    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    return len(asked & {word_key(w) for c in table.columns for w in _words(spoken(c))})
 
 
 def cite(ans: Answer, ev: Evidence, done: Computed, probability: float) -> None:
