@@ -327,6 +327,9 @@ def test_a_year_the_table_lacks_and_the_table_the_question_names() -> None:
     done = best_done(q, "count", [births, crashes], alike)
     assert done is not None and done.result == "1"
     assert done.conditions[0].column == "fatal_accidents_00_14"
-    # a comparison of a column the question does not name ties nothing
+    # a comparison is of the table whose headers the question names
     polls = read_csv_text("Pollster,# of Polls\nA,60\nB,10\nC,70\n")
-    assert best_done("In how many counties was turnout above 50%?", "count", [polls], e) is None
+    turnout = read_csv_text("County,2023 turnout\nA,55%\nB,40%\nC,51%\nD,20%\n")
+    q = "In how many counties was 2023 turnout above 50%?"
+    done = best_done(q, "count", [polls, turnout], e)
+    assert done is not None and done.result == "2" and done.working.startswith("2 rows with 2023")

@@ -367,8 +367,8 @@ class Computed:
 
     def to_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "result": self.result, "column": self.column,
-                "conditions": [{"column": c.column, "value": c.value}
-                               for c in self.conditions],
+                "conditions": [{"column": c.column, "value": c.value, **(
+                    {"op": c.op} if c.op else {})} for c in self.conditions],
                 "cells": [{"row": _label(r), "column": c.column, "value": c.value}
                           for r, c in self.cells], "rows": self.count or len(self.cells)}
 
@@ -383,9 +383,9 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     numeric column, no row named, fewer than two values)."""
     if not table.rows or op == "lookup" or op not in OPERATIONS:
         return None
-    if not holds_years(question, table):
-        return None  # "births in 2015" of a table of 2000–2014
     found, rest = comparisons(question, table, embed)
+    if not holds_years(rest, table):
+        return None  # "births in 2015" of a table of 2000–2014 (not "after 1970")
     conds = conditions(rest, table) + found
     run = _RUN[op]
     return run(op, question, table, embed, conds)
@@ -546,7 +546,8 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
     big, small = sorted(two, key=lambda x: -x[2])
     return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
                     f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
-                    column=col, cells=[(big[0], big[1]), (small[0], small[1])])
+                    column=col, conditions=tuple(conds[:2]),
+                    cells=[(big[0], big[1]), (small[0], small[1])])
 
 
 def _place(op: str, question: str, table: Table, embed: Embed,
@@ -932,9 +933,8 @@ def tied(question: str, done: Computed) -> bool:
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
-    compared = {word_key(w) for c in done.conditions if c.op for w in _words(spoken(c.column))}
-    return any(not c.op for c in done.conditions) or bool(compared & asked) or bool(
-        {word_key(w) for w in _words(spoken(done.column))} & asked)
+    header = {word_key(w) for w in [*_words(done.column), *_words(spoken(done.column))]}
+    return bool(done.conditions) or bool(header & asked)
 
 
 def header_share(question: str, table: Table) -> int:
