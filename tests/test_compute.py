@@ -225,7 +225,8 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
         p._tableops, p._tableops_loaded = model, True
         most = p.ask("Which club has the most members?", AskOptions(re_threshold=0.0))
-        count = p.ask("How many clubs were founded in 1921?", AskOptions(re_threshold=0.0))
+        count = p.ask("How many clubs have more than 300 members?", AskOptions(re_threshold=0.0))
+        plain = p.ask("How many clubs were founded in 1921?", AskOptions(re_threshold=0.0))
         off = p.ask("Which club has the most members?", AskOptions(
             re_threshold=0.0, rules_off=frozenset({"operation_cue"})))
         # a row the question names answers first: its cell, not a count
@@ -235,6 +236,8 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     assert most.kind == "computed" and most.raw_answer == "Oslo Sailing Club"
     assert count.kind == "computed" and count.raw_answer == "2"
     assert off.kind != "computed"
+    # a count or a sum the lookup left without a comparison is not the cue's to make
+    assert plain.kind != "computed"
     assert cued("What is the highest 2023 turnout?") == ["max", "argmax"]
     assert cued("Who came after Ana Ruiz?") == []
 

@@ -754,6 +754,10 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         if done is None or done.count == 1 or (op in ("max", "min") and not _after_superlative(
                 ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value
+        if op in ("count", "sum", "average") and not any(c.op for c in done.conditions):
+            # a count the lookup missed is no count without a comparison ("How many
+            # Series EE bonds were outstanding …" is a cell, not a count of rows)
+            continue
         fired("operation_cue")
         cite(ans, ev, done, 0.0)
         return True

@@ -180,7 +180,8 @@ RULES: tuple[Rule, ...] = (
          "cell answers it, the computation "
          "its form asks for (ragctl.ask.compute.OPERATION_CUES: \"which … has the most\", "
          "\"how many\", \"the total\", \"the average\") on the first table that can carry "
-         "it out for what the question names; none can: the lookup answers",
+         "it out for what the question names (a count or a sum only with a comparison: "
+         "\"more than 10 matches\"); none can: the lookup answers",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="sheets-dev (superlatives and counts the model left to a lookup)",
          measured={'wtq-dev': 7}),
