@@ -745,11 +745,12 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     that can carry it out for what the question names; False when none can. Asked when
     the operation model left the question to the lookup and no row's cell answered it."""
     model = stages.tableops
-    if model is None or not on("operation_cue") or not cued(ev.question):
+    ops = cued(ev.question)
+    if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
     embed = cached(stages.retriever.embedder.embed)
-    for op in cued(ev.question):
+    for op in ops:
         done = best_done(ev.question, op, tables, embed)
         if done is None or done.count == 1 or (op in ("max", "min") and not _after_superlative(
                 ev.question, done.column)):
@@ -898,35 +899,31 @@ def chosen(question: str, options: Sequence[str], table: Table, embed: Embed
 def choose(stages: LoadedStages, ans: Answer, ev: Evidence, options: Sequence[str]) -> bool:
     """One of the two things a question names, from a table's rows for them
     (:func:`chosen`), the working shown and the cells cited; False when no table says."""
-    if not on("table_choice"):
-        return False
-    tables = tables_for(stages, ev)
-    embed = cached(stages.retriever.embedder.embed)
-    for table in tables:
-        done = chosen(ev.question, options, table, embed)
-        if done is not None:
-            fired("table_choice")
-            cite(ans, ev, done, 1.0)
-            ans.kind = "span"
-            return True
-    return False
+    return _from_a_table(stages, ans, ev, "table_choice", "span",
+                         lambda table, embed: chosen(ev.question, options, table, embed))
 
 
 def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """Yes or no from the first table the question is about that can say
     (:func:`compared`), its working shown and its cells cited; False when none can."""
-    if not on("table_yes_no"):
+    return _from_a_table(stages, ans, ev, "table_yes_no", "yes-no",
+                         lambda table, embed: compared(ev.question, table, embed))
+
+
+def _from_a_table(stages: LoadedStages, ans: Answer, ev: Evidence, rule: str, kind: str,
+                  solve: Callable[[Table, Embed], Computed | None]) -> bool:
+    """The answer ``solve`` gives on the first of the question's tables that it can
+    (rule ``rule``, an answer of ``kind``), cited; False when none can."""
+    if not on(rule):
         return False
     tables = tables_for(stages, ev)
-    if not tables:
-        return False
     embed = cached(stages.retriever.embedder.embed)
     for table in tables:
-        done = compared(ev.question, table, embed)
+        done = solve(table, embed)
         if done is not None:
-            fired("table_yes_no")
+            fired(rule)
             cite(ans, ev, done, 1.0)
-            ans.kind = "yes-no"
+            ans.kind = kind
             return True
     return False
 

@@ -191,7 +191,7 @@ RULES: tuple[Rule, ...] = (
          "one row's cell against the number it gives (\"more than half\", \"any\": more "
          "than none), the working shown and the cells cited",
          tested_by="test_compute.py::test_yes_or_no_from_a_tables_cells",
-         written_for="none (general)",
+         written_for="sheets-dev (its yes/no questions; it fired on no other dev set)",
          measured={}),
     Rule("table_choice", "route",
          "\"which has a higher population, A or B?\" over a table: the one of the two rows "
