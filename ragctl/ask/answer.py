@@ -296,6 +296,7 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
         a -= 1
     while joint(b):
         b += 1
+    a, b = whole_code(text, a, b)
     # an operator or option cut at its start or end (":=" of "NAME := expr" read as "= expr",
     # "--disable-gil" as "disable-gil"): the whole run of operator signs up to a space; no
     # answer of SQuAD's dev split starts or ends inside one
@@ -314,6 +315,43 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
+def whole_code(text: str, a: int, b: int) -> tuple[int, int]:
+    """``text[a:b]`` widened to a code it cuts at a hyphen, dash or slash: "23–51" of
+    "AD 2018–23–51", "MBL-SF424FAMILY" of "MBL-SF424FAMILY-ALLFORMS". A code is a run
+    without spaces that holds a digit and a letter, or three groups of digits; a range of
+    two numbers ("1995–2005") or a hyphenated word ("well-known") is not one."""
+    if a > 1 and text[a - 1] in _JOINS and text[a - 2].isalnum():
+        code = _code_at(text, a - 1)
+        a = code[0] if code else a
+    if b + 1 < len(text) and text[b] in _JOINS and text[b + 1].isalnum():
+        code = _code_at(text, b)
+        b = code[1] if code else b
+    return a, b
+
+
+def _code_at(text: str, i: int) -> tuple[int, int] | None:
+    """The start and end of the code around ``text[i]`` (:func:`whole_code`), or None."""
+    s = i
+    while s > 0 and not text[s - 1].isspace():
+        s -= 1
+    e = i
+    while e < len(text) and not text[e].isspace():
+        e += 1
+    while s < e and text[s] in _AROUND:
+        s += 1
+    while e > s and text[e - 1] in _AROUND:
+        e -= 1
+    run = text[s:e]
+    digits = any(ch.isdigit() for ch in run)
+    letters = any(ch.isalpha() for ch in run)
+    groups = len(re.findall(r"\d+", run))
+    if s <= i < e and digits and (letters or groups >= 3):
+        return s, e
+    return None
+
+
+_JOINS = frozenset("-–/")
+_AROUND = frozenset("()[]<>\"'“”‘’.,;:!?")
 _OPERATOR = frozenset(":=<>!+-*/%&|^~")
 _ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"]")
 

@@ -268,12 +268,16 @@ RULES: tuple[Rule, ...] = (
          measured={'realdocs-dev': 1, 'policies-dev': 0, 'receipts-dev': 0, 'mail-notes-dev': 0,
                    'reports-dev': 0, 'squad-dev': 0, 'test': 0}),
     # ---------------------------------------------------------------- the span
-    Rule("whole_words", "span", "a span widened to the words, numbers and e-mail or web "
-         "addresses it cuts",
+    Rule("whole_words", "span", "a span widened to the words, numbers, codes and e-mail or "
+         "web addresses it cuts",
          (Example("Who won?", "Ladner won the race.", "Lad", "Ladner"),
           Example("What is the value?", "The value is 399,00 euros.", "399", "399,00"),
           Example("Where do I write?", "Write to <conduct@example.org>.", "@example.org",
-                  "conduct@example.org")),
+                  "conduct@example.org"),
+          Example("Which directive does it supersede?", "It supersedes AD 2018–23–51.",
+                  "23–51", "2018–23–51"),
+          Example("What is the form's number?", "Form MBL-SF424FAMILY-ALLFORMS (v2)",
+                  "MBL-SF424FAMILY", "MBL-SF424FAMILY-ALLFORMS")),
          _whole_words, written_for="SQuAD dev split",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'tables-dev': 0, 'policies-dev': 1,
                    'policies-dev exact': 1, 'receipts-dev': 0, 'receipts-folder-dev': 0,
