@@ -267,6 +267,27 @@ def test_a_question_naming_another_sheet_is_about_that_sheets_table(
     assert all(s.place == "March" for s in a.sources)
 
 
+def test_a_rank_is_never_added_up_and_flags_are_conditions() -> None:
+    e = embed().embed
+    ranked = read_csv_text("Rank,Pollster,Polls,Banned\n1,Siena,95,no\n2,Selzer,53,no\n"
+                           "3,Rasmussen,200,yes\n3,Trafalgar,40,yes\n5,YouGov,80,no\n")
+    assert ranked.ordinal("Rank") and not ranked.ordinal("Polls")
+    # "how many pollsters": the rows, not the rank column added up
+    banned = execute("count", "How many pollsters are banned?", ranked, e)
+    assert banned is not None and banned.result == "2"
+    assert banned.working == "2 rows with Banned yes"
+    kept = execute("count", "How many pollsters are not banned?", ranked, e)
+    assert kept is not None and kept.result == "3"
+    ranks = execute("sum", "What is the sum of the ranks?", ranked, e)
+    assert ranks is None or ranks.column != "Rank"
+    flag = compared("Is Selzer banned?", ranked, e)
+    assert flag is not None and flag.result == "No" and flag.cells[0][1].value == "no"
+    assert compared("Is Trafalgar banned?", ranked, e).result == "Yes"  # type: ignore[union-attr]
+    # a column of counts that starts at one is no rank
+    counts = read_csv_text("Team,Wins\nA,1\nB,1\nC,2\nD,2\nE,3\n")
+    assert not counts.ordinal("Wins")
+
+
 def test_yes_or_no_from_a_tables_cells() -> None:
     e = embed().embed
     births = read_csv_text(BIRTHS)

@@ -27,6 +27,7 @@ no row named), nothing is computed, and no cell of the table is printed in its p
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -139,6 +140,14 @@ class Table:
         filled = [v for v in self.values(column) if v]
         return bool(filled) and sum(n is not None for n in nums) >= 0.7 * len(filled)
 
+    def ordinal(self, column: str) -> bool:
+        """Whether a column numbers its rows: 1, 2, 3 … down at least three rows (a rank,
+        a row number), a few ties and gaps allowed. Its values order the rows; adding them up
+        or counting by them measures nothing."""
+        nums = [n for n in self.numbers(column) if n is not None]
+        return len(nums) >= 3 and nums[0] == 1 and len(set(nums)) >= 0.8 * len(nums) and all(
+            float(b).is_integer() and 0 <= b - a <= 2 for a, b in itertools.pairwise(nums))
+
 
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "=": lambda a, b: a == b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
@@ -240,11 +249,39 @@ def conditions(question: str, table: Table) -> list[Condition]:
             at = q.find(f" {key} ")
             if at >= 0:
                 found[key] = (at, at + len(key) + 1, Condition(c.column, c.value))
+    named = {cond.column for _, _, cond in found.values()}
+    for col in table.columns:  # "pollsters banned by 538": Banned by 538 = yes
+        flag = None if col in named else flagged(q, col, table.values(col))
+        if flag is not None:
+            found[f"\0{col}"] = flag
     taken: list[tuple[int, int, Condition]] = []
     for a, b, cond in sorted(found.values(), key=lambda x: -(x[1] - x[0])):
         if all(b <= x or a >= y for x, y, _ in taken):
             taken.append((a, b, cond))
     return [cond for _, _, cond in sorted(taken, key=lambda x: x[0])]
+
+
+# A column of flags ("Banned by 538: yes / no"): the question that names its header asks
+# for the rows flagged, or, with a negation just before the header, for the others.
+FLAGS = {"yes": True, "no": False, "true": True, "false": False, "y": True, "n": False}
+_NEGATION = frozenset({"not", "never", "no", "nt", "non", "without"})
+
+
+def flagged(q: str, column: str, values: Sequence[str]
+            ) -> tuple[int, int, Condition] | None:
+    """A condition on a column of flags (:data:`FLAGS`) whose header's words the
+    normalized question ``q`` holds, in order: its place in ``q`` and the value asked."""
+    said = {v.strip().lower(): v.strip() for v in values if v.strip()}
+    words = [w for w in _words(column) if w not in STOPWORDS]
+    if not said or not words or not set(said) <= set(FLAGS) or len(set(said)) < 2:
+        return None
+    m = re.search(r" " + r" (?:\S+ ){0,2}?".join(map(re.escape, words)) + " ", q)
+    if m is None:
+        return None
+    before = q[:m.start()].split()[-3:]
+    want = not any(w in _NEGATION for w in before)
+    value = next((v for k, v in said.items() if FLAGS[k] == want), None)
+    return (m.start(), m.end(), Condition(column, value)) if value is not None else None
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -432,7 +469,7 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     for col in table.columns:
         words = _words(spoken(col))
         if not col or col in not_in or not table.numeric(col) or _years(table, col) or \
-                not words or any(w in INDEX_HEADERS for w in words):
+                not words or any(w in INDEX_HEADERS for w in words) or table.ordinal(col):
             continue
         if what & {word_key(w) for w in words}:
             return col
@@ -443,7 +480,7 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
     """Whether the question names a numeric column by a word of its header."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
     return any(col and col not in not_in and table.numeric(col) and not _years(table, col)
-               and asked & {word_key(w) for w in _words(spoken(col))}
+               and not table.ordinal(col) and asked & {word_key(w) for w in _words(spoken(col))}
                for col in table.columns)
 
 
@@ -481,7 +518,7 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
     rows, used = selected(table.rows, conds)
     col = column or best_column(embed, question, table, numeric=True,
                                 not_in=[c.column for c in used if not c.op])
-    if col is None:
+    if col is None or table.ordinal(col):  # a rank added up is no measure
         return None
     vals = _values(table, rows, col)
     if len(vals) < 2:
@@ -829,7 +866,7 @@ def compared(question: str, table: Table, embed: Embed) -> Computed | None:
         found = [] if col is None else [Condition(col, "0", ">")]
         rest_q = question[:any_.start()] + question[any_.end():]
     if len(found) != 1:
-        return None
+        return _flag_of(question, table)
     test = found[0]
     named = [c for c in conditions(rest_q, table) if c.column != test.column]
     rows, used = selected(table.rows, named)
@@ -894,6 +931,26 @@ def chosen(question: str, options: Sequence[str], table: Table, embed: Embed
         return Computed("argmax" if biggest else "argmin", name.value, f"{col}: {work}",
                         column=col, cells=[*((r, c) for r, c, _ in vals), (row, name)])
     return None
+
+
+def _flag_of(question: str, table: Table) -> Computed | None:
+    """Whether the one row the question names is flagged as it asks ("Is SurveyUSA an
+    AAPOR / Roper participant?": its cell in that column of flags, :func:`flagged`)."""
+    conds = conditions(question, table)
+    flags = [c for c in conds if c.value.strip().lower() in FLAGS
+             and {v.strip().lower() for v in table.values(c.column) if v.strip()} <= set(FLAGS)]
+    if len(flags) != 1:
+        return None
+    rows, used = selected(table.rows, [c for c in conds if c is not flags[0]])
+    if not used or len(rows) != 1:
+        return None
+    cell = rows[0].cell(flags[0].column)
+    if cell is None:
+        return None
+    holds = flags[0].holds(rows[0])
+    return Computed("compare", "Yes" if holds else "No",
+                    f"{_label(rows[0])}: {flags[0].column} {cell.value}", column=flags[0].column,
+                    conditions=(flags[0],), cells=[(rows[0], cell)])
 
 
 def choose(stages: LoadedStages, ans: Answer, ev: Evidence, options: Sequence[str]) -> bool:
