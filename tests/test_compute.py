@@ -283,6 +283,17 @@ def test_a_rank_is_never_added_up_and_flags_are_conditions() -> None:
     flag = compared("Is Selzer banned?", ranked, e)
     assert flag is not None and flag.result == "No" and flag.cells[0][1].value == "no"
     assert compared("Is Trafalgar banned?", ranked, e).result == "Yes"  # type: ignore[union-attr]
+    # "which pollster has the most polls": the rank under the merged "Pollster" header
+    # is no measure, and the unheaded names answer
+    merged = read_csv_text("Pollster,,Polls,Grade\n1,Siena,95,A+\n2,Selzer,53,A+\n"
+                           "3,SurveyUSA,856,A\n")
+    most = execute("argmax", "Which pollster has the most polls?", merged, e)
+    assert most is not None and most.result == "SurveyUSA" and most.column == "Polls"
+    items = read_csv_text("Vendor,Part Name,List Price\nAcme,Gasket,17\nAcme,Microscope,1699\n"
+                          "Bolt Co,Bolt,2\n")
+    dearest = execute("argmax", "What is the most expensive single item by list price?",
+                      items, e)
+    assert dearest is not None and dearest.result == "Microscope"
     # a column of counts that starts at one is no rank
     counts = read_csv_text("Team,Wins\nA,1\nB,1\nC,2\nD,2\nE,3\n")
     assert not counts.ordinal("Wins")

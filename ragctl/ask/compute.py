@@ -373,13 +373,21 @@ def _years(table: Table, column: str) -> bool:
     return bool(nums) and all(n == int(n) and 1500 <= n <= 2099 for n in nums)
 
 
+def _unnamed_rank(table: Table, column: str) -> bool:
+    """Whether a column numbers its rows (:meth:`Table.ordinal`) under a header that does
+    not say so ("Pollster" merged over a rank and a name): no measure to compare."""
+    return table.ordinal(column) and not any(w in INDEX_HEADERS for w in _words(column))
+
+
 def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | None,
                 not_in: Sequence[str] = ()) -> str | None:
     """The column whose header comes nearest the question (the index's embedder; a word
     the header and the question share counts too), among the numeric ones (``numeric``
-    True), the others (False) or all (None)."""
+    True; not a rank under another header, :func:`_unnamed_rank`), the others (False)
+    or all (None)."""
     options = [c for c in table.columns if c and c not in not_in
-               and (numeric is None or table.numeric(c) == numeric)]
+               and (numeric is None or table.numeric(c) == numeric)
+               and not (numeric and _unnamed_rank(table, c))]
     if not options:
         return None
     vecs = embed([question, *options])
@@ -552,14 +560,43 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
         return Computed(op, cell.value, f"the {SAYS[op]} {col}{among}: {_label(row)}",
                         column=col, conditions=tuple(used), cells=[(row, cell)],
                         count=len(vals))
-    target = best_column(embed, question, table, numeric=False, not_in=[col]) \
-        or table.columns[0]
+    target = asked_column(question, table, [col])
+    if target is None:
+        target = best_column(embed, question, table, numeric=False, not_in=[col]) \
+            or table.columns[0]
     other = row.cell(target)
     if other is None or not other.value:
         return None
     return Computed(op, other.value, f"{SAYS[op]} {col}: {cell.value}{among}",
                     column=col, conditions=tuple(used), cells=[(row, cell), (row, other)],
                     count=len(vals))
+
+
+# headers of a column that names its rows ("which item …": its Name)
+NAME_HEADERS = frozenset({"name", "title", "item", "product", "description", "label"})
+_WHICH = re.compile(r"\b(?:which|what)\s+(?:(?:single|one|[a-z]+est)\s+)?(?P<what>[a-z]+)", re.I)
+
+
+def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str | None:
+    """The column whose cells answer "which X …" of a row: one headed by X ("which
+    airline": Airline), else one that names the rows, every cell different and not a
+    number: headed by a name word (:data:`NAME_HEADERS`), or unheaded ("Pollster" merged
+    over a rank and a name leaves the names without one); None when there is none."""
+    m = _WHICH.search(question)
+    if m is not None:
+        what = word_key(m.group("what"))
+        for col in table.columns:
+            if col not in not_in and not table.numeric(col) and \
+                    what in {word_key(w) for w in _words(spoken(col))}:
+                return col
+
+    def names_rows(col: str) -> bool:  # nine in ten cells filled, and as many different
+        values = [v for v in table.values(col) if v]
+        return col not in not_in and not table.numeric(col) and len(values) >= 2 and \
+            len(set(values)) >= 0.9 * len(table.rows)
+
+    return next((c for c in table.columns if names_rows(c) and (
+        not c or any(w in NAME_HEADERS for w in _words(c)))), None)
 
 
 def _difference(op: str, question: str, table: Table, embed: Embed,
