@@ -52,6 +52,7 @@ SETS: dict[str, str] = {
     "reports-dev": "blind/reports-dev.json",
     "handtrial-dev": "handtrial-dev.json",
     "sheets-dev": "blind/sheets-dev.json",
+    "doctables-dev": "blind/doctables-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
