@@ -705,7 +705,9 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     best (in the documents retrieved), then that of each table row among the passages
     kept (at most :data:`TABLES_TRIED`); each with all its rows, in order
     (:func:`same_table`). A question that names another sheet (section) of a row's
-    document ("… in March" of a workbook with a sheet a month) is about that sheet's."""
+    document ("… in March" of a workbook with a sheet a month) is about that sheet's.
+    Only tables of documents that name what the question names
+    (:meth:`~ragctl.ask.grounding.Grounding.grounded`) are tried."""
     named = candidate_rows(stages, ev)
     seeds: list[Sentence] = [named[0].sentence] if named else []
     seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
@@ -714,8 +716,8 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     seen: set[int] = set()
     documents: dict[str, list[Sentence]] = {}
     for seed in seeds:
-        if seed.id in seen:
-            continue
+        if seed.id in seen or not ev.grounding.grounded(seed.path):
+            continue  # a table of a document that names none of the question's names
         if seed.path not in documents:
             documents[seed.path] = stages.collection.store.sentences_like(
                 seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
