@@ -511,6 +511,27 @@ def test_a_title_row_spanning_a_table_is_not_its_header() -> None:
                                               "Largest city: Auckland"]
 
 
+def test_a_title_merged_across_the_columns_is_a_line_and_the_header_is_under_it() -> None:
+    from ragctl.index.ingest import table_lines
+
+    # a word processor gives a merged cell's text in each column it spans
+    rows = [["Lesson 1: Step 1"] * 4,
+            ["Country", "Birthrate", "Population Growth 2050", "Social Factors 3",
+             "Social Factors 3"],
+            ["Egypt", "2.83", "1.32%", "Slightly higher life", "Slightly higher life"],
+            ["Italy", "1.28", "-1.33%", "Aging", "Aging"]]
+    assert table_lines(rows) == [
+        "Lesson 1: Step 1",
+        "Country | Birthrate | Population Growth 2050 | Social Factors 3",
+        "Country: Egypt; Birthrate: 2.83; Population Growth 2050: 1.32%; "
+        "Social Factors 3: Slightly higher life",
+        "Country: Italy; Birthrate: 1.28; Population Growth 2050: -1.33%; "
+        "Social Factors 3: Aging"]
+    # a first row of data is no header: numbers that are not beside a word
+    assert table_lines([["USA", "2.06", "0.51%"], ["Egypt", "2.83", "0.41%"]]) == \
+        ["USA | 2.06 | 0.51%", "Egypt | 2.83 | 0.41%"]
+
+
 def test_an_rst_header_block_gives_the_title(tmp_path: Path) -> None:
     pep = tmp_path / "pep-0020.rst"
     pep.write_text("PEP: 20\nTitle: The Zen of Python\nAuthor: Tim Peters\n\n\n"
@@ -751,6 +772,32 @@ def test_an_html_header_spanning_columns_names_each_of_them(tmp_path: Path) -> N
     # seven columns: still one keyed row each
     assert ("Rank: 153; Country: Nigeria; 1990: 213; 2010: 143; Region: Africa; "
             "Income: Lower middle") in text
+
+
+def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
+    # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
+    # their own, empty cells between the columns, a second row of names; and a hidden
+    # inline-XBRL header that no reader sees
+    f = tmp_path / "10-k.html"
+    f.write_text(
+        "<html><body><div style='display: none'><ix:header>us-gaap:EuropeMember"
+        "</ix:header></div><p>Revenue by region.</p><table>"
+        "<tr><td></td><td></td><td colspan='2'>2021</td><td></td><td colspan='2'>2020</td></tr>"
+        "<tr><td>Europe</td><td></td><td>$</td><td>9,959,841</td><td></td><td>$</td>"
+        "<td>4,473,173</td></tr>"
+        "<tr><td>Net income (loss)</td><td></td><td></td><td>2,111,812</td><td></td>"
+        "<td>(2,208,887</td><td>)</td></tr></table>"
+        "<table><tr><td></td><td colspan='2'>2021</td><td colspan='2'>2020</td></tr>"
+        "<tr><td>Quarter Ended</td><td>High ($)</td><td>Low ($)</td><td>High ($)</td>"
+        "<td>Low ($)</td></tr>"
+        "<tr><td>March 31,</td><td>3.02</td><td>1.72</td><td>1.95</td><td>0.70</td></tr>"
+        "</table></body></html>")
+    text = "\n".join(s.text for s in _parse(f).sections)
+    assert "Europe; 2021: $9,959,841; 2020: $4,473,173" in text
+    assert "Net income (loss); 2021: 2,111,812; 2020: (2,208,887)" in text
+    assert ("Quarter Ended: March 31,; 2021 High ($): 3.02; 2021 Low ($): 1.72; "
+            "2020 High ($): 1.95; 2020 Low ($): 0.70") in text
+    assert "EuropeMember" not in text
 
 
 def test_a_docx_table_whose_first_header_cell_is_empty_keeps_its_columns(

@@ -943,6 +943,15 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     reader alone answered fewer cells of wide keyed rows (bench/tables.py)."""
     rows = [[cell_text(c) for c in r] for r in rows]
     rows = [r for r in rows if any(r)]
+    titles: list[str] = []
+    # a title merged across the columns ("Lesson 1: Step 1" in each of them, as a word
+    # processor gives a merged cell) above the header: a line of its own, and the header
+    # is the row under it
+    while len(rows) >= 3 and len(rows[0]) >= 3 and len({c for c in rows[0] if c}) == 1 \
+            and sum(1 for c in rows[0] if c) >= 2:
+        titles.append(next(c for c in rows[0] if c))
+        rows = rows[1:]
+        header = None
     if not rows:
         return []
     head = rows[0]
@@ -952,7 +961,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     elif header and not (width >= 2 and all(head[1:])):
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
-        out = [" | ".join(c for c in head if c)]
+        out = [*titles, " | ".join(dict.fromkeys(c for c in head if c))]
         for r in rows[1:]:  # a first column without a header: the rows' own labels
             filled = [j for j, v in enumerate(r) if v]
             if width >= 3 and len(filled) == 1 and filled[0] > 0:
@@ -960,12 +969,13 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
                 # TAX" left of "$10.00" under "TOTAL"), so the column's name is not it
                 out.append(r[filled[0]])
                 continue
-            pairs = [f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False)
-                     if v and v != h]
+            # a cell merged across columns under a header merged alike is said once
+            pairs = dict.fromkeys(f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False)
+                                  if v and v != h)
             if pairs:
                 out.append("; ".join(pairs))
         return out
-    lines = []
+    lines = list(titles)
     for r in rows:
         cells = [c for c in r if c]
         lines.append(": ".join(cells) if len(cells) == 2 else " | ".join(cells))
@@ -989,6 +999,79 @@ def _spanned(cells: list[Any]) -> list[str]:
     return out
 
 
+def _hidden(tag: Any) -> bool:
+    """Whether an element is never shown: ``display: none`` or an inline-XBRL header."""
+    if tag.name in ("ix:header", "ix:hidden"):
+        return True
+    style = tag.get("style") if hasattr(tag, "get") else None
+    return isinstance(style, str) and "display:none" in style.replace(" ", "").lower()
+
+
+_ALONE_BEFORE = frozenset("$€£¥₹")  # a cell of a sign written before the number it is of
+_ALONE_AFTER = frozenset({")", "%", ")%"})  # … or after it: "(2,208,887" ")"
+
+
+def _statement_rows(rows: list[list[str]]) -> tuple[list[list[str]], bool]:
+    """A table of ``td`` cells laid out as financial statements are: a first row of
+    column names (years, "High ($)") over a first column of row labels, each name spanning
+    the cells of its column (with ``colspan``, or followed by empty cells as a content
+    extractor spreads it), numbers with their "$" and ")" in cells of their own, and
+    empty cells between the columns; perhaps a second row of names under the first. The
+    rows with each sign joined to its number, the columns no row fills left out and the
+    names spread over the cells they span, and whether the first row names the columns.
+    Other tables are returned as they are, less their empty columns."""
+    width = len(rows[0]) if rows else 0
+    if len(rows) < 2 or any(len(r) != width for r in rows):
+        return rows, False
+    joined = []
+    for r in rows:
+        r = list(r)
+        for j, c in enumerate(r):
+            if c in _ALONE_BEFORE:
+                nxt = next((k for k in range(j + 1, width) if r[k]), None)
+                if nxt is not None and (r[nxt][:1].isdigit() or r[nxt][:1] in "(-"):
+                    r[nxt], r[j] = c + r[nxt], ""
+            elif c.strip() in _ALONE_AFTER:
+                prev = next((k for k in range(j - 1, -1, -1) if r[k]), None)
+                if prev is not None and prev > 0:
+                    r[prev], r[j] = r[prev] + c.strip(), ""
+        joined.append(r)
+    keep = [j for j in range(width) if any(r[j] for r in joined[1:])]
+    if not keep:
+        return rows, False
+    names = _filled_on(joined[0])
+    head = [names[j] for j in keep]
+    body = [[r[j] for j in keep] for r in joined[1:]]
+    if len(head) < 3 or not all(head[1:]) or not all(
+            _YEAR_OR_LABEL.fullmatch(c) for c in head[1:]) or not all(
+            r[0] for r in body if any(r[1:])) or not (
+            not head[0] or head[0].endswith(":") or any(_YEAR.search(c) for c in head[1:])):
+        return [[r[j] for j in keep] for r in joined], False
+    under = [_filled_on(joined[1])[j] for j in keep]
+    if len({c for c in under[1:] if c}) >= 2 and all(
+            _YEAR_OR_LABEL.fullmatch(c) and not _NUMBER_CELL.fullmatch(c) for c in under[1:]):
+        # a second row of names under the first ("2021" over "High ($)", "Low ($)")
+        head = [under[0] or head[0], *(f"{h} {u}".strip() for h, u in zip(
+            head[1:], under[1:], strict=True))]
+        body = body[1:]
+    return [head, *body], True
+
+
+def _filled_on(row: list[str]) -> list[str]:
+    """A row of names with each name carried over the empty cells after it (the columns
+    it spans); the first cell, the rows' labels' column, is left as it is."""
+    out, last = list(row), ""
+    for j in range(1, len(out)):
+        last = out[j] or last
+        out[j] = last
+    return out
+
+
+# a statement's column name: a year, a date or a short label ("High ($)", "Q1 2021")
+_YEAR_OR_LABEL = re.compile(r"[^\d]{0,30}?(?:(?:19|20)\d\d)?[^\d]{0,30}")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
 _BLOCK_TAGS = ["p", "div", "li", "ul", "ol", "tr", "table", "pre", "blockquote", "section",
                "article", "header", "footer", "dd", "dt", "figcaption", "caption", "br", "hr",
                "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "main", "aside"]
@@ -1005,6 +1088,8 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
     for tag in soup.find_all(re.compile(r"^h[1-6]$")):
         heading = " ".join(tag.get_text(" ", strip=True).split())
         tag.replace_with(f"\n\n\x01{tag.name[1]}\x02{heading}\x03\n\n")
+    for tag in soup.find_all(_hidden):
+        tag.decompose()  # not shown: an inline-XBRL header, a collapsed menu
     for table in soup.find_all("table"):
         if table.find("table") is not None:
             continue  # a layout table around others: its cells are read as text
@@ -1014,6 +1099,8 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
         header = bool(first) and all(c.name == "th" for c in first)
         if header:  # an empty header cell after a named one: a colspan an extractor spread
             rows[0] = [c or (rows[0][i - 1] if i else "") for i, c in enumerate(rows[0])]
+        else:
+            rows, header = _statement_rows(rows)
         table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
     for tag in soup.find_all(_BLOCK_TAGS):
         tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
@@ -1043,6 +1130,7 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
     visible text when no main content is found."""
     if b"\x00" in data[:8192]:
         raise SkipFile("binary data, not HTML; skipped")
+    data = _without_hidden(data)
     main = main_content(data)
     if main is not None:
         _, kept = html_to_sections(main)
@@ -1056,6 +1144,25 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
                                   sections + _byline(soup, sections, title))
     title, sections = html_to_sections(data)
     return ParsedDocument(path, "html", title or path.stem, sections)
+
+
+_HIDING = re.compile(rb"display\s*:\s*none|<ix:header", re.I)
+
+
+def _without_hidden(data: bytes) -> bytes:
+    """The page less the elements never shown (:func:`_hidden`), which a content
+    extractor would keep as text; the page as it is when it has none."""
+    if _HIDING.search(data) is None:
+        return data
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(data, "lxml")
+    hidden = soup.find_all(_hidden)
+    if not hidden:
+        return data
+    for tag in hidden:
+        tag.decompose()
+    return soup.encode("utf-8")  # its meta charset rewritten to match
 
 
 def _page_title(soup: Any) -> str:
@@ -1430,11 +1537,16 @@ def _without_overlaid_blanks(page: Any) -> Any:
 
 
 def _header_row(row: list[str]) -> bool:
-    """Column names: three or more short distinct labels without digits (the first may be
-    empty: the header of a column of row labels)."""
+    """Column names: three or more short distinct labels (the first may be empty: the
+    header of a column of row labels; one merged over two columns is named in each), each
+    without digits, or with one number beside a word ("Population Growth 2050", "Factor
+    2", "+ 5 years")."""
     labels = row[1:] if row and not row[0] else row
-    return len(row) >= 3 and all(labels) and len(set(labels)) == len(labels) and all(
-        len(c) <= 40 and not any(ch.isdigit() for ch in c) for c in labels)
+    distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
+    return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
+        len(c) <= 40 and (not any(ch.isdigit() for ch in c) or (
+            len(re.findall(r"\d+", c)) == 1 and re.search(r"[^\W\d_]{3}", c) is not None))
+        for c in labels)
 
 
 def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
