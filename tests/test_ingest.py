@@ -774,6 +774,28 @@ def test_an_html_header_spanning_columns_names_each_of_them(tmp_path: Path) -> N
             "Income: Lower middle") in text
 
 
+def test_pdf_rows_with_merged_cells_are_made_plain() -> None:
+    from ragctl.index.ingest import pdf_rows
+
+    # a datasheet: a parameter merged down over its conditions
+    assert pdf_rows([["PARAMETER", "CONDITION", "MAX", "UNITS"],
+                     ["Conversion\nTime", "9-bit", "93.75", "ms"],
+                     [None, "12-bit", "750", None]]) == [
+        ["PARAMETER", "CONDITION", "MAX", "UNITS"],
+        ["Conversion Time", "9-bit", "93.75", "ms"],
+        ["Conversion Time", "12-bit", "750", "ms"]]
+    # a merged name over a second header row; two rows stacked in each cell
+    assert pdf_rows([["Layers", "Language", "TEDs", None, "mAP\n(0.75)"],
+                     [None, None, "simple", "all", None],
+                     ["6", "OTSL\nHTML", "0.965\n0.969", "0.955\n0.955", "0.88\n0.857"]]) == [
+        ["Layers", "Language", "TEDs simple", "TEDs all", "mAP (0.75)"],
+        ["6", "OTSL", "0.965", "0.955", "0.88"],
+        ["6", "HTML", "0.969", "0.955", "0.857"]]
+    # a label wrapped over two lines is one cell, not two rows
+    assert pdf_rows([["Name", "Value"], ["Supply\nVoltage", "5.5"]])[1] == \
+        ["Supply Voltage", "5.5"]
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

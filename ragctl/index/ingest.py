@@ -1477,7 +1477,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
             page = _without_overlaid_blanks(pdf.pages[i])
             tables = []
             for t in page.find_tables():
-                rows = [[" ".join((c or "").split()) for c in r] for r in t.extract()]
+                rows = pdf_rows(t.extract())
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
                 if len(rows) < 2 or width < 2 or \
@@ -1496,6 +1496,54 @@ def _pdf_tables(data: bytes, indexes: list[int],
             else:
                 header = None
             pdf.pages[i].close()
+
+
+def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
+    """A PDF table's rows as its extractor gives them (None where a merged cell
+    reaches), made plain: a second header row of names under a merged one gives each
+    column both ("TEDs" over "simple", "complex"); a row that goes on the one above (its
+    first cell merged into it) takes the merged cells' values ("Thermometer Error" for
+    each of its conditions); a row whose cells each stack the same number of lines, of
+    numbers, is that many rows ("OTSL\\nHTML", "0.965\\n0.969")."""
+    rows: list[list[str | None]] = [list(r) for r in raw]
+    if len(rows) >= 3 and rows[1] and rows[1][0] is None and None in rows[0][1:] and all(
+            c is None or (c and not _NUMBER_CELL.fullmatch(" ".join(c.split())))
+            for c in rows[0]) and all(
+            not _NUMBER_CELL.fullmatch(" ".join(c.split())) for c in rows[1] if c):
+        top = _carried(rows[0])
+        names = [" ".join(f"{a or ''} {b}".split()) if b and b != a else (a or "")
+                 for a, b in zip(top, rows[1], strict=False)]
+        rows = [list(names), *rows[2:]]
+    out: list[list[str | None]] = []
+    for r in rows:
+        if out and r and r[0] is None:
+            above = out[-1]
+            r = [above[j] if c is None and j < len(above) else c for j, c in enumerate(r)]
+        out.append(r)
+    plain: list[list[str]] = []
+    for r in out:
+        stacked = [(c or "").split("\n") for c in r]
+        k = max(len(x) for x in stacked) if stacked else 1
+        numeric = sum(1 for x in stacked if len(x) == k and all(
+            _NUMBER_CELL.fullmatch(v.strip()) for v in x))
+        if k >= 2 and numeric >= 2 and all(len(x) in (1, k) for x in stacked):
+            for i in range(k):
+                plain.append([" ".join((x[i] if len(x) == k else x[0]).split())
+                              for x in stacked])
+            continue
+        plain.append([" ".join((c or "").split()) for c in r])
+    return plain
+
+
+def _carried(row: list[str | None]) -> list[str | None]:
+    """A header row with a merged name carried over the cells it reaches (None)."""
+    out, last = list(row), None
+    for j, c in enumerate(out):
+        if c is None and j > 0:
+            out[j] = last
+        else:
+            last = c
+    return out
 
 
 def _without_overlaid_blanks(page: Any) -> Any:
@@ -1545,7 +1593,7 @@ def _header_row(row: list[str]) -> bool:
     distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
     return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
         len(c) <= 40 and (not any(ch.isdigit() for ch in c) or (
-            len(re.findall(r"\d+", c)) == 1 and re.search(r"[^\W\d_]{3}", c) is not None))
+            len(re.findall(r"\d+(?:[.,]\d+)*", c)) == 1 and re.search(r"[^\W\d_]{3}", c)))
         for c in labels)
 
 
