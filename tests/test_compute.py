@@ -299,6 +299,25 @@ def test_a_rank_is_never_added_up_and_flags_are_conditions() -> None:
     assert not counts.ordinal("Wins")
 
 
+def test_a_difference_of_two_rows_or_of_two_columns_of_one_row() -> None:
+    e = embed().embed
+    statement = read_csv_text('Item,2021,2020\nLicensing fees,"$19,984,378","$10,230,316"\n'
+                              'Total revenue,"19,984,378","10,230,316"\n')
+    q = "By how much did licensing-fee revenue grow from 2020 to 2021?"
+    assert "difference" in cued(q)
+    grew = execute("difference", q, statement, e)
+    assert grew is not None and grew.result == "9,754,062"
+    assert [c.column for _, c in grew.cells] == ["2021", "2020"]
+    assert "difference" in cued("What was the change in net income from 2020 to 2021?")
+    assert "difference" in cued("How many more members does Oslo have than Bergen?")
+    clubs = read_csv_text(CLUBS)
+    more = execute("difference", "How many more members does the Oslo Sailing Club have "
+                   "than the Bergen Sailing Club?", clubs, e)
+    assert more is not None and more.result == "97"
+    # one column named, or no row: no difference
+    assert execute("difference", "By how much did fees grow in 2021?", statement, e) is None
+
+
 def test_yes_or_no_from_a_tables_cells() -> None:
     e = embed().embed
     births = read_csv_text(BIRTHS)

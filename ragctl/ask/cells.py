@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask.documents import _YEAR, question_names
+from ragctl.ask.documents import _YEAR, document_name, question_names
 from ragctl.ask.rules import answer_types
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -236,7 +236,7 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
             if s.path not in document_names:
                 document_names[s.path] = frozenset(
-                    _stem(t) for t in _tokens(f"{s.title} {Path(s.path).stem}")) & q.names
+                    _stem(t) for t in _tokens(f"{s.title} {document_name(s)}")) & q.names
             held |= document_names[s.path]
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}

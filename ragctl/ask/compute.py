@@ -609,7 +609,7 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
         if hit is not None and hit not in rows:
             rows.append(hit)
     if len(rows) < 2:
-        return None
+        return _across(op, question, table)
     col = best_column(embed, question, table, numeric=True,
                       not_in=list({cnd.column for cnd in conds}))
     if col is None:
@@ -622,6 +622,42 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
                     f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
                     column=col, conditions=tuple(conds[:2]),
                     cells=[(big[0], big[1]), (small[0], small[1])])
+
+
+def _keys(text: str) -> set[str]:
+    """The words of ``text`` as :func:`~ragctl.ask.cells.word_key` keys them, split at
+    hyphens and apostrophes too ("licensing-fee" is "licensing fee")."""
+    return {word_key(w) for w in re.findall(r"[^\W_]+", text.lower())}
+
+
+def _across(op: str, question: str, table: Table) -> Computed | None:
+    """The larger less the smaller of two cells of one row: the row the question names
+    by its label, the columns it names by their headers ("licensing fees … from 2020 to
+    2021" of a statement with a column a year)."""
+    stop = {word_key(w) for w in STOPWORDS}
+    asked = _keys(question) - stop
+    columns = [c for c in table.columns if c and table.numeric(c) and (
+        words := _keys(spoken(c)) - stop) and words <= asked]
+    if len(columns) != 2:
+        return None
+    named: list[tuple[int, TableRow]] = []
+    for row in table.rows:
+        label = [c for c in row.cells if c.column not in columns and number(c.value) is None]
+        words = _keys(label[0].value) - stop if label else set()
+        if words and words <= asked:
+            named.append((len(words), row))
+    best = max((n for n, _ in named), default=0)
+    rows = [r for n, r in named if n == best]
+    if len(rows) != 1:
+        return None
+    two = _values(table, rows, columns[0]) + _values(table, rows, columns[1])
+    if len(two) != 2:
+        return None
+    big, small = sorted(two, key=lambda x: -x[2])
+    return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
+                    f"{_label(rows[0])} {big[1].column} {big[1].value}, {small[1].column} "
+                    f"{small[1].value}", column=f"{columns[0]}, {columns[1]}",
+                    cells=[(rows[0], big[1]), (rows[0], small[1])])
 
 
 def _place(op: str, question: str, table: Table, embed: Embed,
@@ -686,7 +722,16 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     (r"^(?:on |in |for )?how many\b", "count"),
     (r"^(?:what (?:is|was|were|are) the )?(?:total|combined|sum)\b", "sum"),
     (r"\b(?:average|mean)\b", "average"),
+    # "by how much did total assets grow from 2022 to 2023", "how much more … than …",
+    # "what was the difference between …", "the change in revenue from 2020 to 2021"
+    (r"\bby how (?:much|many)\b|\bhow (?:much|many) (?:more|less|fewer|higher|lower|"
+     r"longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
+     r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b",
+     "difference"),
 )
+
+
+BEFORE_LOOKUP = frozenset({"difference"})  # a cue no single cell answers
 
 
 def cued(question: str) -> list[str]:
@@ -816,12 +861,15 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
     return min(done, key=lambda x: x[:2])[2] if done else None
 
 
-def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bool = False
+           ) -> bool:
     """The computation the question's form asks for (:func:`cued`), on the first table
     that can carry it out for what the question names; False when none can. Asked when
-    the operation model left the question to the lookup and no row's cell answered it."""
+    the operation model left the question to the lookup and no row's cell answered it;
+    ``before_lookup``: asked before the lookup, for the operations that are never one
+    cell (:data:`BEFORE_LOOKUP`)."""
     model = stages.tableops
-    ops = cued(ev.question)
+    ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP) == before_lookup]
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)

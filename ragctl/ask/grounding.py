@@ -236,6 +236,7 @@ def _ground(store: Store, question: str) -> Grounding:
         # a passage says "Manning" of "Peyton Manning", "Larkspur" of "Larkspur Hardware".
         rare: list[str] = []
         paths: set[str] | None = None
+        every: set[str] | None = None  # the documents that hold each of its words
         absent = False
         for word in dict.fromkeys(name.words):
             found = store.mentioning([word], FREQUENT + 1)
@@ -247,12 +248,17 @@ def _ground(store: Store, question: str) -> Grounding:
                 path for path, words in titles.items() if _has_word(word, words)}
             absent = absent or not having
             paths = having if paths is None else paths | having
+            every = having if every is None else every & having
             rare.append(word)
         if paths is None:
             continue  # no word of it tells one document from another
         if absent or not paths:
             missing.append(name)
             continue
+        if every and len(rare) >= 2:
+            # documents that hold the whole name ("Galaxy Gaming") name it; one that holds
+            # a word of it ("gaming" in an article on Microsoft) does not, then
+            paths = every
         for path in paths:
             counts[path] = counts.get(path, 0) + 1
         named = [(pid, path) for pid, path in store.mentioning(rare, FREQUENT) if path in paths]

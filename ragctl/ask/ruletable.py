@@ -181,7 +181,9 @@ RULES: tuple[Rule, ...] = (
          "its form asks for (ragctl.ask.compute.OPERATION_CUES: \"which … has the most\", "
          "\"how many\", \"the total\", \"the average\") on the first table that can carry "
          "it out for what the question names (a count or a sum only with a comparison: "
-         "\"more than 10 matches\"); none can: the lookup answers",
+         "\"more than 10 matches\"); none can: the lookup answers. A difference (\"by how "
+         "much … from 2020 to 2021\", \"how many more\") is tried before the lookup: two "
+         "rows, or two columns of one row, never one cell",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="sheets-dev (superlatives and counts the model left to a lookup)",
          measured={'wtq-dev': 7}),

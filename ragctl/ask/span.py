@@ -38,6 +38,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         return
     if compute.answer(stages, ans, ev):
         return
+    if compute.by_cue(stages, ans, ev, before_lookup=True):  # "by how much … from 2020 to
+        return  # 2021": two cells, not the one the lookup would take
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)
