@@ -796,6 +796,23 @@ def test_pdf_rows_with_merged_cells_are_made_plain() -> None:
         ["Supply Voltage", "5.5"]
 
 
+def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
+    from ragctl.index.ingest import aligned_rows
+
+    raw = [["Table 1", "", "", ""], ["Inhibitor", "Ecorr", "Polarization", "Corrosion"],
+           ["concentration (g)", "(V)", "resistance (Ω)", "rate (mm/year)"], ["", "", "", ""],
+           ["0", "-0.9393", "24.0910", "2.8163"], ["2", "-0.8276", "121.440", "1.5054"],
+           ["10", "-0.5356", "246.080", "0.0919"],
+           ["The plot of inhib", "itor concentr", "ation over d", "egree of sur"]]
+    assert aligned_rows(raw) == [
+        ["Inhibitor concentration (g)", "Ecorr (V)", "Polarization resistance (Ω)",
+         "Corrosion rate (mm/year)"],
+        ["0", "-0.9393", "24.0910", "2.8163"], ["2", "-0.8276", "121.440", "1.5054"],
+        ["10", "-0.5356", "246.080", "0.0919"]]
+    # prose aligned by chance: no run of figures, no table
+    assert aligned_rows([["The plot", "of the", "data"], ["shows a", "straight", "line"]]) == []
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

@@ -1490,12 +1490,62 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
                 else:
                     tables.append((t.bbox, table_lines(rows, header=False)))
+            if not tables:  # a table drawn without lines: by its words' alignment
+                for t in page.find_tables(_BY_ALIGNMENT):
+                    rows = aligned_rows(t.extract())
+                    if rows:
+                        tables.append((t.bbox, table_lines(rows, header=True)))
             if tables:
                 yield i, "\n\n".join("\n\n".join(lines) for _, lines in
                                      sorted(tables, key=lambda t: t[0][1]))
             else:
                 header = None
             pdf.pages[i].close()
+
+
+# pdfplumber's table finder by the alignment of words, for a page whose lined tables it
+# found none of (a table ruled with three lines, as papers print them)
+_BY_ALIGNMENT = {"vertical_strategy": "text", "horizontal_strategy": "text"}
+_FIGURE = re.compile(r"[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
+MIN_ALIGNED_ROWS = 3
+
+
+def aligned_rows(raw: list[list[str | None]]) -> list[list[str]]:
+    """The table in what the finder by alignment returns, which runs on into the text
+    around a table: its first run of at least :data:`MIN_ALIGNED_ROWS` rows whose cells
+    are mostly figures, under the rows of names just above it (read down each column:
+    "Polarization" over "resistance (Ω)"; a caption above them, in one cell, is none);
+    none when there is no such run, or no names, or fewer than three columns."""
+    rows = [[" ".join((c or "").split()) for c in r] for r in raw]
+    rows = [r for r in rows if any(r)]
+
+    def figures(r: list[str]) -> bool:
+        filled = [c for c in r if c]
+        return len(filled) >= 3 and sum(
+            1 for c in filled if _FIGURE.fullmatch(c.replace("(cid:3)", "−"))) >= 0.6 * len(
+            filled)
+
+    start = next((k for k in range(len(rows)) if all(
+        figures(r) for r in rows[k:k + MIN_ALIGNED_ROWS]) and k + MIN_ALIGNED_ROWS <= len(
+        rows)), None)
+    if start is None:
+        return []
+    end = start
+    while end < len(rows) and figures(rows[end]):
+        end += 1
+    names: list[list[str]] = []
+    k = start - 1
+    while k >= 0 and len(names) < 3 and not figures(rows[k]) and all(
+            len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(1 for c in rows[k] if c) >= 2:
+        names.insert(0, rows[k])
+        k -= 1
+    width = len(rows[start])
+    if not names or width < 3:
+        return []
+    head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in range(width)]
+    if sum(1 for c in head if c) < width - 1:
+        return []
+    return [head, *rows[start:end]]
 
 
 def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
