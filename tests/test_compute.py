@@ -294,6 +294,14 @@ def test_a_rank_is_never_added_up_and_flags_are_conditions() -> None:
     dearest = execute("argmax", "What is the most expensive single item by list price?",
                       items, e)
     assert dearest is not None and dearest.result == "Microscope"
+    # flags drawn as marks, a cell that holds nothing ("--"), versions that are no numbers
+    releases = read_csv_text("Electron,Alpha,Supported\n40.0.0,2025-Oct-30,✅\n"
+                             "39.0.0,2025-Sep-04,✅\n14.0.0,--,🚫\n13.0.0,--,🚫\n12.0.0,,🚫\n")
+    supported = execute("count", "How many Electron versions are supported?", releases, e)
+    assert supported is not None and supported.result == "2"
+    early = execute("count", "How many Electron versions have no alpha date?", releases, e)
+    assert early is not None and early.result == "3" and early.working == "3 rows with no Alpha"
+    assert number("40.0.0") is None and number("12.") == 12
     # a column of counts that starts at one is no rank
     counts = read_csv_text("Team,Wins\nA,1\nB,1\nC,2\nD,2\nE,3\n")
     assert not counts.ordinal("Wins")

@@ -72,7 +72,7 @@ _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 def number(text: str) -> float | None:
     """The number a cell holds, with its sign and scale ("$1,998.00" → 1998, "(3)" → -3,
     "1.2 million" → 1.2e6, "12%" → 12), or None when it holds none or more than a number
-    and a unit ("3–4", "12 of 20")."""
+    and a unit ("3–4", "12 of 20", a version "40.0.0")."""
     t = text.strip()
     m = _NUMBER.match(t)
     if m is None:
@@ -90,8 +90,9 @@ def number(text: str) -> float | None:
     if word in _SCALE:
         value *= _SCALE[word]
         rest = rest[len(word):].strip()
-    if rest and (re.match(r"^[\d–-]", rest) or len(rest.split()) > 2 or " of " in f" {rest} "):
-        return None
+    if rest and (re.match(r"^(?:[\d–-]|\.\d)", rest) or len(rest.split()) > 2
+                 or " of " in f" {rest} "):
+        return None  # "3–4", "12 of 20", a version "40.0.0"
     return -value if negative else value
 
 
@@ -166,6 +167,8 @@ class Condition:
 
     def holds(self, row: TableRow) -> bool:
         c = row.cell(self.column)
+        if self.op == "blank":  # "no alpha date": the cell left empty, or "--"
+            return c is None or blank(c.value)
         if not self.op:
             if c is None:
                 return False
@@ -176,8 +179,19 @@ class Condition:
         return a is not None and b is not None and _COMPARE[self.op](a, b)
 
     def said(self) -> str:
+        if self.op == "blank":
+            return f"no {self.column}"
         return f"{self.column} {self.op} {self.value}" if self.op else \
             f"{self.column} {self.value}"
+
+
+# what a table writes in a cell that holds nothing ("--", "n/a")
+BLANKS = frozenset({"", "-", "--", "---", "—", "–", "n/a", "na", "none", "nil", "tbd", "tba",
+                    "?", "…"})
+
+
+def blank(value: str) -> bool:
+    return value.strip().lower() in BLANKS
 
 
 def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
@@ -263,7 +277,9 @@ def conditions(question: str, table: Table) -> list[Condition]:
 
 # A column of flags ("Banned by 538: yes / no"): the question that names its header asks
 # for the rows flagged, or, with a negation just before the header, for the others.
-FLAGS = {"yes": True, "no": False, "true": True, "false": False, "y": True, "n": False}
+FLAGS = {"yes": True, "no": False, "true": True, "false": False, "y": True, "n": False,
+         "✅": True, "✔": True, "✔️": True, "✓": True, "☑": True, "☑️": True,
+         "❌": False, "✗": False, "✘": False, "🚫": False, "⛔": False, "✖": False, "✖️": False}
 _NEGATION = frozenset({"not", "never", "no", "nt", "non", "without"})
 
 
@@ -346,13 +362,20 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
         found.append((m.start(), m.end(), op, m.group("number"),
                       " ".join(question[m.start():m.end()].split()[1:-2]) or
                       around(m.start(), m.end(), m.group("number"))))
+    nones: set[tuple[int, int]] = set()
     for m in _NONE.finditer(question):
         if not any(a <= m.start() < b for a, b, *_ in found):  # "no fatal accidents in 2010"
             found.append((m.start(), m.end(), "=", "0",
                           " ".join(question[m.start("what"):].split()[:_WINDOW + 4])))
+            nones.add((m.start(), m.end()))
     out: list[Condition] = []
     rest = question
     for a, b, op, value, context in sorted(found):
+        left = _left_blank(table, context) if (a, b) in nones else None
+        if left is not None:  # "no alpha release date": the rows whose Alpha is "--"
+            out.append(Condition(left, "", "blank"))
+            rest = rest[:a] + " " * (b - a) + rest[b:]
+            continue
         value = "50%" if value.lower() == "half" else value.strip()
         yearish = bool(_YEARISH.match(value))
         columns = [c for c in table.columns if c and table.numeric(c)
@@ -365,6 +388,21 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
         out.append(Condition(col, value, op))
         rest = rest[:a] + " " * (b - a) + rest[b:]
     return out, rest
+
+
+def _left_blank(table: Table, context: str) -> str | None:
+    """The column that "no …" names by its header's words ("no alpha release date":
+    Alpha) when some of its cells hold nothing (:data:`BLANKS`) and the others do: the
+    column the most words name, or None."""
+    asked = _keys(context)
+    best, most = None, 0
+    for col in table.columns:
+        values = table.values(col)
+        named = len(_keys(spoken(col)) & asked) if col else 0
+        if named > most and any(blank(v) for v in values) and not all(
+                blank(v) for v in values):
+            best, most = col, named
+    return best
 
 
 def _years(table: Table, column: str) -> bool:
