@@ -95,6 +95,21 @@ def test_a_markdown_table_cell_is_answered_from_its_row(tmp_path: Path,
     assert not a.abstained and a.kind == "cell" and a.answer_text == "250"
 
 
+def test_an_abbreviated_header_is_named_in_full_and_a_units_column_is_shown(
+        tmp_path: Path, fake_embedder: str) -> None:
+    from ragctl.ask.cells import spoken
+
+    assert spoken("MAX") == "maximum" and spoken("Qty.") == "quantity"
+    rows = ["| PARAMETER | CONDITION | MIN | MAX | UNITS |", "| --- | --- | --- | --- | --- |",
+            "| Conversion Time | 9-bit resolution | | 93.75 | ms |",
+            "| Conversion Time | 12-bit resolution | | 750 | ms |"]
+    indexed(tmp_path / "sheet", {"ds1631.md": "# Characteristics\n\n" + "\n".join(rows)
+                                 + "\n"})
+    a = _ask("What is the maximum conversion time at 12-bit resolution?", FakeReader("ms"))
+    assert not a.abstained and a.kind == "cell" and a.answer == "750 ms [1]"
+    assert a.sources[0].column == "MAX"
+
+
 def test_a_column_the_table_lacks_is_refused_not_answered_next_door(clubs: Path) -> None:
     a = _ask("What is the annual fee of the Bergen club?", FakeReader("250"))
     assert a.abstained

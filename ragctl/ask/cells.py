@@ -285,10 +285,21 @@ def _fits(expects: Expected, value: str) -> bool | None:
     return None
 
 
+# words headers abbreviate, as a question spells them out ("MAX" of "the maximum …")
+HEADER_ABBREVIATIONS = {
+    "max": "maximum", "min": "minimum", "typ": "typical", "avg": "average",
+    "qty": "quantity", "amt": "amount", "pct": "percent", "temp": "temperature",
+    "yr": "year", "yrs": "years", "mo": "month", "hrs": "hours", "mins": "minutes",
+    "approx": "approximate", "est": "estimated", "dept": "department", "addr": "address",
+    "tel": "telephone", "desc": "description", "ref": "reference", "cust": "customer",
+    "inv": "invoice", "govt": "government", "intl": "international", "natl": "national"}
+
+
 def spoken(header: str) -> str:
-    """A column's header as words ("net_generation", "netGeneration" → "net generation"),
-    the way a question names it."""
-    return " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split())
+    """A column's header as words ("net_generation", "netGeneration" → "net generation";
+    "MAX" → "maximum", :data:`HEADER_ABBREVIATIONS`), the way a question names it."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split()
+    return " ".join(HEADER_ABBREVIATIONS.get(w.lower().rstrip("."), w) for w in words)
 
 
 def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
@@ -311,7 +322,7 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     w = COLUMN_WEIGHTS
     out = []
     for (c, fit), vec in zip(fitted, vecs[1:], strict=True):
-        words = {word_key(t) for t in _tokens(c.column) if t not in STOPWORDS}
+        words = {word_key(t) for t in _tokens(spoken(c.column)) if t not in STOPWORDS}
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
@@ -546,13 +557,27 @@ def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
     ans.kind = "cell"
     ans.candidates = [{"answer": cell.value, "rule": "table cell", "row": key,
                        "column": cell.column, "score": round(choice.score, 4)}]
-    ans.raw_answer = cell.value
-    ans.answer = f"{cell.value} [1]"
+    unit = row_unit(choice.row, cell)
+    ans.raw_answer = f"{cell.value} {unit}" if unit else cell.value
+    ans.answer = f"{ans.raw_answer} [1]"
     ans.sources = [replace(Citation.of(1, s, answer=s.source_offsets(cell.start, cell.end),
                                        also_in=tuple(ev.also.get(s.passage_id, ()))),
                            row=key, column=cell.column)]
     ans.sentences = [AnswerSentence(cell.value, (1,), 1.0, True)]
     ans.confidence = round(min(1.0, max(0.0, choice.score)), 4)
+
+
+_UNIT_HEADERS = frozenset({"unit", "units", "uom"})
+
+
+def row_unit(row: Row, cell: Cell) -> str:
+    """The unit a row gives its numbers in a column of their own ("UNITS: ms" beside
+    "MAX: 187.5"), for a number cell that writes none; else ""."""
+    if not re.fullmatch(r"[-+±−]?[\d.,]+", cell.value.strip()):
+        return ""
+    unit = next((c.value.strip() for c in row.cells
+                 if spoken(c.column).lower() in _UNIT_HEADERS), "")
+    return unit if 0 < len(unit) <= 12 else ""
 
 
 def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> bool:
