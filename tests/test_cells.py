@@ -110,6 +110,22 @@ def test_an_abbreviated_header_is_named_in_full_and_a_units_column_is_shown(
     assert a.sources[0].column == "MAX"
 
 
+def test_a_row_of_the_document_that_names_the_subject_elsewhere_answers(
+        tmp_path: Path, fake_embedder: str) -> None:
+    # the rows never say "Galaxy Gaming"; the filing's text does. Two of its tables give
+    # the total, one with "$": they agree
+    filing = ("# Annual report\n\nGalaxy Gaming licenses casino table games.\n\n"
+              "| Item | 2021 | 2020 |\n| --- | --- | --- |\n"
+              "| Total revenue | 19,984,378 | 10,230,316 |\n\nBy region:\n\n"
+              "| Region | 2021 | 2020 |\n| --- | --- | --- |\n"
+              "| Total revenue | $19,984,378 | $10,230,316 |\n")
+    other = ("# Acme facts\n\n| Year | Revenue |\n| --- | --- |\n| 2021 | 168,088 |\n"
+             "| 2020 | 143,015 |\n")
+    indexed(tmp_path / "filings", {"glxz-10k.md": filing, "acme.md": other})
+    a = _ask("What was Galaxy Gaming's total revenue for 2021?", FakeReader("2020"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "19,984,378"
+
+
 def test_a_column_the_table_lacks_is_refused_not_answered_next_door(clubs: Path) -> None:
     a = _ask("What is the annual fee of the Bergen club?", FakeReader("250"))
     assert a.abstained

@@ -395,7 +395,11 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict()
     # the question's names and numbers that this table holds: the row it asks about holds
     # them all ("France" and "1973"), or the table has no such row
-    subject = [r for r in rows if r.of_subject]
+    # a row of a document that names the question's names elsewhere ("Galaxy Gaming" in
+    # the text of a 10-K whose rows never say it) is of its subject too
+    grounded = ev.grounding.applies
+    subject = [r for r in rows if r.of_subject or (
+        grounded and ev.grounding.grounded(r.sentence.path))]
     if not subject:
         return CellVerdict()
     path = subject[0].sentence.path
@@ -436,11 +440,16 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict(row=best.row, columns=tuple(
             c.column for c in best.row.cells if c.column))
     same = [p for p in picks if p.cell.column == best.cell.column]
-    if len({p.cell.value for p in same}) > 1:
+    if len({_as_value(p.cell.value) for p in same}) > 1:
         return CellVerdict()  # several rows named alike, with different values
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+def _as_value(text: str) -> str:
+    """A cell's value as rows that agree write it alike: "$19,984,378" is "19,984,378"."""
+    return re.sub(r"^[$€£¥₹]\s*|\s+", "", text.strip())
 
 
 def table_sentences(stages: LoadedStages, seed: Sentence) -> list[Sentence]:
