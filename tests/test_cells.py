@@ -102,12 +102,17 @@ def test_an_abbreviated_header_is_named_in_full_and_a_units_column_is_shown(
     assert spoken("MAX") == "maximum" and spoken("Qty.") == "quantity"
     rows = ["| PARAMETER | CONDITION | MIN | MAX | UNITS |", "| --- | --- | --- | --- | --- |",
             "| Conversion Time | 9-bit resolution | | 93.75 | ms |",
-            "| Conversion Time | 12-bit resolution | | 750 | ms |"]
+            "| Conversion Time | 12-bit resolution | | 750 | ms |",
+            "| Thermometer Error | 0°C to +70°C | | ±0.5 | °C |",
+            "| Thermometer Error | -55°C to +125°C | | ±2 | °C |"]
     indexed(tmp_path / "sheet", {"ds1631.md": "# Characteristics\n\n" + "\n".join(rows)
                                  + "\n"})
     a = _ask("What is the maximum conversion time at 12-bit resolution?", FakeReader("ms"))
     assert not a.abstained and a.kind == "cell" and a.answer == "750 ms [1]"
     assert a.sources[0].column == "MAX"
+    # the parameter the question asks for is the row's own: its one number answers
+    b = _ask("What thermometer error does it have from -55°C to +125°C?", FakeReader("°C"))
+    assert not b.abstained and b.answer == "±2 °C [1]" and "sole_measure" in b.rules
 
 
 def test_a_row_of_the_document_that_names_the_subject_elsewhere_answers(

@@ -367,12 +367,31 @@ def year_weight(question: str, header: str) -> float:
 SOLE_MEASURE_KEYS = 2
 
 
-def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expected) -> bool:
-    """Whether ``row`` is named by :data:`SOLE_MEASURE_KEYS` or more of its cells and holds
-    one other cell (``scored``: its :func:`column_scores`), of the number or amount the
-    question asks for."""
-    return expects in ("number", "money") and len(row.key) >= SOLE_MEASURE_KEYS \
-        and len(scored) == 1 and _fits(expects, scored[0][1].value) is True
+def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expected,
+                 question: str = "") -> Cell | None:
+    """The one cell of the measure asked for, when ``row`` is named by
+    :data:`SOLE_MEASURE_KEYS` or more of its cells: for a number or an amount, the one
+    other cell (``scored``: its :func:`column_scores`) when it holds one; for a question
+    of no type whose "what …" the row's own cells name, the one other cell that holds a
+    number ("what thermometer error …": "MAX: ±1.5" of a datasheet row named by its
+    parameter, Thermometer Error, and its condition, beside "SYMBOL: T ERR")."""
+    if len(row.key) < SOLE_MEASURE_KEYS:
+        return None
+    if expects in ("number", "money"):
+        return scored[0][1] if len(scored) == 1 and _fits(
+            expects, scored[0][1].value) is True else None
+    m = _WHAT.search(question)
+    if expects != "any" or m is None:
+        return None
+    asked = {_stem(t) for t in _tokens(m.group("what"))} - STOPWORDS
+    keyed = {_stem(t) for i in row.key for t in _tokens(row.cells[i].value)}
+    numbers = [c for _, c in scored if _fits("number", c.value)]
+    return numbers[0] if asked and asked <= keyed and len(numbers) == 1 else None
+
+
+# "what thermometer error does …": what the question asks, before its verb
+_WHAT = re.compile(r"\b(?:what|which)\s+(?P<what>(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?:is|are|was|"
+                   r"were|does|do|did|has|have|had|can|will|would)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -426,8 +445,10 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     for row in top[:5]:
         scored = column_scores(vectors, ev.question, row, expects)
         if scored:
-            picks.append(CellChoice(row, scored[0][1], scored[0][0]))
-            lone += sole_measure(row, scored, expects)
+            measure = sole_measure(row, scored, expects, ev.question)
+            picks.append(CellChoice(row, measure if measure is not None and scored[0][0] <
+                                    MIN_COLUMN_SCORE else scored[0][1], scored[0][0]))
+            lone += measure is not None
     if not picks:
         return CellVerdict()
     best = max(picks, key=lambda p: p.score)

@@ -155,7 +155,8 @@ RULES: tuple[Rule, ...] = (
     Rule("sole_measure", "route",
          "a row named by two or more of its cells, for a \"how many / how much\" question, "
          "answered by the one number cell left (\"Value\", \"net_generation\", \"No. Of\") "
-         "though its header is not near the question",
+         "though its header is not near the question; or, for \"what X …\" where X is in the "
+         "row's own cells (a datasheet's parameter), by the row's one number cell",
          tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
          written_for="none (general: statistics tables in long format)",
          measured={'tables-dev': 2, 'handtrial-dev': 2, 'reports-dev': 0, 'receipts-dev': 0,
