@@ -326,6 +326,17 @@ def test_a_difference_of_two_rows_or_of_two_columns_of_one_row() -> None:
     assert execute("difference", "By how much did fees grow in 2021?", statement, e) is None
 
 
+def test_a_sign_is_a_comparison_and_a_leading_phrase_is_no_form() -> None:
+    e = embed().embed
+    growth = read_csv_text("Country,Population Growth 2050\nUSA,-0.06%\nEgypt,1.32%\n"
+                           "Italy,-1.33%\n")
+    q = "In the Lesson 1 table, how many countries have a negative population growth for 2050?"
+    assert cued(q)[0] == "count"
+    done = execute("count", q, growth, e)
+    assert done is not None and done.result == "2"
+    assert done.working == "2 rows with Population Growth 2050 < 0"
+
+
 def test_yes_or_no_from_a_tables_cells() -> None:
     e = embed().embed
     births = read_csv_text(BIRTHS)

@@ -49,6 +49,7 @@ from ragctl.ask.cells import (
     year_weight,
 )
 from ragctl.ask.documents import _YEAR
+from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -328,6 +329,7 @@ _AFTER = re.compile(_COMPARED_NUMBER + r"(?:\s+[a-z]+){0,2}?\s+(?P<phrase>"
                     + "|".join(p for p, _ in COMPARED_AFTER) + r")\b", re.I)
 _NONE = re.compile(r"\b(?:no|zero)\s+(?!more\b|less\b|fewer\b|longer\b|later\b|earlier\b|"
                    r"one\b|other\b|such\b)(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})", re.I)
+_SIGN = re.compile(r"\b(negative|positive)\b(?!\s+(?:and|or)\b)", re.I)
 _YEARISH = re.compile(r"^(?:1[5-9]|20)\d\d$")
 _WINDOW = 4  # words either side of a comparison that say which column it is of
 
@@ -362,6 +364,9 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
         found.append((m.start(), m.end(), op, m.group("number"),
                       " ".join(question[m.start():m.end()].split()[1:-2]) or
                       around(m.start(), m.end(), m.group("number"))))
+    for m in _SIGN.finditer(question):  # "a negative population growth": < 0
+        found.append((m.start(), m.end(), "<" if m.group(1).lower() == "negative" else ">",
+                      "0", " ".join(question[m.start():].split()[:_WINDOW + 2])))
     nones: set[tuple[int, int]] = set()
     for m in _NONE.finditer(question):
         if not any(a <= m.start() < b for a, b, *_ in found):  # "no fatal accidents in 2010"
@@ -773,8 +778,9 @@ BEFORE_LOOKUP = frozenset({"difference"})  # a cue no single cell answers
 
 
 def cued(question: str) -> list[str]:
-    """The operations the question's form asks for (:data:`OPERATION_CUES`), in turn."""
-    q = " ".join(question.lower().split())
+    """The operations the question's form asks for (:data:`OPERATION_CUES`), in turn;
+    after a leading phrase ("In the Lesson 1 table, how many …")."""
+    q = " ".join(main_clause(question).lower().split())
     return [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
 
 
