@@ -396,6 +396,28 @@ def test_pdf_tables_add_rows_with_their_header_across_pages(tmp_path: Path) -> N
     assert "Thank you for your order." in text2.text
 
 
+def test_a_pdf_table_under_its_caption_is_read_though_it_holds_few_numbers(
+        tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 7, "The system maintains these read-only variables.\n"
+                   "Table 3-2 Built-in global variables")
+    with pdf.table() as table:
+        for r in [("Global variable", "Type", "Description"),
+                  ("CLIENT_HOST", "VARCHAR(255)", "Host name of the current client"),
+                  ("CLIENT_PORT", "INTEGER", "Port used by the current client"),
+                  ("ROUTINE_TYPE", "CHAR(1)", "Type of the routine that is running")]:
+            table.row(r)
+    f = tmp_path / "redbook.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    text = "\n".join(s.text for s in _parse(f).sections)
+    assert "Global variable: CLIENT_PORT; Type: INTEGER; Description: Port used by the " \
+        "current client" in text
+
+
 def test_html_keeps_the_main_content_only(tmp_path: Path) -> None:
     article = ("The council approved the new cycle lane on Harbour Street on Tuesday. "
                "Construction starts in March and should take eleven weeks. ") * 3

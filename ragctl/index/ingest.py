@@ -1448,8 +1448,11 @@ def _pages(indexes: list[int]) -> str:
 
 def _looks_tabular(text: str) -> bool:
     """Whether a page's text may come from a table (worth the slower table finder):
-    three short lines holding two or more numbers each, or a column of numbers (many
-    lines of a few words with a number, as text extraction reads some tables)."""
+    three short lines holding two or more numbers each, a column of numbers (many
+    lines of a few words with a number, as text extraction reads some tables), or a
+    table's caption at the start of a line ("Table 3-2 Built-in global variables")."""
+    if _CAPTION.search(text):
+        return True
     lines = [line for line in text.splitlines() if line.strip()]
     rows = sum(1 for line in lines if len(line.split()) <= 16
                and len(_NUMBER.findall(line)) >= 2)
@@ -1458,6 +1461,7 @@ def _looks_tabular(text: str) -> bool:
 
 
 _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
+_CAPTION = re.compile(r"(?m)^\s*Table\s+[A-Z]?\d+(?:[-.]\d+)*\b")
 MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
 
 
