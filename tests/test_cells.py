@@ -131,6 +131,17 @@ def test_a_row_of_the_document_that_names_the_subject_elsewhere_answers(
     assert not a.abstained and a.kind == "cell" and a.answer_text == "19,984,378"
 
 
+def test_a_code_written_as_the_row_writes_it_names_that_row(
+        tmp_path: Path, fake_embedder: str) -> None:
+    rows = ["| ORDERING NUMBER | PACKAGE MARKING | DESCRIPTION |", "| --- | --- | --- |",
+            "| DS1631Z | DS1631Z | DS1631 in 150 mil 8-Pin SO |",
+            "| DS1631Z+ | DS1631Z (See Note) | DS1631 in Lead-Free 150 mil 8-Pin SO |",
+            "| DS1631Z+T&R | DS1631Z (See Note) | DS1631 in Lead-Free SO, Tape-and-Reel |"]
+    indexed(tmp_path / "sheet", {"ordering.md": "# Ordering\n\n" + "\n".join(rows) + "\n"})
+    a = _ask("What is the package marking for ordering number DS1631Z+?", FakeReader("SO"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "DS1631Z (See Note)"
+
+
 def test_a_column_the_table_lacks_is_refused_not_answered_next_door(clubs: Path) -> None:
     a = _ask("What is the annual fee of the Bergen club?", FakeReader("250"))
     assert a.abstained

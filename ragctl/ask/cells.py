@@ -307,11 +307,15 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     """Each answerable cell of ``row`` (not one the question names) with how near its
     header comes to what the question asks, best first (:data:`COLUMN_WEIGHTS`);
     ``vectors`` embeds texts with the index's embedder."""
-    key_words = {t for i in row.key for t in _tokens(row.cells[i].value)}
+    # a code the question writes as it is ("DS1631Z+") is the row's key: cells that share
+    # a word of it ("DS1631Z (See Note)") are answers, not keys
+    key = [i for i in row.key if any(ch.isdigit() for ch in row.cells[i].value)
+           and written(row.cells[i].value, question)] or list(row.key)
+    key_words = {t for i in key for t in _tokens(row.cells[i].value)}
     rest = " ".join(w for w in question.split()
                     if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
     options = [c for i, c in enumerate(row.cells)
-               if i not in row.key and c.column.lower() not in _NOT_COLUMNS]
+               if i not in key and c.column.lower() not in _NOT_COLUMNS]
     if not options:
         return []
     fitted = [(c, _fits(expects, c.value)) for c in options]
@@ -433,6 +437,11 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])):
         fired("year_not_in_table")  # "in the 2012 survey" of a table of 2014
         return CellVerdict(absent=(year,), path=path)
+    # "DS1631Z+": the one row whose code the question writes as it is, not "DS1631Z" or
+    # "DS1631Z+T&R"
+    exact = [r for r in rows if any(any(ch.isdigit() for ch in r.cells[i].value) and written(
+        r.cells[i].value, ev.question) for i in r.key)]
+    top = exact if len({r.sentence.id for r in exact}) == 1 else top
     vectors = _embedded(stages)  # the rows of one table share their headers
     if len(top) > 1 and on("nearest_row"):
         table = table_sentences(stages, top[0].sentence)
@@ -466,6 +475,14 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+def written(value: str, question: str) -> bool:
+    """Whether the question writes a cell's value as the cell does, signs and all, not as
+    part of a longer code ("DS1631Z+" in "… number DS1631Z+?", not "DS1631Z+T&R")."""
+    v = value.strip()
+    return bool(v) and re.search(rf"(?<![\w+&/.-]){re.escape(v)}(?![\w+&/-])", question,
+                                 re.I) is not None
 
 
 def _as_value(text: str) -> str:
