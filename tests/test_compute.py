@@ -188,6 +188,27 @@ def test_a_computation_the_table_cannot_do_is_refused_not_answered_with_a_cell(
     assert "cannot give it" in (a.abstain_reason or "")
 
 
+def test_the_rows_flagged_as_the_question_asks_are_counted(tmp_path: Path,
+                                                          fake_embedder: str) -> None:
+    root = tmp_path / "releases"
+    root.mkdir()
+    rows = "\n".join(f"| {v}.0.0 | {'✅' if v > 36 else '🚫'} |" for v in range(40, 30, -1))
+    (root / "timeline.md").write_text(
+        "# Releases\n\nOur policy supports the latest 3 stable releases of Electron, "
+        "as the release schedule of Electron explains.\n\n## Timeline\n\n"
+        "| Electron | Supported |\n| --- | --- |\n" + rows + "\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
+                   "fake-hash", 0.5)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("3")) as p:
+        p._tableops, p._tableops_loaded = model, True
+        a = p.ask("How many Electron versions are supported?",
+                  AskOptions(re_threshold=0.0, top_k=1))
+    assert a.kind == "computed" and a.raw_answer == "4", (a.answer, a.rules)
+
+
 def test_the_shipped_operation_model_loads() -> None:
     from ragctl.models.manifest import bundled_models_dir
 

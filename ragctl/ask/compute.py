@@ -64,6 +64,7 @@ SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "difference": "difference", "first": "first", "last": "last", "next": "next",
         "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
+HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)
 
 _NUMBER = re.compile(r"[-−–+]?\(?[$€£¥₹]?\s*\d[\d,]*(?:\.\d+)?")
@@ -170,7 +171,7 @@ class Condition:
         c = row.cell(self.column)
         if self.op == "blank":  # "no alpha date": the cell left empty, or "--"
             return c is None or blank(c.value)
-        if not self.op:
+        if not self.op or self.op == "is":  # a cell named, or a flag asked for
             if c is None:
                 return False
             want = normalize_answer(self.value)  # "A+" normalizes to nothing: as written
@@ -182,6 +183,8 @@ class Condition:
     def said(self) -> str:
         if self.op == "blank":
             return f"no {self.column}"
+        if self.op == "is":
+            return f"{self.column} {self.value}"
         return f"{self.column} {self.op} {self.value}" if self.op else \
             f"{self.column} {self.value}"
 
@@ -298,7 +301,7 @@ def flagged(q: str, column: str, values: Sequence[str]
     before = q[:m.start()].split()[-3:]
     want = not any(w in _NEGATION for w in before)
     value = next((v for k, v in said.items() if FLAGS[k] == want), None)
-    return (m.start(), m.end(), Condition(column, value)) if value is not None else None
+    return (m.start(), m.end(), Condition(column, value, "is")) if value is not None else None
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -629,9 +632,9 @@ def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str
     if m is not None:
         what = word_key(m.group("what"))
         for col in table.columns:
-            if col not in not_in and not table.numeric(col) and \
+            if col not in not_in and not table.ordinal(col) and \
                     what in {word_key(w) for w in _words(spoken(col))}:
-                return col
+                return col  # "which inhibitor concentration": a column of numbers too
 
     def names_rows(col: str) -> bool:  # nine in ten cells filled, and as many different
         values = [v for v in table.values(col) if v]
@@ -801,6 +804,12 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     seeds: list[Sentence] = [named[0].sentence] if named else []
     seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
               if row_cells(s.text)]
+    # then the rows of the passages retrieved but not kept (a table the prose outranked)
+    kept = {h.passage_id for h in ev.kept}
+    more = [h.passage_id for h in ev.hits[:HITS_FOR_TABLES] if h.passage_id not in kept]
+    if more:
+        found = stages.collection.store.sentences_of(more)
+        seeds += [s for pid in more for s in found.get(pid, []) if row_cells(s.text)]
     out: list[Table] = []
     seen: set[int] = set()
     documents: dict[str, list[Sentence]] = {}
