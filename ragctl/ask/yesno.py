@@ -3,11 +3,12 @@
 A question over a table ("Were there more births in 2014 than in 2013?") is answered from
 its cells first (:func:`ragctl.ask.compute.yes_no`).
 
-When an entailment model is loaded (``ragctl train nli``, the setting ``nli``), each of
-the best sentences is read against the question (:func:`entailed`), weighed by how much it
-is about the question: entailment says yes, contradiction ("We never share your location"
-for "Is my location shared?") says no, and the deciding sentence is quoted; when neither
-is said, the documents do not say. Without one, by the words the evidence names:
+When the evidence names what the question asks (it is not :func:`silent_on` it) and an
+entailment model is loaded (``ragctl train nli``, the setting ``nli``), each of the best
+sentences is read against the question (:func:`entailed`): one that entails it says yes,
+one that contradicts it ("We never share your location" for "Is my location shared?")
+says no, and the deciding sentence is quoted; when none does either, the documents do
+not say. Without one, by the words the evidence names:
 
 A sentence states the question when it names more than :data:`YES_STATED` of its words
 (:func:`stated_share`); "are A and B both …?" (:func:`pair_named`) is judged on what the
@@ -152,10 +153,6 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
         share = min(stated_share(question, c.text, leave_out=pair) for c in chosen)
     else:
         share = max(stated_share(question, c.text) for c in chosen)
-        nli = stages.nli
-        if nli is not None:  # what the sentences say decides
-            entailed(nli.name, ans, ev, *entailment(nli, question, ranked))
-            return
         # silent: what the best sentences (SILENT_SENTENCES, the two weighed among them),
         # together, and their documents' titles and file names ("pep-0008.rst") leave
         # unsaid
@@ -163,6 +160,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
         evidence = " ".join([*dict.fromkeys(c.text for c in near),
                              *dict.fromkeys(document_name(c) for c in near)])
         silent = silent_on(question, evidence) if share <= YES_STATED else []
+        nli = stages.nli
+        read = entailment(nli, question, ranked) if nli is not None else None
+        if nli is not None and read is not None and (not silent or sure(read[1])):
+            entailed(nli.name, ans, ev, *read)  # what the sentences say decides
+            return
         if silent:
             ans.abstained = True
             ans.abstain_reason = "the documents do not say: the sentences found do not " \
@@ -183,57 +185,48 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
 
 # Yes or no by entailment: the best NLI_SENTENCES sentences (by the context filter), each
 # read by the entailment model against the question itself (it is trained on yes/no
-# questions as hypotheses). As the relevance estimator weighs answers by their passages
-# (RE-RAG, eq. 3-6), each sentence's entailment and contradiction are weighed by its filter
-# score raised to NLI_FOCUS (normalized): the sentences that are about the question decide,
-# not a sentence elsewhere that the model reads as entailing it. "Yes" when the weighed
-# entailment is the larger and above NLI_DECIDES, "no" for contradiction; the documents do
-# not say otherwise. The deciding sentence is the one that adds most to the winner.
-# On the 49 yes/no questions of the dev sets that reach the model, this is right or rightly
-# refused 30 times, against 25 for the best sentence alone deciding above 0.5, with a
-# sure (0.8) entailment needed where the sentences leave a question's words unsaid; any
-# threshold from 0.25 to 0.35 gives 30.
+# questions as hypotheses). The sentence that most surely entails it says "yes", the one
+# that most surely contradicts it "no"; when none does either with more than NLI_DECIDES,
+# the documents do not say. When the sentences leave some of the question's words unsaid
+# (silent_on), only a sentence that decides it with more than NLI_SURE answers.
 NLI_SENTENCES = 8
-NLI_FOCUS = 4.0
-NLI_DECIDES = 0.3
+NLI_DECIDES = 0.5
+NLI_SURE = 0.8
 
 
 def entailment(nli: Entailment, question: str, ranked: list[ScoredSentence]
-               ) -> tuple[list[Sentence], np.ndarray, np.ndarray]:
-    """The best :data:`NLI_SENTENCES` sentences, the entailment model's probabilities for
-    each (each read after its document's name) against the question, and each one's weight
-    (:data:`NLI_FOCUS`)."""
-    best = ranked[:NLI_SENTENCES]
-    chosen = [s.sentence for s in best]
-    probs = nli.probs([f"{document_name(c)}. {c.text}" for c in chosen], question)
-    return chosen, probs, weights([s.score for s in best])
+               ) -> tuple[list[Sentence], np.ndarray]:
+    """The best :data:`NLI_SENTENCES` sentences, and the entailment model's probabilities
+    for each (each read after its document's name) against the question."""
+    chosen = [s.sentence for s in ranked[:NLI_SENTENCES]]
+    return chosen, nli.probs([f"{document_name(c)}. {c.text}" for c in chosen], question)
 
 
-def weights(scores: Iterable[float]) -> np.ndarray:
-    """Filter scores as weights that sum to one: each (at least 0) raised to
-    :data:`NLI_FOCUS`; equal weights when every score is 0."""
-    w = np.clip(np.asarray(list(scores), dtype=np.float64), 0.0, None) ** NLI_FOCUS
-    total = float(w.sum())
-    return w / total if total > 0 else np.full(len(w), 1.0 / max(len(w), 1))
+def sure(probs: np.ndarray) -> bool:
+    """Whether a sentence entails or contradicts the question with more than
+    :data:`NLI_SURE`: then it is answered although the sentences leave some of its words
+    unsaid (:func:`silent_on`)."""
+    return bool(len(probs)) and float(max(probs[:, 0].max(), probs[:, 2].max())) > NLI_SURE
 
 
 def entailed(model: str, ans: Answer, ev: Evidence, chosen: list[Sentence],
-             probs: np.ndarray, weight: np.ndarray) -> None:
-    """Yes, no or not stated by the weighed entailment and contradiction over the best
-    sentences (:data:`NLI_DECIDES`); the deciding sentence is quoted and cited."""
+             probs: np.ndarray) -> None:
+    """Yes, no or not stated by :data:`NLI_DECIDES` over the best sentences; the deciding
+    sentence is quoted and cited."""
     ans.models["nli"] = model
     ans.candidates = [{"sentence": c.text[:200], "entailment": round(float(p[0]), 4),
                        "neutral": round(float(p[1]), 4),
-                       "contradiction": round(float(p[2]), 4), "weight": round(float(w), 4)}
-                      for c, p, w in zip(chosen, probs, weight, strict=True)]
-    yes, no = float(weight @ probs[:, 0]), float(weight @ probs[:, 2])
-    if max(yes, no) <= NLI_DECIDES:
+                       "contradiction": round(float(p[2]), 4)}
+                      for c, p in zip(chosen, probs, strict=True)]
+    yes, no = int(probs[:, 0].argmax()), int(probs[:, 2].argmax())
+    best_yes, best_no = float(probs[yes, 0]), float(probs[no, 2])
+    if max(best_yes, best_no) <= NLI_DECIDES:
         ans.abstained = True
         ans.abstain_reason = "the documents do not say: no sentence found states it, or " \
             "its opposite"
         return
-    word, column, conf = ("Yes", 0, yes) if yes >= no else ("No", 2, no)
-    deciding = chosen[int(np.argmax(weight * probs[:, column]))]
+    word, k, conf = ("Yes", yes, best_yes) if best_yes >= best_no else ("No", no, best_no)
+    deciding = chosen[k]
     ans.confidence = round(conf, 4)
     ans.raw_answer = word
     ans.answer = f'{word}. "{deciding.text.strip()}" [1]'
