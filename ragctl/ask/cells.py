@@ -427,7 +427,8 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict()
     path = subject[0].sentence.path
     # a name or number that heads one of the row's columns ("1990") is what it asks of it
-    headers = {_stem(t) for c in subject[0].cells for t in _tokens(c.column)}
+    headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
+               for t in _tokens(c.column)}  # of every row of its document found
     named = frozenset().union(*(r.named for r in rows if r.sentence.path == path)) - headers
     rows = [r for r in subject if r.sentence.path == path and r.named >= named]
     if not rows:
