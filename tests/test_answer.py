@@ -328,6 +328,13 @@ def test_a_span_never_cuts_a_word() -> None:
         a, b = whole_words(t, i, i + len(piece))
         assert t[a:b] == whole, piece
     assert trimmed(":= expr,") == ":= expr" and trimmed("Author: ") == "Author"
+    # a code cut at a hyphen or dash is the whole code; a number before a word is no code
+    t = "AD 2018–23–51 needs kit SK-107 for the 5-person crew, 1995–2005."
+    for piece, whole in {"23–51": "2018–23–51", "107": "SK-107", "5": "5", "1995": "1995"
+                         }.items():
+        i = t.index(piece if piece != "5" else "5-person")
+        a, b = whole_words(t, i, i + len(piece))
+        assert t[a:b] == whole, piece
     assert trimmed(": Tim Peters;") == "Tim Peters"
 
 

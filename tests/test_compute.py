@@ -122,6 +122,9 @@ def test_counted_columns_are_added_and_grades_named_as_written() -> None:
         "date,births\n2008-02-29,11631\n2008-03-01,16000\n"), e) is None
     assert execute("count", "On how many days were there 9000 births or fewer?", births,
                    e).result == "1"  # type: ignore[union-attr]
+    counties = read_csv_text("name,total_population\nKeya Paha County,742\n"
+                             "Holt County,10000\nBrown County,2900\n")
+    assert execute("count", "How many people live in Keya Paha County?", counties, e) is None
     bonds = read_csv_text("SERIES,Issued,Redeemed\nSavings Notes,1000,900\nSeries EE,50,20\n")
     assert execute("count", "How many Savings Notes have been redeemed?", bonds, e) is None
     grades = read_csv_text("Pollster,Grade\nSelzer,A+\nSiena,A+\nYouGov,B\nRasmussen,A\n")

@@ -318,8 +318,10 @@ def whole_words(text: str, a: int, b: int) -> tuple[int, int]:
 def whole_code(text: str, a: int, b: int) -> tuple[int, int]:
     """``text[a:b]`` widened to a code it cuts at a hyphen, dash or slash: "23–51" of
     "AD 2018–23–51", "MBL-SF424FAMILY" of "MBL-SF424FAMILY-ALLFORMS". A code is a run
-    without spaces that holds a digit and a letter, or three groups of digits; a range of
-    two numbers ("1995–2005") or a hyphenated word ("well-known") is not one."""
+    without spaces whose parts (between hyphens, dashes and slashes) mix letters and
+    digits, or are three numbers, or capitals and a number ("SK-107"); a range of two
+    numbers ("1995–2005"), a number and a word ("5-person") or a hyphenated word
+    ("well-known") is not one."""
     if a > 1 and text[a - 1] in _JOINS and text[a - 2].isalnum():
         code = _code_at(text, a - 1)
         a = code[0] if code else a
@@ -342,10 +344,11 @@ def _code_at(text: str, i: int) -> tuple[int, int] | None:
     while e > s and text[e - 1] in _AROUND:
         e -= 1
     run = text[s:e]
-    digits = any(ch.isdigit() for ch in run)
-    letters = any(ch.isalpha() for ch in run)
-    groups = len(re.findall(r"\d+", run))
-    if s <= i < e and digits and (letters or groups >= 3):
+    parts = [p for p in re.split(r"[-–/]", run) if p]
+    mixed = any(re.search(r"\d", p) and re.search(r"[^\W\d_]", p) for p in parts)
+    numbers = sum(1 for p in parts if p.isdigit())
+    capitals = any(len(p) >= 2 and p.isalpha() and p.isupper() for p in parts)
+    if s <= i < e and (mixed or numbers >= 3 or (capitals and numbers >= 1)):
         return s, e
     return None
 

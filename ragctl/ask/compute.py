@@ -241,11 +241,15 @@ def _words(text: str) -> list[str]:
     return normalize_answer(text).split()
 
 
+_FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
+
+
 def conditions(question: str, table: Table) -> list[Condition]:
     """The cells the question names, as conditions on their column, in the question's
     order: a cell whose words are all in the question, in order ("crettyard", "Los
     Angeles"); where two overlap, the longer ("Oslo Sailing Club", not "Oslo")."""
-    q = " " + " ".join(_words(question)) + " "
+    # the question's form is none of its cells ("how many": not a town called Many)
+    q = " " + _FORM.sub(lambda m: " " * len(m.group()), " ".join(_words(question))) + " "
     found: dict[str, tuple[int, int, Condition]] = {}
     tokens = question.replace("?", " ").split()
     for row in table.rows:
@@ -404,6 +408,10 @@ def _left_blank(table: Table, context: str) -> str | None:
     column the most words name, or None."""
     asked = _keys(context)
     best, most = None, 0
+    said = " ".join(_words(context))
+    if any(v and said.startswith(" ".join(_words(v))) and _words(v)[:1] == ["no"]
+           for col in table.columns for v in table.values(col)):
+        return None  # "no qualification" is a value of the table ("No qualification")
     for col in table.columns:
         values = table.values(col)
         named = len(_keys(spoken(col)) & asked) if col else 0
@@ -530,6 +538,13 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     return None
 
 
+def _names_the_rows(table: Table, column: str) -> bool:
+    """Whether a column names the rows: nine in ten of them hold a value of it of their
+    own (a county's name, not a model or a year that repeats)."""
+    values = [v for v in table.values(column) if v]
+    return len(table.rows) >= 3 and len(set(values)) >= 0.9 * len(table.rows)
+
+
 def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
     """Whether the question names a numeric column by a word of its header."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
@@ -546,9 +561,10 @@ def _count(op: str, question: str, table: Table, embed: Embed,
     if col is not None:  # a column's values, not the rows: their sum, or the one row's
         return _aggregate("sum", question, table, embed, conds, col) if len(rows) > 1 \
             else None
-    if len(rows) == 1 and keys and not any(c.op for c in used) and _names_numeric(
-            question, table, keys):
-        return None  # "how many Savings Notes have been redeemed": the row's cell
+    if len(rows) == 1 and keys and not any(c.op for c in used) and (_names_numeric(
+            question, table, keys) or any(_names_the_rows(table, k) for k in keys)):
+        return None  # "how many Savings Notes have been redeemed", "how many people live in
+        # Keya Paha County": the one row named holds the answer, it is not a count of one
     if not used:  # every row, each named by its first cell
         first = rows[0].cells[0].column if rows and rows[0].cells else ""
         return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
