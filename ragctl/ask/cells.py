@@ -418,11 +418,15 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict()
     # the question's names and numbers that this table holds: the row it asks about holds
     # them all ("France" and "1973"), or the table has no such row
-    # a row of a document that names the question's names elsewhere ("Galaxy Gaming" in
-    # the text of a 10-K whose rows never say it) is of its subject too
-    grounded = ev.grounding.applies
-    subject = [r for r in rows if r.of_subject or (
-        grounded and ev.grounding.grounded(r.sentence.path))]
+    # when no row names the question's subject: the rows of the one document that names
+    # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
+    # say it)
+    subject = [r for r in rows if r.of_subject]
+    named_by = {r.sentence.path: ev.grounding.documents.get(r.sentence.path, 0) for r in rows}
+    most = max(named_by.values(), default=0)
+    naming = [p for p, n in named_by.items() if n == most]
+    if not subject and most and len(naming) == 1:  # the one document that names the most
+        subject = [r for r in rows if r.sentence.path == naming[0]]
     if not subject:
         return CellVerdict()
     path = subject[0].sentence.path
