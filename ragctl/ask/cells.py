@@ -236,7 +236,7 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
             if s.path not in document_names:
                 document_names[s.path] = frozenset(
-                    _stem(t) for t in _tokens(f"{s.title} {document_name(s)}")) & q.names
+                    _stem(t) for t in _tokens(document_name(s))) & q.names
             held |= document_names[s.path]
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
@@ -309,8 +309,7 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     ``vectors`` embeds texts with the index's embedder."""
     # a code the question writes as it is ("DS1631Z+") is the row's key: cells that share
     # a word of it ("DS1631Z (See Note)") are answers, not keys
-    key = [i for i in row.key if any(ch.isdigit() for ch in row.cells[i].value)
-           and written(row.cells[i].value, question)] or list(row.key)
+    key = [i for i in row.key if written_code(row.cells[i].value, question)] or list(row.key)
     key_words = {t for i in key for t in _tokens(row.cells[i].value)}
     rest = " ".join(w for w in question.split()
                     if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
@@ -416,8 +415,6 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     rows = candidate_rows(stages, ev)
     if not rows:
         return CellVerdict()
-    # the question's names and numbers that this table holds: the row it asks about holds
-    # them all ("France" and "1973"), or the table has no such row
     # when no row names the question's subject: the rows of the one document that names
     # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
     # say it)
@@ -429,6 +426,8 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         subject = [r for r in rows if r.sentence.path == naming[0]]
     if not subject:
         return CellVerdict()
+    # the question's names and numbers that this table holds: the row it asks about holds
+    # them all ("France" and "1973"), or the table has no such row
     path = subject[0].sentence.path
     # a name or number that heads one of the row's columns ("1990") is what it asks of it
     headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
@@ -444,8 +443,7 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict(absent=(year,), path=path)
     # "DS1631Z+": the one row whose code the question writes as it is, not "DS1631Z" or
     # "DS1631Z+T&R"
-    exact = [r for r in rows if any(any(ch.isdigit() for ch in r.cells[i].value) and written(
-        r.cells[i].value, ev.question) for i in r.key)]
+    exact = [r for r in rows if any(written_code(r.cells[i].value, ev.question) for i in r.key)]
     top = exact if len({r.sentence.id for r in exact}) == 1 else top
     vectors = _embedded(stages)  # the rows of one table share their headers
     if len(top) > 1 and on("nearest_row"):
@@ -482,12 +480,13 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     return CellVerdict(choice=best)
 
 
-def written(value: str, question: str) -> bool:
-    """Whether the question writes a cell's value as the cell does, signs and all, not as
-    part of a longer code ("DS1631Z+" in "… number DS1631Z+?", not "DS1631Z+T&R")."""
+def written_code(value: str, question: str) -> bool:
+    """Whether a cell holds a code (it has a digit) that the question writes as the cell
+    does, signs and all, not as part of a longer code ("DS1631Z+" in "… number
+    DS1631Z+?", not "DS1631Z+T&R")."""
     v = value.strip()
-    return bool(v) and re.search(rf"(?<![\w+&/.-]){re.escape(v)}(?![\w+&/-])", question,
-                                 re.I) is not None
+    return any(ch.isdigit() for ch in v) and re.search(
+        rf"(?<![\w+&/.-]){re.escape(v)}(?![\w+&/-])", question, re.I) is not None
 
 
 def _as_value(text: str) -> str:

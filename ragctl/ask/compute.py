@@ -183,10 +183,8 @@ class Condition:
     def said(self) -> str:
         if self.op == "blank":
             return f"no {self.column}"
-        if self.op == "is":
-            return f"{self.column} {self.value}"
-        return f"{self.column} {self.op} {self.value}" if self.op else \
-            f"{self.column} {self.value}"
+        return f"{self.column} {self.value}" if self.op in ("", "is") else \
+            f"{self.column} {self.op} {self.value}"
 
 
 # what a table writes in a cell that holds nothing ("--", "n/a")
@@ -538,11 +536,15 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     return None
 
 
+def _apart(table: Table, column: str) -> bool:
+    """Whether nine in ten of the table's rows hold a value of ``column`` of their own."""
+    return len({v for v in table.values(column) if v}) >= 0.9 * len(table.rows)
+
+
 def _names_the_rows(table: Table, column: str) -> bool:
-    """Whether a column names the rows: nine in ten of them hold a value of it of their
-    own (a county's name, not a model or a year that repeats)."""
-    values = [v for v in table.values(column) if v]
-    return len(table.rows) >= 3 and len(set(values)) >= 0.9 * len(table.rows)
+    """Whether a column names the rows (:func:`_apart`: a county's name, not a model or
+    a year that repeats), in a table of three rows or more."""
+    return len(table.rows) >= 3 and _apart(table, column)
 
 
 def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
@@ -652,10 +654,9 @@ def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str
                     what in {word_key(w) for w in _words(spoken(col))}:
                 return col  # "which inhibitor concentration": a column of numbers too
 
-    def names_rows(col: str) -> bool:  # nine in ten cells filled, and as many different
-        values = [v for v in table.values(col) if v]
-        return col not in not_in and not table.numeric(col) and len(values) >= 2 and \
-            len(set(values)) >= 0.9 * len(table.rows)
+    def names_rows(col: str) -> bool:  # two cells or more, of words, and apart
+        return col not in not_in and not table.numeric(col) and len(
+            [v for v in table.values(col) if v]) >= 2 and _apart(table, col)
 
     return next((c for c in table.columns if names_rows(c) and (
         not c or any(w in NAME_HEADERS for w in _words(c)))), None)
