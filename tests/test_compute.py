@@ -309,8 +309,8 @@ def test_a_rank_is_never_added_up_and_flags_are_conditions() -> None:
     assert compared("Is Trafalgar banned?", ranked, e).result == "Yes"  # type: ignore[union-attr]
     # "which pollster has the most polls": the rank under the merged "Pollster" header
     # is no measure, and the unheaded names answer
-    merged = read_csv_text("Pollster,,Polls,Grade\n1,Siena,95,A+\n2,Selzer,53,A+\n"
-                           "3,SurveyUSA,856,A\n")
+    merged = read_csv_text("Pollster,,Pollster Rating ID,Polls,Grade\n1,Siena,448,95,A+\n"
+                           "2,Selzer,304,53,A+\n3,SurveyUSA,325,856,A\n")
     most = execute("argmax", "Which pollster has the most polls?", merged, e)
     assert most is not None and most.result == "SurveyUSA" and most.column == "Polls"
     items = read_csv_text("Vendor,Part Name,List Price\nAcme,Gasket,17\nAcme,Microscope,1699\n"

@@ -650,9 +650,12 @@ def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str
     if m is not None:
         what = word_key(m.group("what"))
         for col in table.columns:
-            if col not in not_in and not table.ordinal(col) and \
-                    what in {word_key(w) for w in _words(spoken(col))}:
-                return col  # "which inhibitor concentration": a column of numbers too
+            words = _words(spoken(col))
+            if col not in not_in and not table.ordinal(col) and what in {
+                    word_key(w) for w in words} and not (
+                    table.numeric(col) and any(w in INDEX_HEADERS for w in words)):
+                return col  # "which inhibitor concentration": a column of numbers too, but
+                # not one that numbers the rows ("Pollster Rating ID")
 
     def names_rows(col: str) -> bool:  # two cells or more, of words, and apart
         return col not in not_in and not table.numeric(col) and len(
