@@ -196,6 +196,16 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_compute.py::test_yes_or_no_from_a_tables_cells",
          written_for="sheets-dev (its yes/no questions; it fired on no other dev set)",
          measured={}),
+    Rule("stated_figures", "route",
+         "\"how many days longer … A than B\", \"the difference between A and B\", \"A and "
+         "B together\" when no table's operation answers: the difference or sum of the two "
+         "figures the documents state (in sentences or rows apart, in one unit) that the "
+         "words setting each subject apart fit best, each better than the other's "
+         "(ragctl.ask.figures); a subject no figure fits, or two pairs that fit as well and "
+         "disagree: the lookup answers",
+         tested_by="test_figures.py::test_ask_shows_and_cites_the_working_of_two_stated_figures",
+         written_for="none (general: figures in text)",
+         measured={}),
     Rule("table_choice", "route",
          "\"which has a higher population, A or B?\" over a table: the one of the two rows "
          "the options name with the larger (or smaller) value of the column asked of (in a "

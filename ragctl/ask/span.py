@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ragctl.ask import cells, compute, fields
+from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
@@ -37,9 +37,13 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         fired("author_line")
         return
     if compute.answer(stages, ans, ev):
+        if ans.abstained and figures.answer(stages, ans, ev):
+            ans.abstained, ans.abstain_reason = False, None  # no table's: two stated figures
         return
     if compute.by_cue(stages, ans, ev, before_lookup=True):  # "by how much … from 2020 to
         return  # 2021": two cells, not the one the lookup would take
+    if figures.answer(stages, ans, ev):  # "how many days longer … than …": two figures
+        return  # stated in sentences or rows apart
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)

@@ -1,0 +1,382 @@
+"""Answers computed from two figures the documents state, wherever they stand.
+
+"How many days longer are the nightly dumps kept than the RDS backups?", "How much did the
+hot dogs and the beers cost together?", "By how much did revenue grow from 2024 to 2025?":
+the answer is no figure the documents write, but the difference or the sum of two they do,
+in one sentence or two, in a table's rows or under two headings, in one document or two.
+
+- **What is asked** (:func:`asked`): the question's form gives the operation and its two
+  subjects (:data:`ASKED_FORMS`): a difference ("how much more … A than B", "the difference
+  between A and B", "the change in M from A to B") or a sum ("A and B together"); the words
+  it shares with neither subject say what is measured.
+- **The figures** (:func:`figures`): every number with its unit (an amount, a length of
+  time, a percentage; :data:`UNITS`) stated in the passages retrieved from documents that
+  name what the question names, each with the words that say what it is a figure of: its
+  clause (a table cell: its row's labels and its column), its section and its document's
+  title.
+- **Which figure is whose** (:func:`best_pair`): each subject is weighed against each
+  figure by the subject's words in the figure's words, each word weighted by how few of the
+  figures it describes (a word every figure has tells none apart). The pair that fits the
+  two subjects best, each figure fitting its own subject better than the other's, in one
+  unit (the one asked for, "how many days …"), gives the result.
+
+Nothing is answered (the lookup answers instead) when a subject fits no figure, the units
+disagree, or another pair fits as well and gives another result. The working is shown, "113
+days (= 120 days − 7 days)", and both figures are cited.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragctl.ask.cells import Cell, row_cells, spoken, word_key
+from ragctl.ask.compute import Computed, TableRow, cite
+from ragctl.ask.question import main_clause
+from ragctl.ask.switches import fired, on
+from ragctl.records import Sentence
+from ragctl.text import STOPWORDS
+
+if TYPE_CHECKING:
+    from ragctl.ask.stages import Evidence, LoadedStages
+    from ragctl.records import Answer
+
+HITS_READ = 10  # passages retrieved whose figures are weighed (those kept first)
+MAX_FIGURES = 400  # figures weighed at most, in the order the passages rank
+
+_COMPARATIVE = (r"(?:(?:more|less) (?:expensive|costly)|more|less|fewer|longer|shorter|higher|"
+                r"lower|bigger|smaller|larger|greater|older|younger|later|earlier|heavier|"
+                r"lighter|faster|slower|cheaper|dearer|wider|narrower|taller|further|farther)")
+# the question's form → the operation; its groups: the two subjects ``a`` and ``b``, the
+# unit asked for (``unit``: "how many days longer"), what is measured (``m``)
+ASKED_FORMS: tuple[tuple[str, str], ...] = (
+    (rf"\bhow (?:much|many)(?: (?P<unit>[a-z]+))? {_COMPARATIVE}\b(?P<a>.+?)\bthan\b(?P<b>.+)",
+     "difference"),
+    (r"\bby how (?:much|many)(?: (?P<unit>[a-z]+))?\b(?P<a>.+?)\bthan\b(?P<b>.+)",
+     "difference"),
+    (r"\bdifference (?:in (?P<m>.+?) )?between (?P<a>.+?) and (?P<b>.+)", "difference"),
+    (r"\b(?:change|increase|decrease|growth|rise|drop|fall|decline) in (?P<m>.+?) "
+     r"(?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "difference"),
+    (r"^(?:how (?:much|many)(?: (?P<unit>[a-z]+))?|what)\b(?P<a>.+?)\band\b(?P<b>.+?)"
+     r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
+)
+_PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to"
+SAYS = {"difference": "−", "sum": "+"}
+
+# a unit as written → (its kind, how many of the kind's base unit it is); a currency is
+# its own kind. Figures of one kind are converted into the unit of the first.
+UNITS: dict[str, tuple[str, float]] = {
+    **{w: ("time", 0.001) for w in ("ms", "millisecond", "milliseconds", "msec")},
+    **{w: ("time", 1.0) for w in ("s", "sec", "secs", "second", "seconds")},
+    **{w: ("time", 60.0) for w in ("min", "mins", "minute", "minutes")},
+    **{w: ("time", 3600.0) for w in ("h", "hr", "hrs", "hour", "hours")},
+    **{w: ("time", 86400.0) for w in ("day", "days")},
+    **{w: ("time", 604800.0) for w in ("week", "weeks", "wk", "wks")},
+    **{w: ("month", 1.0) for w in ("month", "months")},
+    **{w: ("year", 1.0) for w in ("year", "years", "yr", "yrs")},
+    **{w: ("%", 1.0) for w in ("%", "percent", "pct")},
+    **{w: ("length", 0.001) for w in ("mm",)}, "cm": ("length", 0.01), "m": ("length", 1.0),
+    "km": ("length", 1000.0), "kb": ("data", 1e3), "mb": ("data", 1e6), "gb": ("data", 1e9),
+    "tb": ("data", 1e12), "mg": ("mass", 0.001), "g": ("mass", 1.0), "kg": ("mass", 1000.0),
+    "lb": ("lb", 1.0), "lbs": ("lb", 1.0), "mi": ("mile", 1.0), "miles": ("mile", 1.0),
+    "v": ("volt", 1.0), "mv": ("volt", 0.001), "ma": ("ampere", 0.001), "a": ("ampere", 1.0),
+    "ua": ("ampere", 1e-6), "µa": ("ampere", 1e-6), "na": ("ampere", 1e-9),
+    "mhz": ("hertz", 1e6), "khz": ("hertz", 1e3), "hz": ("hertz", 1.0), "ghz": ("hertz", 1e9),
+    "°c": ("celsius", 1.0), "°f": ("fahrenheit", 1.0), "w": ("watt", 1.0),
+    "mw": ("watt", 0.001), "kw": ("watt", 1000.0),
+}
+CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "₹": "₹", "usd": "$", "eur": "€",
+              "gbp": "£", "jpy": "¥", "inr": "₹", "rs": "₹", "chf": "CHF", "dollars": "$",
+              "euros": "€", "euro": "€", "pounds": "£"}
+# a question about money: its figures are amounts ("How much did the beers cost …")
+_MONEY = re.compile(r"\b(?:cost|costs|costed|pay|paid|spend|spent|price|prices|priced|"
+                    r"expensive|costly|cheaper|charge|charged|owe|owed|fee|fees|amount|bill|"
+                    r"billed|worth|earn|earned|revenue|income|sales|profit|salary|budget|"
+                    r"invoice|invoiced|refund|tax|tip|total|fine|fines|penalty|deposit|rent|wage|wages|"
+                    r"balance|loan|debt|discount|subtotal)\b|[$€£¥₹]", re.I)
+
+_FIGURE = re.compile(
+    r"(?<![\w./:-])(?P<cur>(?:[$€£¥₹]|\b(?:USD|EUR|GBP|Rs\.?))\s?)?"
+    r"(?P<num>\d{1,3}(?:[,.]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    r"(?![\w/:]|[.,]\d|-\w)"
+    r"(?:\s?(?P<after>[$€£¥₹%]|(?:USD|EUR|GBP|CHF)\b|[a-zA-Zµ°]{1,12}\b))?")
+_YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
+_SEGMENT = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|against|compared|versus|vs\.?)\s")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number a sentence states, with its unit and the words that say what it is of."""
+
+    sentence: Sentence
+    start: int  # the figure as written (with its unit) in the sentence's text
+    end: int
+    value: float
+    unit: str  # "day", "$", "%", "" (none)
+    decimals: int
+    comma: bool  # written with a decimal comma ("571,04 €")
+    near: frozenset[str]  # word keys of its clause or its row's labels, and its heading
+    around: frozenset[str]  # word keys of its sentence, sections, document title and name
+    column: str = ""  # its column's header, for a table's cell
+    measure: frozenset[str] = frozenset()  # the header's word keys: what it measures
+
+    @property
+    def text(self) -> str:
+        return self.sentence.text[self.start:self.end]
+
+
+def _keys(text: str) -> set[str]:
+    stop = {word_key(w) for w in STOPWORDS}
+    return {word_key(w) for w in re.findall(r"[^\W_]+", text.lower())} - stop
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks to compute: the operation, its two subjects' distinguishing
+    word keys, the keys of what is measured, the unit's kind asked for ("" any) and
+    whether it asks about money."""
+
+    operation: str
+    a: frozenset[str]
+    b: frozenset[str]
+    measure: frozenset[str]
+    subjects: tuple[str, str]
+    unit: str = ""  # the kind of unit asked for ("time": "how many days …")
+    money: bool = False
+    unit_word: str = ""  # the unit asked for, as word_key keys it ("day")
+
+
+def asked(question: str) -> Asked | None:
+    """The computation the question's form asks for over two stated figures, or None."""
+    q = " ".join(main_clause(question).split()).rstrip(" ?.!")
+    low = q.lower()
+    for pattern, op in ASKED_FORMS:
+        m = re.search(pattern, low)
+        if m is None:
+            continue
+        a, b = m.group("a").strip(), m.group("b").strip()
+        lead = ""
+        prep = re.match(rf"(?:{_PREPOSITIONS})\b", b)
+        at = a.find(f" {prep.group(0)} ") if prep else -1
+        if at >= 0:  # "the maximum fine for a subsequent offense than for a first one": what
+            lead, a = a[:at], a[at + 1:]  # is measured comes before the preposition
+        ka, kb = _keys(a), _keys(b)
+        unit_word = (m.groupdict().get("unit") or "").lower()
+        unit = UNITS[unit_word][0] if unit_word in UNITS else ""
+        if not (ka - kb) or not (kb - ka):
+            return None  # two subjects the question does not tell apart
+        rest = _keys(f"{low[:m.start()]} {m.groupdict().get('m') or ''} {lead}")
+        rest -= {word_key(unit_word)} if unit_word else set()
+        return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
+                     (a, b), unit, bool(_MONEY.search(q)) and unit == "",
+                     word_key(unit_word) if unit else "")
+    return None
+
+
+def _value(num: str) -> tuple[float, int, bool] | None:
+    """A written number's value, its decimals and whether its decimal mark is a comma
+    ("1.234,56", "1,234.56", "571,04", "0.79")."""
+    comma = False
+    if "," in num and "." in num:
+        comma = num.rfind(",") > num.rfind(".")
+    elif "," in num:
+        comma = len(num) - num.rfind(",") - 1 != 3
+    thousands, mark = (".", ",") if comma else (",", ".")
+    digits = num.replace(thousands, "")
+    if digits.count(mark) > 1:
+        return None
+    decimals = len(digits) - digits.find(mark) - 1 if mark in digits else 0
+    try:
+        return float(digits.replace(mark, ".")), decimals, comma
+    except ValueError:
+        return None
+
+
+def _unit_of(word: str) -> str:
+    w = word.lower().rstrip(".")
+    if w in CURRENCIES:
+        return CURRENCIES[w]
+    return w if w in UNITS else ""
+
+
+def figures(sentence: Sentence) -> list[Figure]:
+    """The figures a sentence states: a table row's numeric cells (the unit in the cell,
+    its header's parentheses or the row's "Units" cell), else each number of its text
+    with a currency or a unit; a bare year is no figure."""
+    around = frozenset(_keys(f"{sentence.text} {sentence.place} {sentence.title} "
+                             f"{Path(sentence.path).stem}"))
+    cells = row_cells(sentence.text)
+    if cells:
+        return _cell_figures(sentence, cells, around)
+    out = []
+    text = sentence.text
+    bounds = [0, *(m.end() for m in _SEGMENT.finditer(text)), len(text) + 1]
+    for m in _FIGURE.finditer(text):
+        got = _value(m.group("num"))
+        if got is None:
+            continue
+        cur = (m.group("cur") or "").strip()
+        after = m.group("after") or ""
+        unit = _unit_of(cur) or _unit_of(after)
+        end = m.end() if unit and _unit_of(after) else m.end("num")
+        if not unit or (_YEAR.match(m.group("num")) and not cur):
+            continue
+        lo = max(b for b in bounds if b <= m.start())
+        hi = min(b for b in bounds if b > m.start())
+        near = frozenset(_keys(text[lo:hi]) | _keys(_heading(sentence.place)))
+        out.append(Figure(sentence, m.start("cur") if cur else m.start("num"), end,
+                          value=got[0], unit=unit, decimals=got[1], comma=got[2],
+                          near=near, around=around))
+    return out
+
+
+def _cell_figures(sentence: Sentence, cells: Sequence[Cell], around: frozenset[str]
+                  ) -> list[Figure]:
+    row_unit = next((_unit_of(c.value) for c in cells
+                     if word_key(c.column) in ("unit", "units")), "")
+    labels: set[str] = set()
+    numeric: list[tuple[Cell, re.Match[str], tuple[float, int, bool]]] = []
+    for c in cells:
+        m = _FIGURE.fullmatch(c.value.strip())
+        got = _value(m.group("num")) if m else None
+        if m is None or got is None or (_YEAR.match(m.group("num")) and not m.group("cur")):
+            labels |= _keys(c.value)
+        else:
+            numeric.append((c, m, got))
+    out = []
+    for c, m, got in numeric:
+        paren = re.search(r"\(([^)]+)\)", c.column)
+        unit = (_unit_of((m.group("cur") or "").strip()) or _unit_of(m.group("after") or "")
+                or (_unit_of(paren.group(1)) if paren else "") or row_unit)
+        near = frozenset(labels | _keys(_heading(sentence.place)))
+        out.append(Figure(sentence, c.start, c.end, got[0], unit, got[1], got[2], near,
+                          around, c.column, frozenset(_keys(spoken(c.column)))))
+    return out
+
+
+def _heading(place: str) -> str:
+    """A section's own heading: the last of "Chapter > Section > Subsection"."""
+    return place.rsplit(" > ", 1)[-1]
+
+
+def _kind(unit: str) -> tuple[str, float]:
+    return UNITS.get(unit, (unit, 1.0))
+
+
+def _fit(keys: frozenset[str], f: Figure, weight: dict[str, float], *,
+         measure: bool = False) -> float:
+    """How well ``f`` is a figure of the subject with word keys ``keys`` (``measure``: of
+    what is measured, which its column's header may say too)."""
+    near = f.near | f.measure if measure else f.near
+    return sum(weight.get(k, 0.0) * (1.0 if k in near else 0.5 if k in f.around else 0.0)
+               for k in keys)
+
+
+def best_pair(what: Asked, found: Sequence[Figure]) -> tuple[Figure, Figure] | None:
+    """The figure of each subject (:mod:`module docs <ragctl.ask.figures>`), or None."""
+    if what.unit:
+        found = [f for f in found if _kind(f.unit)[0] == what.unit]
+    elif what.money:
+        found = [f for f in found if f.unit in CURRENCIES.values()]
+    if len(found) < 2:
+        return None
+    share: dict[str, float] = {}
+    for f in found:
+        for k in f.near | f.measure | f.around:
+            share[k] = share.get(k, 0.0) + (1.0 if k in f.near | f.measure else 0.5)
+    weight = {k: 1.0 - n / len(found) for k, n in share.items()}
+    fit_a = [_fit(what.a, f, weight) for f in found]
+    fit_b = [_fit(what.b, f, weight) for f in found]
+    fit_m = [_fit(what.measure, f, weight, measure=True) for f in found]
+    ranked: list[tuple[float, int, int]] = []
+    for i, fa in enumerate(found):
+        if fit_a[i] <= fit_b[i] or fit_a[i] <= 0:
+            continue
+        for j, fb in enumerate(found):
+            if i == j or fit_b[j] <= fit_a[j] or fit_b[j] <= 0 or (
+                    _kind(fa.unit)[0] != _kind(fb.unit)[0]):
+                continue
+            if fa.sentence.id == fb.sentence.id and fa.start == fb.start:
+                continue
+            same = 0.5 if fa.column and fa.column == fb.column else 0.0
+            same += 0.25 * sum(word_key(f.unit) == what.unit_word for f in (fa, fb))
+            ranked.append((fit_a[i] + fit_b[j] + 0.5 * (fit_m[i] + fit_m[j]) + same, i, j))
+    if not ranked:
+        return None
+    ranked.sort(reverse=True)
+    score, i, j = ranked[0]
+    result = compute(what.operation, found[i], found[j])
+    for other, x, y in ranked[1:]:
+        if other < score - 1e-9:
+            break
+        if compute(what.operation, found[x], found[y]) != result:
+            return None  # two pairs fit as well, and disagree
+    return found[i], found[j]
+
+
+def compute(op: str, fa: Figure, fb: Figure) -> float:
+    """``op`` of the two figures, in the unit of the first."""
+    a = fa.value
+    b = fb.value * _kind(fb.unit)[1] / _kind(fa.unit)[1]
+    return abs(a - b) if op == "difference" else a + b
+
+
+def written(value: float, like: Sequence[Figure]) -> str:
+    """A result as its figures are written: their decimals and decimal mark, the first's
+    currency or unit ("$30.70", "11,20 €", "113 days", "656.25 ms")."""
+    text = f"{value:,.{max(f.decimals for f in like)}f}"
+    if any(f.comma for f in like):
+        text = text.translate(str.maketrans(",.", ".,"))
+    first = like[0]
+    lead = re.match(r"^\D*", first.text)
+    tail = re.sub(r"^\D*[\d.,]+", "", first.text)
+    before = lead.group(0) if lead else ""
+    if not before.strip() and not tail.strip() and first.unit:
+        tail = first.unit if first.unit == "%" else f" {first.unit}"
+    return f"{before}{text}{tail}"
+
+
+def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
+    """The figures of the passages kept, then of those retrieved (:data:`HITS_READ`), of
+    the documents that name what the question names."""
+    ids = list(dict.fromkeys([h.passage_id for h in ev.kept] +
+                             [h.passage_id for h in ev.hits[:HITS_READ]]))
+    missing = [p for p in ids if p not in ev.per_passage]
+    found = stages.collection.store.sentences_of(missing) if missing else {}
+    out: list[Figure] = []
+    seen: set[int] = set()
+    for pid in ids:
+        for s in ev.per_passage.get(pid) or found.get(pid, []):
+            if s.id in seen or not ev.grounding.grounded(s.path):
+                continue
+            seen.add(s.id)
+            out += figures(s)
+    return out[:MAX_FIGURES]
+
+
+def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """The difference or the sum of the two stated figures the question asks for
+    (rule ``stated_figures``), working shown and both cited; False when none fits."""
+    what = asked(ev.question)
+    if what is None or not on("stated_figures"):
+        return False
+    pair = best_pair(what, candidates(stages, ev))
+    if pair is None:
+        return False
+    fa, fb = pair
+    value = compute(what.operation, fa, fb)
+    big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
+        fb.value * _kind(fb.unit)[1] else (fb, fa)
+    result = written(value, [fa, fb])
+    cells = [(TableRow((Cell("", subject, 0, 0), Cell(f.column, f.text, f.start, f.end)),
+                       f.sentence), Cell(f.column, f.text, f.start, f.end))
+             for f, subject in ((big, what.subjects[0 if big is fa else 1]),
+                                (small, what.subjects[0 if small is fa else 1]))]
+    done = Computed(what.operation, result, f"= {written(big.value, [big])} "
+                    f"{SAYS[what.operation]} {written(small.value, [small])}", cells=cells)
+    fired("stated_figures")
+    cite(ans, ev, done, 1.0)
+    return True

@@ -1,0 +1,112 @@
+"""Answers computed from two figures the documents state: what the question asks, the
+figures of a sentence or a row with their units, which figure is whose, the result written
+as the figures are, and answers through ``ask`` that show and cite the working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragctl.ask.figures import asked, best_pair, compute, figures, written
+from ragctl.ask.pipeline import AskOptions, Pipeline
+from ragctl.config import load_settings
+from ragctl.index.indexer import Indexer
+from ragctl.records import Sentence
+from ragctl.store.collection import Collection
+from tests.fakes import FakeReader
+
+
+def _sentence(text: str, place: str = "", sid: int = 1, path: str = "notes.md") -> Sentence:
+    return Sentence(id=sid, passage_id=sid, seq=0, path=path, title="", place=place,
+                    start_char=0, end_char=len(text), text=text, raw=None)
+
+
+def test_the_question_form_gives_the_operation_and_its_two_subjects() -> None:
+    a = asked("How many days longer are the nightly dumps kept than the RDS snapshots?")
+    assert a is not None and a.operation == "difference" and a.unit == "time"
+    assert {"dump", "night"} <= a.a and "rds" in a.b and not a.a & a.b
+    # what is measured comes before the preposition the second subject repeats
+    fine = asked("How much larger is the maximum fine for a second offense than for a "
+                 "first offense?")
+    assert fine is not None and "fine" in fine.measure and fine.a == {"secon"}
+    assert fine.b == {"first"} and fine.money
+    both = asked("How much did the hot dogs and the beers cost together?")
+    assert both is not None and both.operation == "sum" and both.money
+    change = asked("What was the change in revenue from 2024 to 2025?")
+    assert change is not None and change.a == {"2024"} and "reven" in change.measure
+    # a lookup, or two subjects the question does not tell apart
+    for q in ("What was the total of the receipt for one pen and one pad?",
+              "How much did the invoice cost?", "How much more is it than that?"):
+        assert asked(q) is None, q
+
+
+def test_figures_of_a_sentence_and_of_a_row_keep_their_units() -> None:
+    prose = figures(_sentence("Revenue was $497.5 million in 2025, against 533 EUR in 2024; "
+                              "the office at 12 Main St. opened on 12.06.2014."))
+    assert [(f.text, f.value, f.unit) for f in prose] == [("$497.5", 497.5, "$"),
+                                                          ("533 EUR", 533, "€")]
+    assert "2025" in prose[0].near and "2024" not in prose[0].near
+    row = figures(_sentence("Parameter: Conversion Time; Condition: 12-bit; Max: 750; "
+                            "Units: ms"))
+    assert [(f.text, f.unit, f.column) for f in row] == [("750", "ms", "Max")]
+    assert "12" in row[0].near and "maxim" in row[0].measure
+    euro = figures(_sentence("#: 1; Produkt: Ballon; Summe: 1.316,00 €"))
+    assert euro[-1].value == 1316 and euro[-1].comma and euro[-1].decimals == 2
+
+
+def test_each_subject_gets_the_figure_its_words_set_apart() -> None:
+    found = [f for i, t in enumerate((
+        "Strategy: Nightly full; Retention: 120 days; RPO: 24 hours",
+        "Strategy: Continuous; Retention: 7 days; RPO: 5 minutes",
+        "Strategy: Snapshots; Retention: 14 days; RPO: 1 hour"), start=1)
+        for f in figures(_sentence(t, place=["Backups > Nightly dumps", "Backups > RDS",
+                                             "Backups > Search"][i - 1], sid=i))]
+    what = asked("How many days longer are the nightly dumps kept than the RDS backups?")
+    assert what is not None
+    pair = best_pair(what, found)
+    assert pair is not None and [f.text for f in pair] == ["120 days", "7 days"]
+    assert compute("difference", *pair) == 113 and written(113, pair) == "113 days"
+    # minutes and hours convert; a subject that fits no figure answers nothing
+    hours = asked("How many hours longer is the nightly RPO than the RDS RPO?")
+    assert hours is not None
+    minutes = [f for f in found if f.unit in ("hours", "minutes")]
+    assert compute("difference", minutes[0], minutes[1]) == 24 - 5 / 60
+    none = asked("How many days longer are the nightly dumps kept than the Oracle backups?")
+    assert none is not None and best_pair(none, found) is None
+
+
+def test_a_sum_is_written_as_its_figures_are() -> None:
+    lines = [_sentence(t, sid=i) for i, t in enumerate(
+        ("2 Hot dog $27.80", "1 Beer $2.90", "Total $30.70"), start=1)]
+    found = [f for s in lines for f in figures(s)]
+    what = asked("How much did the hot dogs and the beers cost together?")
+    assert what is not None
+    pair = best_pair(what, found)
+    assert pair is not None and written(compute("sum", *pair), pair) == "$30.70"
+    euro = [f for s in (_sentence("Summe: 571,04 €; Netto: 496,00 €", sid=1),
+                        _sentence("Summe: 559,84 €; Netto: 480,00 €", sid=2))
+            for f in figures(s)]
+    assert written(compute("difference", euro[0], euro[2]), euro[:1]) == "11,20 €"
+
+
+def test_ask_shows_and_cites_the_working_of_two_stated_figures(tmp_path: Path,
+                                                                fake_embedder: str) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "backups.md").write_text(
+        "# Backups\n\n## Nightly dumps\n\nThe nightly database dumps are kept for 120 days "
+        "in the archive bucket.\n\n## RDS snapshots\n\nThe RDS snapshots are kept for 7 days "
+        "before they expire.\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("120")) as p:
+        a = p.ask("How many days longer are the nightly dumps kept than the RDS snapshots?",
+                  AskOptions(re_threshold=0.0))
+        off = p.ask("How many days longer are the nightly dumps kept than the RDS snapshots?",
+                    AskOptions(re_threshold=0.0, rules_off=("stated_figures",)))
+    assert a.kind == "computed" and a.raw_answer == "113 days", a.answer
+    assert a.answer == "113 days (= 120 days − 7 days) [1] [2]"
+    raw = (root / "backups.md").read_text()
+    assert [raw[s.answer_start:s.answer_end] for s in a.sources] == ["120 days", "7 days"]
+    assert "stated_figures" in a.rules and "stated_figures" not in off.rules
+    assert off.raw_answer != "113 days"
