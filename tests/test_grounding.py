@@ -39,6 +39,9 @@ def test_the_names_a_question_gives() -> None:
     # ordinals and a suffix are no part of a name
     assert names("Who is the companion for the 10th series?") == []
     assert names("How much is spent on Super Bowl-related events?") == ["Super Bowl"]
+    # a number after a word that numbers documents is an identifier; a quantity is not
+    assert names("When is Contoso invoice 12345678 due?") == ["Contoso", "12345678"]
+    assert names("How many counties have more than 100000 people?") == []
 
 
 @pytest.fixture
@@ -68,6 +71,22 @@ def test_the_index_says_which_documents_name_the_question_s_names(shops: Path) -
         # a question that names nothing is not grounded: every document may answer
         g = ground(c.store, "How much do hammers cost?")
         assert not g.applies and g.grounded(str(shops / "stock.txt"))
+
+
+def test_a_document_that_names_the_identifier_is_the_one_meant(tmp_path: Path,
+                                                               fake_embedder: str) -> None:
+    root = tmp_path / "invoices"
+    root.mkdir()
+    (root / "a.txt").write_text("CONTOSO LTD\nInvoice No 12345678\nPayment due 19/02/2024\n")
+    (root / "b.txt").write_text("CONTOSO LTD\nInvoice INV-100\nDue date 12/15/2019\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+        g = ground(c.store, "When is Contoso invoice 12345678 due?")
+        # both name Contoso; only one names the invoice's number
+        assert g.grounded(str(root / "a.txt")) and not g.grounded(str(root / "b.txt"))
+        g = ground(c.store, "When is the Contoso invoice due?")
+        assert g.grounded(str(root / "a.txt")) and g.grounded(str(root / "b.txt"))
 
 
 def test_an_answer_comes_from_the_document_that_names_the_subject(shops: Path) -> None:

@@ -14,7 +14,10 @@ passage, and each document's title and file name) and returns a :class:`Groundin
   one of the question's names (:meth:`Grounding.restrict`): a document names a
   name when it holds one of its words (in a passage, its title or its file name: a
   passage says "Manning" of "Peyton Manning"); when retrieval found none of them, the
-  passages that name the question's names take their place.
+  passages that name the question's names take their place;
+- a name with digits is an identifier (a code, "INV-2041"; a number after a word that
+  numbers documents, "invoice 12345678", :data:`NUMBERED`): when documents name it, only
+  they are meant, not the others that name the question's other names ("Contoso").
 
 A name found in more than :data:`FREQUENT` passages (the folder's own subject: "Python" in
 a folder of Python documents) says little about which document is meant and is not used.
@@ -57,6 +60,11 @@ _SUFFIX = re.compile(r"-(?:related|based|led|style|like|owned|born|made|era|wide
                      re.I)
 _IDENT = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]$")
 _TITLE_CASE = 0.6  # of a question's words after the first, capitalized: no names
+# the words after which a number is a document's identifier, not a quantity: "invoice
+# 12345678", "receipt 334567", "order no. 4471"
+NUMBERED = frozenset("invoice invoices receipt order no nr number # account ticket case policy "
+                     "claim reference ref id po customer member transaction booking "
+                     "confirmation serial contract".split())
 
 
 @dataclass(frozen=True)
@@ -110,7 +118,9 @@ def distinctive_names(question: str) -> list[Name]:
 
     for i, tok in enumerate(tokens):
         word = _word(tok)
-        if _IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word):
+        numbered = word.isdigit() and len(word) >= 3 and i > 0 and _word(
+            tokens[i - 1]).lower().rstrip(".") in NUMBERED
+        if (_IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word)) or numbered:
             close()
             names.append(Name(word, tuple(re.findall(r"\w+", _plain(word)))))
         elif _capitalized(tok) or (run and word.lower() in _JOINERS and i + 1 < len(tokens)
@@ -228,6 +238,7 @@ def _ground(store: Store, question: str) -> Grounding:
     counts: dict[str, int] = {}
     passages: list[tuple[int, str]] = []
     missing: list[Name] = []
+    identified: set[str] | None = None  # the documents that name each identifier
     for name in names:
         # each word in the document: in one of its passages, or in its title or file name
         # ("the Contoso Britain invoice": Contoso in its text, Britain in its file's name)
@@ -259,6 +270,8 @@ def _ground(store: Store, question: str) -> Grounding:
             # documents that hold the whole name ("Galaxy Gaming") name it; one that holds
             # a word of it ("gaming" in an article on Microsoft) does not, then
             paths = every
+        if any(ch.isdigit() for ch in name.text):  # an identifier: "invoice 12345678"
+            identified = set(paths) if identified is None else identified & paths
         for path in paths:
             counts[path] = counts.get(path, 0) + 1
         named = [(pid, path) for pid, path in store.mentioning(rare, FREQUENT) if path in paths]
@@ -266,6 +279,9 @@ def _ground(store: Store, question: str) -> Grounding:
             named = [(pid, path) for word in rare for pid, path in store.mentioning([word], 20)
                      if path in paths]
         passages += named
+    if identified:  # a code or a number names one document: the others are not meant
+        counts = {p: n for p, n in counts.items() if p in identified}
+        passages = [(pid, path) for pid, path in passages if path in identified]
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
