@@ -858,6 +858,13 @@ def test_the_value_of_a_labelled_field() -> None:
     assert values("total", "Total 21.00 EUR, thank you for visiting us again soon") == []
     assert asked_field("When is payment due on Contoso's invoice 12345678?") == "due date"
     assert asked_field("By what date should invoice RE-20140519/499 be paid?") == "due date"
+    # the document's own label, given in brackets; an amount with its currency
+    assert asked_field("What is the invoice amount (Rechnungsbetrag) of invoice 42?") \
+        == "rechnungsbetrag"
+    assert asked_field("How much is still to be paid (solde à payer) on FA-17?") \
+        == "solde à payer"
+    assert asked_field("What is the value (in USD) of the order?") is None
+    assert values("solde à payer", "Solde à payer: 470,15 € Notes") == ["470,15 €"]
     # where the source's lines end, a value ends with its line (an indented line goes on)
     from ragctl.text import line_starts, normalize_space
 

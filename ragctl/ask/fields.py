@@ -7,7 +7,9 @@
   status of PEP 8" from the stored field the asked label names
   (:data:`ragctl.records.FIELD_LABELS`); **a form's field** ("what is the invoice number
   of …", "when is … due") from the value of the field so labelled in the text
-  (:func:`asked_field`, :func:`field_values`), a table's row among them.
+  (:func:`asked_field`, :func:`field_values`), a table's row among them; a label the
+  question gives in brackets, as the document writes it ("the invoice amount
+  (Rechnungsbetrag)"), is the label read.
 
 Both are tried before the reader is asked (:mod:`ragctl.ask.span`), in the document that
 answers best (:func:`~ragctl.ask.documents.answering_document`); when they find nothing,
@@ -30,7 +32,7 @@ from ragctl.ask.documents import (
 from ragctl.ask.rules import echo, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Hit, Sentence
-from ragctl.text import content_words, line_starts
+from ragctl.text import STOPWORDS, content_words, line_starts
 
 if TYPE_CHECKING:
     from ragctl.ask.question import QuestionType
@@ -74,12 +76,24 @@ _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?
 _ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
 _AMOUNT = re.compile(r"[-(]?[^\w\s]{0,2}\s?\d[\d,.\s]*\d(?:\s?[^\w\s]{1,2})?|[^\w\s]?\d")
 _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
-                         r"pcs|%)\b", re.I)
+                         r"pcs|%|eur|usd|gbp|chf|pln|czk|sek|nok|dkk|inr|jpy)\b|[€$£¥₹]", re.I)
+
+
+# the document's own label, given in brackets after the field the question asks: "the
+# invoice amount (Rechnungsbetrag)", "the balance (solde à payer)"
+_OWN_LABEL = re.compile(r"\s*\((?P<label>[^\W\d_][^()]{1,38})\)")
 
 
 def asked_field(question: str) -> str | None:
-    """The label a question asks the value of ("invoice number", "due date"), or None."""
+    """The label a question asks the value of ("invoice number", "due date"; the label
+    it gives in brackets, as the document writes it: "Rechnungsbetrag"), or None."""
     q = " ".join(question.split())
+    own = _OWN_LABEL.search(q)
+    if own is not None and len(own.group("label").split()) <= 4 and \
+            own.group("label").split()[0].lower() not in STOPWORDS:
+        rest = q[:own.start()] + q[own.end():]
+        if asked_field(rest) is not None or re.match(r"(?:how much|when)\b", rest, re.I):
+            return own.group("label").lower()
     if _DUE_QUESTION.match(q):
         return "due date"
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
