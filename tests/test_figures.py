@@ -110,3 +110,14 @@ def test_ask_shows_and_cites_the_working_of_two_stated_figures(tmp_path: Path,
     assert [raw[s.answer_start:s.answer_end] for s in a.sources] == ["120 days", "7 days"]
     assert "stated_figures" in a.rules and "stated_figures" not in off.rules
     assert off.raw_answer != "113 days"
+
+
+def test_a_comparative_says_what_is_measured_and_a_rank_is_no_figure() -> None:
+    rows = ("Rank: 2; Peak: Mount Ash; Elevation: 14,379 ft 4383 m; Isolation: 5.4 mi",
+            "Rank: 7; Peak: Mount Birch; Elevation: 13,982 ft 4262 m; Isolation: 3.1 mi")
+    found = [f for i, t in enumerate(rows, start=1) for f in figures(_sentence(t, sid=i))]
+    assert {f.column for f in found} == {"Elevation", "Isolation"}  # not the bare rank
+    what = asked("How much taller is Mount Ash than Mount Birch?")
+    assert what is not None and "eleva" in what.measure
+    pair = best_pair(what, found)
+    assert pair is not None and written(compute("difference", *pair), pair) == "397 ft"

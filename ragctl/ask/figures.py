@@ -64,6 +64,16 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
      r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
 )
 _PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to"
+# what a comparative measures, when the question does not name it: "how much taller …"
+# is a height or an elevation, "how much heavier" a weight
+MEASURED_BY: dict[str, str] = {
+    "taller": "height tall elevation altitude", "higher": "height elevation altitude high",
+    "longer": "length long duration time", "shorter": "length short duration time",
+    "heavier": "weight mass", "lighter": "weight mass", "older": "age old",
+    "younger": "age", "faster": "speed time", "slower": "speed time",
+    "wider": "width wide", "narrower": "width", "deeper": "depth deep",
+    "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
+    "larger": "size area", "smaller": "size area"}
 SAYS = {"difference": "−", "sum": "+"}
 
 # a unit as written → (its kind, how many of the kind's base unit it is); a currency is
@@ -81,7 +91,8 @@ UNITS: dict[str, tuple[str, float]] = {
     **{w: ("length", 0.001) for w in ("mm",)}, "cm": ("length", 0.01), "m": ("length", 1.0),
     "km": ("length", 1000.0), "kb": ("data", 1e3), "mb": ("data", 1e6), "gb": ("data", 1e9),
     "tb": ("data", 1e12), "mg": ("mass", 0.001), "g": ("mass", 1.0), "kg": ("mass", 1000.0),
-    "lb": ("lb", 1.0), "lbs": ("lb", 1.0), "mi": ("mile", 1.0), "miles": ("mile", 1.0),
+    "ft": ("foot", 1.0), "feet": ("foot", 1.0), "lb": ("lb", 1.0), "lbs": ("lb", 1.0),
+    "mi": ("mile", 1.0), "miles": ("mile", 1.0),
     "v": ("volt", 1.0), "mv": ("volt", 0.001), "ma": ("ampere", 0.001), "a": ("ampere", 1.0),
     "ua": ("ampere", 1e-6), "µa": ("ampere", 1e-6), "na": ("ampere", 1e-9),
     "mhz": ("hertz", 1e6), "khz": ("hertz", 1e3), "hz": ("hertz", 1.0), "ghz": ("hertz", 1e9),
@@ -168,7 +179,9 @@ def asked(question: str) -> Asked | None:
         unit = UNITS[unit_word][0] if unit_word in UNITS else ""
         if not (ka - kb) or not (kb - ka):
             return None  # two subjects the question does not tell apart
-        rest = _keys(f"{low[:m.start()]} {m.groupdict().get('m') or ''} {lead}")
+        said = next((w for w in MEASURED_BY if re.search(rf"\b{w}\b", low[:m.end("a")])), "")
+        rest = _keys(f"{low[:m.start()]} {m.groupdict().get('m') or ''} {lead} "
+                     f"{MEASURED_BY.get(said, '')}")
         rest -= {word_key(unit_word)} if unit_word else set()
         return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
                      (a, b), unit, bool(_MONEY.search(q)) and unit == "",
@@ -235,25 +248,32 @@ def figures(sentence: Sentence) -> list[Figure]:
 
 def _cell_figures(sentence: Sentence, cells: Sequence[Cell], around: frozenset[str]
                   ) -> list[Figure]:
+    """A row's cells that open with a number in a unit (the cell's own, its header's
+    in brackets, or the row's "Units" cell: a datasheet's); the rest are its labels. A
+    bare number is no figure here: a table's own operations weigh those
+    (:mod:`ragctl.ask.compute`), and a rank or a count of the row's is no measure."""
     row_unit = next((_unit_of(c.value) for c in cells
                      if word_key(c.column) in ("unit", "units")), "")
     labels: set[str] = set()
-    numeric: list[tuple[Cell, re.Match[str], tuple[float, int, bool]]] = []
+    numeric: list[tuple[Cell, re.Match[str], tuple[float, int, bool], str]] = []
     for c in cells:
-        m = _FIGURE.fullmatch(c.value.strip())
+        m = _FIGURE.match(c.value)
         got = _value(m.group("num")) if m else None
-        if m is None or got is None or (_YEAR.match(m.group("num")) and not m.group("cur")):
+        paren = re.search(r"\(([^)]+)\)", c.column)
+        unit = "" if m is None else (
+            _unit_of((m.group("cur") or "").strip()) or _unit_of(m.group("after") or "")
+            or (_unit_of(paren.group(1)) if paren else "") or row_unit)
+        if m is None or got is None or not unit or (
+                _YEAR.match(m.group("num")) and not m.group("cur")):
             labels |= _keys(c.value)
         else:
-            numeric.append((c, m, got))
+            numeric.append((c, m, got, unit))
     out = []
-    for c, m, got in numeric:
-        paren = re.search(r"\(([^)]+)\)", c.column)
-        unit = (_unit_of((m.group("cur") or "").strip()) or _unit_of(m.group("after") or "")
-                or (_unit_of(paren.group(1)) if paren else "") or row_unit)
+    for c, m, got, unit in numeric:
         near = frozenset(labels | _keys(_heading(sentence.place)))
-        out.append(Figure(sentence, c.start, c.end, got[0], unit, got[1], got[2], near,
-                          around, c.column, frozenset(_keys(spoken(c.column)))))
+        end = c.start + (m.end() if _unit_of(m.group("after") or "") else m.end("num"))
+        out.append(Figure(sentence, c.start + m.start(), end, got[0], unit, got[1], got[2],
+                          near, around, c.column, frozenset(_keys(spoken(c.column)))))
     return out
 
 
