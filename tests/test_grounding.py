@@ -85,6 +85,9 @@ def test_a_document_that_names_the_identifier_is_the_one_meant(tmp_path: Path,
         g = ground(c.store, "When is Contoso invoice 12345678 due?")
         # both name Contoso; only one names the invoice's number
         assert g.grounded(str(root / "a.txt")) and not g.grounded(str(root / "b.txt"))
+        # a number no document holds (a scan's digits misread) is not missing
+        g = ground(c.store, "When is Contoso invoice 7654321 due?")
+        assert not g.missing and g.grounded(str(root / "b.txt"))
         g = ground(c.store, "When is the Contoso invoice due?")
         assert g.grounded(str(root / "a.txt")) and g.grounded(str(root / "b.txt"))
 

@@ -17,7 +17,8 @@ passage, and each document's title and file name) and returns a :class:`Groundin
   passages that name the question's names take their place;
 - a name with digits is an identifier (a code, "INV-2041"; a number after a word that
   numbers documents, "invoice 12345678", :data:`NUMBERED`): when documents name it, only
-  they are meant, not the others that name the question's other names ("Contoso").
+  they are meant, not the others that name the question's other names ("Contoso"); a
+  number no document holds (a scan's digits misread) is no missing name.
 
 A name found in more than :data:`FREQUENT` passages (the folder's own subject: "Python" in
 a folder of Python documents) says little about which document is meant and is not used.
@@ -264,7 +265,8 @@ def _ground(store: Store, question: str) -> Grounding:
         if paths is None:
             continue  # no word of it tells one document from another
         if absent or not paths:
-            missing.append(name)
+            if not name.text.isdigit():  # a number OCR may have misread names nothing
+                missing.append(name)
             continue
         if every and len(rare) >= 2:
             # documents that hold the whole name ("Galaxy Gaming") name it; one that holds
