@@ -53,6 +53,7 @@ SETS: dict[str, str] = {
     "handtrial-dev": "handtrial-dev.json",
     "sheets-dev": "blind/sheets-dev.json",
     "doctables-dev": "blind/doctables-dev.json",
+    "forms-dev": "blind/forms-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
