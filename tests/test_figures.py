@@ -121,3 +121,20 @@ def test_a_comparative_says_what_is_measured_and_a_rank_is_no_figure() -> None:
     assert what is not None and "eleva" in what.measure
     pair = best_pair(what, found)
     assert pair is not None and written(compute("difference", *pair), pair) == "397 ft"
+
+
+def test_a_yes_no_question_compares_two_stated_figures() -> None:
+    rows = ("Parameter: Active Supply Current; Condition: E2 write; Max: 400; Units: µA",
+            "Parameter: Active Supply Current; Condition: Communication only; Max: 110; "
+            "Units: µA")
+    found = [f for i, t in enumerate(rows, start=1) for f in figures(_sentence(t, sid=i))]
+    higher = asked("Is the active supply current during a write higher than during "
+                   "communication?")
+    assert higher is not None and higher.operation == "compare" and higher.larger
+    pair = best_pair(higher, found)
+    assert pair is not None and compute("compare", *pair) == 290
+    assert written(pair[0].value, pair[:1]) == "400 µA"
+    lower = asked("Is the supply current during a write lower than during communication?")
+    assert lower is not None and not lower.larger
+    more = asked("Were there more births in 2014 than in 2013?")
+    assert more is not None and more.a == {"2014"} and "birth" in more.measure

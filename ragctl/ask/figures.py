@@ -74,7 +74,13 @@ MEASURED_BY: dict[str, str] = {
     "wider": "width wide", "narrower": "width", "deeper": "depth deep",
     "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
     "larger": "size area", "smaller": "size area"}
-SAYS = {"difference": "−", "sum": "+"}
+SAYS = {"difference": "−", "sum": "+", "compare": "vs"}
+# "Is A's current higher than B's?": a yes/no question that compares two stated figures;
+# the comparatives that say the first is the larger (the rest: the smaller)
+_AUX = r"(?:is|are|was|were|does|do|did|has|have|had|will|would|can|could)"
+_LARGER = frozenset("more higher longer larger greater bigger heavier older later faster "
+                    "taller wider deeper dearer costlier".split())
+COMPARE_FORM = rf"^{_AUX}\b(?P<a>.+?)\b(?P<cmp>{_COMPARATIVE})\b(?P<mid>.*?)\bthan\b(?P<b>.+)"
 
 # a unit as written → (its kind, how many of the kind's base unit it is); a currency is
 # its own kind. Figures of one kind are converted into the unit of the first.
@@ -133,6 +139,7 @@ class Figure:
     around: frozenset[str]  # word keys of its sentence, sections, document title and name
     column: str = ""  # its column's header, for a table's cell
     measure: frozenset[str] = frozenset()  # the header's word keys: what it measures
+    unit_text: str = ""  # the unit as written apart from the number ("µA" of a "Units" cell)
 
     @property
     def text(self) -> str:
@@ -158,17 +165,21 @@ class Asked:
     unit: str = ""  # the kind of unit asked for ("time": "how many days …")
     money: bool = False
     unit_word: str = ""  # the unit asked for, as word_key keys it ("day")
+    larger: bool = True  # "is A higher than B?" (False: "is A lower than B?")
 
 
 def asked(question: str) -> Asked | None:
     """The computation the question's form asks for over two stated figures, or None."""
     q = " ".join(main_clause(question).split()).rstrip(" ?.!")
     low = q.lower()
-    for pattern, op in ASKED_FORMS:
+    forms = ((COMPARE_FORM, "compare"),) if re.match(rf"{_AUX}\b", low) else ASKED_FORMS
+    for pattern, op in forms:
         m = re.search(pattern, low)
         if m is None:
             continue
         a, b = m.group("a").strip(), m.group("b").strip()
+        if op == "compare" and not _keys(a):  # "are there more births in 2014 than in 2013"
+            a = m.group("mid").strip()
         lead = ""
         prep = re.match(rf"(?:{_PREPOSITIONS})\b", b)
         at = a.find(f" {prep.group(0)} ") if prep else -1
@@ -179,13 +190,14 @@ def asked(question: str) -> Asked | None:
         unit = UNITS[unit_word][0] if unit_word in UNITS else ""
         if not (ka - kb) or not (kb - ka):
             return None  # two subjects the question does not tell apart
-        said = next((w for w in MEASURED_BY if re.search(rf"\b{w}\b", low[:m.end("a")])), "")
+        said = next((w for w in MEASURED_BY if re.search(rf"\b{w}\b", low)), "")
         rest = _keys(f"{low[:m.start()]} {m.groupdict().get('m') or ''} {lead} "
                      f"{MEASURED_BY.get(said, '')}")
         rest -= {word_key(unit_word)} if unit_word else set()
+        larger = op != "compare" or m.group("cmp").split()[0] in _LARGER
         return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
                      (a, b), unit, bool(_MONEY.search(q)) and unit == "",
-                     word_key(unit_word) if unit else "")
+                     word_key(unit_word) if unit else "", larger)
     return None
 
 
@@ -252,28 +264,32 @@ def _cell_figures(sentence: Sentence, cells: Sequence[Cell], around: frozenset[s
     in brackets, or the row's "Units" cell: a datasheet's); the rest are its labels. A
     bare number is no figure here: a table's own operations weigh those
     (:mod:`ragctl.ask.compute`), and a rank or a count of the row's is no measure."""
-    row_unit = next((_unit_of(c.value) for c in cells
-                     if word_key(c.column) in ("unit", "units")), "")
+    units = next((c.value.strip() for c in cells if word_key(c.column) in ("unit", "units")),
+                 "")
+    row_unit = _unit_of(units)
     labels: set[str] = set()
-    numeric: list[tuple[Cell, re.Match[str], tuple[float, int, bool], str]] = []
+    numeric: list[tuple[Cell, re.Match[str], tuple[float, int, bool], str, str]] = []
     for c in cells:
         m = _FIGURE.match(c.value)
         got = _value(m.group("num")) if m else None
         paren = re.search(r"\(([^)]+)\)", c.column)
-        unit = "" if m is None else (
-            _unit_of((m.group("cur") or "").strip()) or _unit_of(m.group("after") or "")
-            or (_unit_of(paren.group(1)) if paren else "") or row_unit)
+        own = "" if m is None else (_unit_of((m.group("cur") or "").strip())
+                                    or _unit_of(m.group("after") or ""))
+        header = _unit_of(paren.group(1)) if paren else ""
+        unit = own or header or row_unit
+        unit_text = "" if own else paren.group(1).strip() if header and paren else units
         if m is None or got is None or not unit or (
                 _YEAR.match(m.group("num")) and not m.group("cur")):
             labels |= _keys(c.value)
         else:
-            numeric.append((c, m, got, unit))
+            numeric.append((c, m, got, unit, unit_text))
     out = []
-    for c, m, got, unit in numeric:
+    for c, m, got, unit, unit_text in numeric:
         near = frozenset(labels | _keys(_heading(sentence.place)))
         end = c.start + (m.end() if _unit_of(m.group("after") or "") else m.end("num"))
         out.append(Figure(sentence, c.start + m.start(), end, got[0], unit, got[1], got[2],
-                          near, around, c.column, frozenset(_keys(spoken(c.column)))))
+                          near, around, c.column, frozenset(_keys(spoken(c.column))),
+                          unit_text))
     return out
 
 
@@ -341,7 +357,7 @@ def compute(op: str, fa: Figure, fb: Figure) -> float:
     """``op`` of the two figures, in the unit of the first."""
     a = fa.value
     b = fb.value * _kind(fb.unit)[1] / _kind(fa.unit)[1]
-    return abs(a - b) if op == "difference" else a + b
+    return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
 
 
 def written(value: float, like: Sequence[Figure]) -> str:
@@ -355,7 +371,7 @@ def written(value: float, like: Sequence[Figure]) -> str:
     tail = re.sub(r"^\D*[\d.,]+", "", first.text)
     before = lead.group(0) if lead else ""
     if not before.strip() and not tail.strip() and first.unit:
-        tail = first.unit if first.unit == "%" else f" {first.unit}"
+        tail = first.unit if first.unit == "%" else f" {first.unit_text or first.unit}"
     return f"{before}{text}{tail}"
 
 
@@ -377,11 +393,41 @@ def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
     return out[:MAX_FIGURES]
 
 
+def _cells(what: Asked, *figures: tuple[Figure, str]) -> list[tuple[TableRow, Cell]]:
+    """Each figure as a computation's cell, in the row named by the subject it is of."""
+    return [(TableRow((Cell("", subject, 0, 0), cell), f.sentence), cell)
+            for f, subject in figures
+            for cell in [Cell(f.column, f.text, f.start, f.end)]]
+
+
+def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
+    """"Is A higher than B?" answered by the two stated figures of A and B (rule
+    ``stated_figures``), compared, working shown and both cited; False when the question
+    compares no two figures or none fits (:func:`best_pair`)."""
+    what = asked(ev.question)
+    if what is None or what.operation != "compare" or not on("stated_figures"):
+        return False
+    pair = best_pair(what, candidates(stages, ev))
+    if pair is None:
+        return False
+    fa, fb = pair
+    diff = compute("compare", fa, fb)
+    holds = diff > 0 if what.larger else diff < 0
+    sign = ">" if diff > 0 else "<" if diff < 0 else "="
+    done = Computed("compare", "Yes" if holds else "No",
+                    f"{written(fa.value, [fa])} {sign} {written(fb.value, [fb])}",
+                    cells=_cells(what, (fa, what.subjects[0]), (fb, what.subjects[1])))
+    fired("stated_figures")
+    cite(ans, ev, done, 1.0)
+    ans.kind = "yes-no"
+    return True
+
+
 def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """The difference or the sum of the two stated figures the question asks for
     (rule ``stated_figures``), working shown and both cited; False when none fits."""
     what = asked(ev.question)
-    if what is None or not on("stated_figures"):
+    if what is None or what.operation == "compare" or not on("stated_figures"):
         return False
     pair = best_pair(what, candidates(stages, ev))
     if pair is None:
@@ -391,10 +437,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
         fb.value * _kind(fb.unit)[1] else (fb, fa)
     result = written(value, [fa, fb])
-    cells = [(TableRow((Cell("", subject, 0, 0), Cell(f.column, f.text, f.start, f.end)),
-                       f.sentence), Cell(f.column, f.text, f.start, f.end))
-             for f, subject in ((big, what.subjects[0 if big is fa else 1]),
-                                (small, what.subjects[0 if small is fa else 1]))]
+    cells = _cells(what, (big, what.subjects[0 if big is fa else 1]),
+                   (small, what.subjects[0 if small is fa else 1]))
     done = Computed(what.operation, result, f"= {written(big.value, [big])} "
                     f"{SAYS[what.operation]} {written(small.value, [small])}", cells=cells)
     fired("stated_figures")

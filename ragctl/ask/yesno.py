@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask import compute
+from ragctl.ask import compute, figures
 from ragctl.ask.documents import (
     _ARTICLE,
     document_name,
@@ -134,6 +134,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
     answer. The sentences weighed are cited."""
     question, scored, also = ev.question, ev.scored, ev.also
     if compute.yes_no(stages, ans, ev):  # a table's cells compared
+        return
+    if figures.yes_no(stages, ans, ev):  # two stated figures compared
         return
     ans.kind = "yes-no"
     ranked = sorted((s for s in scored if not is_metadata(s.sentence.text)),
