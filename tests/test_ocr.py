@@ -198,6 +198,15 @@ def test_real_tesseract_reads_a_rendered_page_with_its_page_number(tmp_path: Pat
     assert "Morrow lighthouse" in doc.sections[0].text
 
 
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed")
+@pytest.mark.parametrize("turn", [90, 180])
+def test_real_tesseract_reads_a_page_scanned_on_its_side_or_upside_down(turn: int) -> None:
+    engine = ocr.engine("tesseract")
+    assert engine is not None
+    upright = page_image(SCANNED, dpi=150)
+    assert " ".join(engine.read(upright.rotate(turn, expand=True)).split()) == SCANNED
+
+
 def transparent_page(text: str) -> bytes:
     """A PNG whose background is transparent black (alpha 0), the text opaque: as
     screenshots and exported receipts are."""
