@@ -855,6 +855,7 @@ def test_the_value_of_a_labelled_field() -> None:
     assert values("total", "TOTAL 21.00") == ["21.00"]
     assert values("amount due", "[AMOUNT DUE $610.00") == ["$610.00"]
     assert values("total", "SUBTOTAL $100.00") == []
+    assert values("due date", "DUE DATE 26/02/2019") == ["26/02/2019"]
     assert values("total", "Total 21.00 EUR, thank you for visiting us again soon") == []
     assert asked_field("When is payment due on Contoso's invoice 12345678?") == "due date"
     assert asked_field("By what date should invoice RE-20140519/499 be paid?") == "due date"

@@ -75,6 +75,7 @@ _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "typ
 _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
 _ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
 _AMOUNT = re.compile(r"[-(]?[^\w\s]{0,2}\s?\d[\d,.\s]*\d(?:\s?[^\w\s]{1,2})?|[^\w\s]?\d")
+_NUMERIC_DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}")
 _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
                          r"pcs|%|eur|usd|gbp|chf|pln|czk|sek|nok|dkk|inr|jpy)\b|[€$£¥₹]", re.I)
 
@@ -129,11 +130,12 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
         if not tokens:
             continue
         first = tokens[0].rstrip(",.;")
-        # no colon: an identifier follows ("Booking ID IBZY2087"), or an amount that ends a
-        # short line of its own ("TOTAL 21.00", "AMOUNT DUE $610.00": a receipt's line)
+        # no colon: an identifier follows ("Booking ID IBZY2087"), or an amount or a date
+        # that ends a short line of its own ("TOTAL 21.00", "AMOUNT DUE $610.00", "DUE DATE
+        # 26/02/2019": a receipt's or an invoice's line)
         line = text[start:next((i for i in starts if i > start), len(text))]
-        amount = bool(_AMOUNT.fullmatch(first)) and len(line.split()) <= 2 and \
-            len(text.split()) <= 8
+        amount = bool(_AMOUNT.fullmatch(first) or _NUMERIC_DATE.fullmatch(first)) and \
+            len(line.split()) <= 2 and len(text.split()) <= 8
         if not m.group("mark").strip() and not amount and not (
                 any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
             continue
