@@ -856,6 +856,9 @@ def test_the_value_of_a_labelled_field() -> None:
     assert values("amount due", "[AMOUNT DUE $610.00") == ["$610.00"]
     assert values("total", "SUBTOTAL $100.00") == []
     assert values("due date", "DUE DATE 26/02/2019") == ["26/02/2019"]
+    assert values("net pay", "Loan - 30.00 150.00: Adjustment Net Pay $ 291.90 Excluded from "
+                  "federal taxable wages") == ["$ 291.90"]
+    assert values("net pay", "the net pay rose by 5 percent in the year") == []
     assert values("total", "Total 21.00 EUR, thank you for visiting us again soon") == []
     assert asked_field("When is payment due on Contoso's invoice 12345678?") == "due date"
     assert asked_field("By what date should invoice RE-20140519/499 be paid?") == "due date"
@@ -865,6 +868,8 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("How much is still to be paid (solde à payer) on FA-17?") \
         == "solde à payer"
     assert asked_field("What is the value (in USD) of the order?") is None
+    assert asked_field("What was John Stiles' net pay on the statement?") == "net pay"
+    assert asked_field("What is Acme's ticker symbol?") == "ticker symbol"
     assert values("solde à payer", "Solde à payer: 470,15 € Notes") == ["470,15 €"]
     # where the source's lines end, a value ends with its line (an indented line goes on)
     from ragctl.text import line_starts, normalize_space

@@ -63,6 +63,8 @@ def is_authorship(question: str) -> bool:
 _FIELD_QUESTION = re.compile(
     r"^what(?:'s| is| was| are| were)? (?:the |my |our |your |its )?(?P<field>[a-z][\w#-]*"
     r"(?: [a-z][\w#-]*){0,2}?)(?: (?:of|on|for|in|from|at)\b.*)?\??$", re.I)
+_OWNER = re.compile(r"^(?P<ask>[Ww]hat(?:'s| is| was| are| were)?) (?:the )?"
+                    r"(?:[A-Z][\w.&-]*\s)*[A-Z][\w.&-]*(?:'s|’s|'|’)\s")
 _DUE_QUESTION = re.compile(r"^(?:when|by what date|by when) (?:is|was|are|were|should|must) "
                            r".*\b(?:due|paid|be paid)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
@@ -75,6 +77,8 @@ _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "typ
 _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
 _ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
 _AMOUNT = re.compile(r"[-(]?[^\w\s]{0,2}\s?\d[\d,.\s]*\d(?:\s?[^\w\s]{1,2})?|[^\w\s]?\d")
+_CURRENCY_SIGNS = frozenset("$€£¥₹")
+_MONEY = re.compile(r"[$€£¥₹]\d{1,3}(?:[,.]?\d{3})*[.,]\d{2}")  # "$291.90", "€1.234,56"
 _NUMERIC_DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}")
 _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|lbs?|units?|"
                          r"pcs|%|eur|usd|gbp|chf|pln|czk|sek|nok|dkk|inr|jpy)\b|[€$£¥₹]", re.I)
@@ -99,6 +103,8 @@ def asked_field(question: str) -> str | None:
         return "due date"
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
         return "date"
+    # "What was John Stiles' net pay …": the field of a named owner
+    q = _OWNER.sub(r"\g<ask> ", q)
     m = _FIELD_QUESTION.match(q)
     if not m:
         return None
@@ -136,10 +142,17 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
         line = text[start:next((i for i in starts if i > start), len(text))]
         amount = bool(_AMOUNT.fullmatch(first) or _NUMERIC_DATE.fullmatch(first)) and \
             len(line.split()) <= 2 and len(text.split()) <= 8
-        if not m.group("mark").strip() and not amount and not (
+        # or money right after the label, wherever the line ends ("Net Pay $ 291.90" in a
+        # pay slip's block of text)
+        money = _MONEY.fullmatch(first) is not None or (
+            first in _CURRENCY_SIGNS and len(tokens) > 1
+            and _MONEY.fullmatch("$" + tokens[1].rstrip(",;")) is not None)
+        if not m.group("mark").strip() and not amount and not money and not (
                 any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
             continue
-        if any(ch.isdigit() for ch in first):
+        if money and first in _CURRENCY_SIGNS:
+            value = f"{tokens[0]} {tokens[1].rstrip(',;')}"
+        elif any(ch.isdigit() for ch in first):
             value = first
             if first.replace(",", "").replace(".", "").isdigit() and len(tokens) > 1 \
                     and _VALUE_UNIT.fullmatch(tokens[1].rstrip(",.;")):
