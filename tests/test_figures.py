@@ -4,6 +4,7 @@ as the figures are, and answers through ``ask`` that show and cite the working."
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from ragctl.ask.figures import asked, best_pair, compute, figures, written
@@ -42,8 +43,9 @@ def test_the_question_form_gives_the_operation_and_its_two_subjects() -> None:
 def test_figures_of_a_sentence_and_of_a_row_keep_their_units() -> None:
     prose = figures(_sentence("Revenue was $497.5 million in 2025, against 533 EUR in 2024; "
                               "the office at 12 Main St. opened on 12.06.2014."))
-    assert [(f.text, f.value, f.unit) for f in prose] == [("$497.5", 497.5, "$"),
-                                                          ("533 EUR", 533, "€")]
+    assert [(f.text, f.value, f.unit) for f in prose] == [
+        ("$497.5", 497.5, "$"), ("533 EUR", 533, "€"),
+        ("12.06.2014", date(2014, 6, 12).toordinal(), "date")]  # dotted: day first
     assert "2025" in prose[0].near and "2024" not in prose[0].near
     row = figures(_sentence("Parameter: Conversion Time; Condition: 12-bit; Max: 750; "
                             "Units: ms"))
@@ -138,3 +140,18 @@ def test_a_yes_no_question_compares_two_stated_figures() -> None:
     assert lower is not None and not lower.larger
     more = asked("Were there more births in 2014 than in 2013?")
     assert more is not None and more.a == {"2014"} and "birth" in more.measure
+
+
+def test_days_between_two_stated_dates() -> None:
+    lines = [_sentence(t, sid=i) for i, t in enumerate((
+        "INVOICE DATE 11/02/2019", "DUE DATE 26/02/2019",
+        "Billing period 01 Feb 2020 to 29 Feb 2020"), start=1)]
+    found = [f for s in lines for f in figures(s)]
+    what = asked("How many days after the invoice date is the invoice due?")
+    assert what is not None and what.operation == "dates" and what.unit == "date"
+    pair = best_pair(what, found)
+    assert pair is not None and [f.text for f in pair] == ["11/02/2019", "26/02/2019"]
+    # 11/02 could be either order; 26/02 is day first, and so is its document's other date
+    assert compute("dates", *pair) == 15 and written(15, pair) == "15 days"
+    between = asked("How many days passed between the invoice date and the due date?")
+    assert between is not None and between.operation == "dates"

@@ -7,8 +7,10 @@ in one sentence or two, in a table's rows or under two headings, in one document
 
 - **What is asked** (:func:`asked`): the question's form gives the operation and its two
   subjects (:data:`ASKED_FORMS`): a difference ("how much more … A than B", "the difference
-  between A and B", "the change in M from A to B") or a sum ("A and B together"); the words
-  it shares with neither subject say what is measured.
+  between A and B", "the change in M from A to B"), a sum ("A and B together"), the days
+  between two dates ("how many days after A is B"), or yes or no to "is A higher than
+  B?" (:data:`COMPARE_FORM`); the words it shares with neither subject say what is
+  measured.
 - **The figures** (:func:`figures`): every number with its unit (an amount, a length of
   time, a percentage; :data:`UNITS`) stated in the passages retrieved from documents that
   name what the question names, each with the words that say what it is a figure of: its
@@ -30,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +41,7 @@ from ragctl.ask.compute import Computed, TableRow, cite
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import Sentence
-from ragctl.text import STOPWORDS
+from ragctl.text import STOPWORDS, dated_spans
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -60,6 +63,12 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
     (r"\bdifference (?:in (?P<m>.+?) )?between (?P<a>.+?) and (?P<b>.+)", "difference"),
     (r"\b(?:change|increase|decrease|growth|rise|drop|fall|decline) in (?P<m>.+?) "
      r"(?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "difference"),
+    # "how many days after the end of the billing period is the bill due", "how many
+    # days passed between the order and the delivery": two dates apart
+    (r"\bhow many (?P<unit>days|weeks) (?:after|later than|before|earlier than|from)\b"
+     r"(?P<a>.+?)\b(?:is|was|are|were|did|does|do|will|would|has|had)\b(?P<b>.+)", "dates"),
+    (r"\bhow many (?P<unit>days|weeks) (?:(?:are|were) there |passed |elapsed |went by )?"
+     r"between (?P<a>.+?) and (?P<b>.+)", "dates"),
     (r"^(?:how (?:much|many)(?: (?P<unit>[a-z]+))?|what)\b(?P<a>.+?)\band\b(?P<b>.+?)"
      r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
 )
@@ -74,7 +83,7 @@ MEASURED_BY: dict[str, str] = {
     "wider": "width wide", "narrower": "width", "deeper": "depth deep",
     "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
     "larger": "size area", "smaller": "size area"}
-SAYS = {"difference": "−", "sum": "+", "compare": "vs"}
+SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−"}
 # "Is A's current higher than B's?": a yes/no question that compares two stated figures;
 # the comparatives that say the first is the larger (the rest: the smaller)
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|will|would|can|could)"
@@ -121,6 +130,7 @@ _FIGURE = re.compile(
     r"(?![\w/:]|[.,]\d|-\w)"
     r"(?:\s?(?P<after>[$€£¥₹%]|(?:USD|EUR|GBP|CHF)\b|[a-zA-Zµ°]{1,12}\b))?")
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
+_DASHED = re.compile(r"(?<![\w-])([0-3]?\d)-([01]?\d)-((?:19|20)\d\d)(?![\w-])")
 _SEGMENT = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|against|compared|versus|vs\.?)\s")
 
 
@@ -140,6 +150,8 @@ class Figure:
     column: str = ""  # its column's header, for a table's cell
     measure: frozenset[str] = frozenset()  # the header's word keys: what it measures
     unit_text: str = ""  # the unit as written apart from the number ("µA" of a "Units" cell)
+    day_first: float | None = None  # a date written 03/04/2020: its day read first, or
+    # None when the order is certain (a dotted date is day first, 13/01 cannot be month first)
 
     @property
     def text(self) -> str:
@@ -187,7 +199,7 @@ def asked(question: str) -> Asked | None:
             lead, a = a[:at], a[at + 1:]  # is measured comes before the preposition
         ka, kb = _keys(a), _keys(b)
         unit_word = (m.groupdict().get("unit") or "").lower()
-        unit = UNITS[unit_word][0] if unit_word in UNITS else ""
+        unit = "date" if op == "dates" else UNITS[unit_word][0] if unit_word in UNITS else ""
         if not (ka - kb) or not (kb - ka):
             return None  # two subjects the question does not tell apart
         said = next((w for w in MEASURED_BY if re.search(rf"\b{w}\b", low)), "")
@@ -235,7 +247,9 @@ def figures(sentence: Sentence) -> list[Figure]:
                              f"{Path(sentence.path).stem}"))
     cells = row_cells(sentence.text)
     if cells:
-        return _cell_figures(sentence, cells, around)
+        return _cell_figures(sentence, cells, around) + [
+            d for c in cells for d in _dates(sentence, c.value, c.start, around,
+                                            _row_labels(cells), c.column)]
     out = []
     text = sentence.text
     bounds = [0, *(m.end() for m in _SEGMENT.finditer(text)), len(text) + 1]
@@ -255,6 +269,56 @@ def figures(sentence: Sentence) -> list[Figure]:
         out.append(Figure(sentence, m.start("cur") if cur else m.start("num"), end,
                           value=got[0], unit=unit, decimals=got[1], comma=got[2],
                           near=near, around=around))
+    return out + _dates(sentence, text, 0, around)
+
+
+def _row_labels(cells: Sequence[Cell]) -> set[str]:
+    """The word keys of a row's cells that hold no number: what the row is of."""
+    return set().union(*(_keys(c.value) for c in cells if not re.search(r"\d", c.value)))
+
+
+def _ordinal(year: int, month: int, day: int) -> float | None:
+    try:
+        return float(date(year, month, day).toordinal())
+    except ValueError:
+        return None
+
+
+def _dates(sentence: Sentence, text: str, offset: int, around: frozenset[str],
+           labels: set[str] | None = None, column: str = "") -> list[Figure]:
+    """The full dates (year, month, day) ``text`` writes (``offset``: where it stands in
+    the sentence), as figures of the unit "date": their day numbers. A date of the
+    sentence's prose is of its clause's words; a table cell's, of its row's labels."""
+    out = []
+    bounds = [0, *(m.end() for m in _SEGMENT.finditer(text)), len(text) + 1]
+    spans = dated_spans(text)
+    for m in _DASHED.finditer(text):  # 29-02-2020: day first
+        if not any(a < m.end() and m.start() < b for _, a, b in spans):
+            spans.append(((int(m.group(3)), int(m.group(2)), int(m.group(1))), m.start(),
+                          m.end()))
+    for (year, month, day), a, b in spans:
+        if month is None or day is None:
+            continue
+        value = _ordinal(year, month, day)
+        if value is None:
+            continue
+        written_as = text[a:b]
+        parts = re.match(r"(\d{1,2})([/.])(\d{1,2})[/.]", written_as)
+        other = None
+        if parts is not None:
+            first, mark, second = int(parts.group(1)), parts.group(2), int(parts.group(3))
+            if mark == "." and first <= 12:  # a dotted date is day first: 04.12.2014
+                value = _ordinal(year, second, first) or value
+            elif first <= 12 and second <= 12 and first != second:
+                other = _ordinal(year, second, first)  # 03/04/2020: either order
+        if labels is None:
+            lo = max(x for x in bounds if x <= a)
+            hi = min(x for x in bounds if x > a)
+            near = frozenset(_keys(text[lo:hi]) | _keys(_heading(sentence.place)))
+        else:
+            near = frozenset(labels | _keys(_heading(sentence.place)))
+        out.append(Figure(sentence, offset + a, offset + b, value, "date", 0, False, near,
+                          around, column, frozenset(_keys(spoken(column))), "", other))
     return out
 
 
@@ -311,8 +375,10 @@ def _fit(keys: frozenset[str], f: Figure, weight: dict[str, float], *,
                for k in keys)
 
 
-def best_pair(what: Asked, found: Sequence[Figure]) -> tuple[Figure, Figure] | None:
-    """The figure of each subject (:mod:`module docs <ragctl.ask.figures>`), or None."""
+def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
+              ) -> tuple[Figure, Figure] | None:
+    """The figure of each subject (:mod:`module docs <ragctl.ask.figures>`), or None;
+    ``across``: the two may be of two documents (the question names documents)."""
     if what.unit:
         found = [f for f in found if _kind(f.unit)[0] == what.unit]
     elif what.money:
@@ -337,6 +403,11 @@ def best_pair(what: Asked, found: Sequence[Figure]) -> tuple[Figure, Figure] | N
                 continue
             if fa.sentence.id == fb.sentence.id and fa.start == fb.start:
                 continue
+            if not across and fa.sentence.path != fb.sentence.path:
+                continue  # two documents, when the question names neither
+            if what.operation in ("difference", "dates") and compute(
+                    what.operation, fa, fb) == 0:
+                continue  # "how much longer" of two equal figures: not these two
             same = 0.5 if fa.column and fa.column == fb.column else 0.0
             same += 0.25 * sum(word_key(f.unit) == what.unit_word for f in (fa, fb))
             ranked.append((fit_a[i] + fit_b[j] + 0.5 * (fit_m[i] + fit_m[j]) + same, i, j))
@@ -355,14 +426,31 @@ def best_pair(what: Asked, found: Sequence[Figure]) -> tuple[Figure, Figure] | N
 
 def compute(op: str, fa: Figure, fb: Figure) -> float:
     """``op`` of the two figures, in the unit of the first."""
+    if op == "dates":  # days apart; a date that may be read either way is read as the
+        a, b = fa.value, fb.value  # other date of its document is, when that one is sure
+        if fa.day_first is not None and fb.day_first is None and fb.sentence.path == \
+                fa.sentence.path and _day_first(fb):
+            a = fa.day_first
+        if fb.day_first is not None and fa.day_first is None and fa.sentence.path == \
+                fb.sentence.path and _day_first(fa):
+            b = fb.day_first
+        return abs(a - b)
     a = fa.value
     b = fb.value * _kind(fb.unit)[1] / _kind(fa.unit)[1]
     return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
 
 
+def _day_first(f: Figure) -> bool:
+    """Whether a date whose order is sure was written day first (13/01/2016, 04.12.2014)."""
+    parts = re.match(r"(\d{1,2})[/.]\d{1,2}[/.]", f.text)
+    return parts is not None and (int(parts.group(1)) > 12 or "." in f.text[:6])
+
+
 def written(value: float, like: Sequence[Figure]) -> str:
     """A result as its figures are written: their decimals and decimal mark, the first's
     currency or unit ("$30.70", "11,20 €", "113 days", "656.25 ms")."""
+    if like[0].unit == "date":
+        return f"{value:,.0f} day" + ("" if value == 1 else "s")
     text = f"{value:,.{max(f.decimals for f in like)}f}"
     if any(f.comma for f in like):
         text = text.translate(str.maketrans(",.", ".,"))
@@ -407,7 +495,7 @@ def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     what = asked(ev.question)
     if what is None or what.operation != "compare" or not on("stated_figures"):
         return False
-    pair = best_pair(what, candidates(stages, ev))
+    pair = best_pair(what, candidates(stages, ev), across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair
@@ -429,7 +517,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     what = asked(ev.question)
     if what is None or what.operation == "compare" or not on("stated_figures"):
         return False
-    pair = best_pair(what, candidates(stages, ev))
+    pair = best_pair(what, candidates(stages, ev), across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair
@@ -439,8 +527,10 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     result = written(value, [fa, fb])
     cells = _cells(what, (big, what.subjects[0 if big is fa else 1]),
                    (small, what.subjects[0 if small is fa else 1]))
-    done = Computed(what.operation, result, f"= {written(big.value, [big])} "
-                    f"{SAYS[what.operation]} {written(small.value, [small])}", cells=cells)
+    shown = (lambda f: f.text) if what.operation == "dates" else (  # noqa: E731
+        lambda f: written(f.value, [f]))
+    done = Computed(what.operation, result, f"= {shown(big)} {SAYS[what.operation]} "
+                    f"{shown(small)}", cells=cells)
     fired("stated_figures")
     cite(ans, ev, done, 1.0)
     return True
