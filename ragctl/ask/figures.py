@@ -527,7 +527,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     result = written(value, [fa, fb])
     cells = _cells(what, (big, what.subjects[0 if big is fa else 1]),
                    (small, what.subjects[0 if small is fa else 1]))
-    shown = (lambda f: f.text) if what.operation == "dates" else (  # noqa: E731
+    shown = (lambda f: f.text) if what.operation == "dates" else (
         lambda f: written(f.value, [f]))
     done = Computed(what.operation, result, f"= {shown(big)} {SAYS[what.operation]} "
                     f"{shown(small)}", cells=cells)
