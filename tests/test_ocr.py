@@ -570,3 +570,21 @@ def test_real_tesseract_reads_text_in_a_shadow(monkeypatch: pytest.MonkeyPatch) 
     assert "43.82" in engine.read(photo)  # a local threshold (Sauvola's)
     monkeypatch.setattr(ocr, "THRESHOLDING", 0)
     assert "43.82" not in engine.read(photo)  # one threshold for the whole image
+
+
+def test_the_lines_under_a_header_are_keyed_by_its_columns() -> None:
+    def line(top: float, *words: tuple[float, str]) -> list[_Box]:
+        return [_Box(top, top + 10, left, left + 8 * len(text), text) for left, text in words]
+
+    boxes = [*line(0, (0, "Acme"), (40, "Tools")),
+             *line(20, (0, "QTY"), (60, "DESCRIPTION"), (200, "UNIT"), (236, "PRICE"),
+                   (320, "AMOUNT")),
+             *line(40, (0, "2"), (60, "Pedal"), (104, "arms"), (210, "15.00"), (330, "30.00")),
+             *line(60, (0, "1"), (60, "Brake"), (104, "cable"), (210, "!"), (210, "9.50"),
+                   (330, "9.50")),
+             *line(80, (200, "Subtotal"), (330, "39.50"))]
+    assert lines_to_text(boxes).splitlines() == [
+        "Acme Tools", "QTY DESCRIPTION UNIT PRICE AMOUNT",
+        "QTY: 2; DESCRIPTION: Pedal arms; UNIT PRICE: 15.00; AMOUNT: 30.00",
+        "QTY: 1; DESCRIPTION: Brake cable; UNIT PRICE: 9.50; AMOUNT: 9.50",
+        "Subtotal 39.50"]

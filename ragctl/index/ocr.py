@@ -135,13 +135,90 @@ def lines_to_text(boxes: list[_Box]) -> str:
     usual = heights[len(heights) // 2]
     steps = sorted(b - a for a, b in itertools.pairwise(tops))
     step = steps[len(steps) // 2] if steps else usual * 1.5
+    keyed = table_rows([sorted(line, key=lambda x: x.left) for line in lines])
     out: list[str] = []
     for i, line in enumerate(lines):
-        text = " ".join(x.text.strip() for x in sorted(line, key=lambda x: x.left))
+        text = keyed.get(i) or " ".join(x.text.strip() for x in sorted(line, key=lambda x: x.left))
         if i and tops[i] - tops[i - 1] > max(1.6 * step, 2.2 * usual):
             out.append("")
         out.append(text)
     return dehyphenate("\n".join(out))
+
+
+# A receipt's or an invoice's items under a header ("QTY  DESCRIPTION  UNIT PRICE  AMOUNT"):
+# the words of a line stand in groups apart (a gap wider than COLUMN_GAP times the line's
+# height between them); a line of at least HEADER_COLUMNS groups of words without digits is
+# a header when the line under it has a number under one of its columns. Each line under
+# it, while its groups fall under the header's columns (all but one of them filled: not
+# the "Subtotal" under it) and one holds a number, is written
+# as a table row is indexed, "QTY: 2; DESCRIPTION: New set of pedal arms; UNIT PRICE: 15.00;
+# AMOUNT: 30.00", so that its cells are read by their column.
+COLUMN_GAP = 1.2
+HEADER_COLUMNS = 3
+HEADER_WORDS = 3  # words of one column's header, at most
+
+
+def _groups(line: list[_Box]) -> list[list[_Box]]:
+    """A line's words (left to right) in the groups that stand apart."""
+    height = max((b.height for b in line), default=0.0)
+    out: list[list[_Box]] = []
+    for b in line:
+        if out and b.left - out[-1][-1].right <= COLUMN_GAP * height:
+            out[-1].append(b)
+        else:
+            out.append([b])
+    return out
+
+
+def _column_of(group: list[_Box], columns: list[tuple[float, float]]) -> int | None:
+    """The header column a group of words stands under: the one its span overlaps most,
+    or the nearest by the middles within a column's width."""
+    left, right = group[0].left, group[-1].right
+    overlaps = [min(right, b) - max(left, a) for a, b in columns]
+    best = max(range(len(columns)), key=lambda k: overlaps[k])
+    if overlaps[best] > 0:
+        return best
+    mid = (left + right) / 2
+    near = min(range(len(columns)), key=lambda k: abs(mid - sum(columns[k]) / 2))
+    a, b = columns[near]
+    return near if abs(mid - (a + b) / 2) <= (b - a) + (right - left) else None
+
+
+def table_rows(lines: list[list[_Box]]) -> dict[int, str]:
+    """Line index → the line as a keyed row, for the lines under a header (see above)."""
+    out: dict[int, str] = {}
+    i = 0
+    while i < len(lines) - 1:
+        head = _groups(lines[i])
+        names = [" ".join(b.text.strip() for b in g).strip(" :|") for g in head]
+        if len(head) < HEADER_COLUMNS or any(
+                not n or any(ch.isdigit() for ch in n) or len(n.split()) > HEADER_WORDS
+                or not any(ch.isalpha() for ch in n) for n in names):
+            i += 1
+            continue
+        columns = [(g[0].left, g[-1].right) for g in head]
+        rows: dict[int, str] = {}
+        j = i + 1
+        while j < len(lines):
+            cells: dict[int, list[str]] = {}
+            placed = True
+            for g in _groups(lines[j]):
+                if not any(ch.isalnum() for b in g for ch in b.text):
+                    continue  # a speck read as "!" or "|"
+                k = _column_of(g, columns)
+                if k is None:
+                    placed = False
+                    break
+                cells.setdefault(k, []).append(" ".join(
+                    b.text.strip() for b in g if any(ch.isalnum() for ch in b.text)))
+            if not placed or len(cells) < max(2, len(columns) - 1) or not any(
+                    any(ch.isdigit() for ch in " ".join(v)) for v in cells.values()):
+                break
+            rows[j] = "; ".join(f"{names[k]}: {' '.join(cells[k])}" for k in sorted(cells))
+            j += 1
+        out.update(rows)
+        i = max(j, i + 1)
+    return out
 
 
 def dehyphenate(text: str) -> str:
@@ -302,8 +379,9 @@ class Tesseract:
     name = "tesseract"
     # 2: small text enlarged, a page of short lines in rows; 3: and read as sparse text too;
     # 4: only an enlarged page is; 5: Sauvola's local threshold (:data:`THRESHOLDING`);
-    # 6: on unevenly lit photos only; 7: a page on its side or upside down turned upright
-    version = 7
+    # 6: on unevenly lit photos only; 7: a page on its side or upside down turned upright;
+    # 8: the lines under a header as keyed rows
+    version = 8
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
