@@ -204,8 +204,10 @@ RULES: tuple[Rule, ...] = (
          "(ragctl.ask.figures); a subject no figure fits, or two pairs that fit as well and "
          "disagree: the lookup answers",
          tested_by="test_figures.py::test_ask_shows_and_cites_the_working_of_two_stated_figures",
-         written_for="none (general: figures in text)",
-         measured={}),
+         written_for="none (general: figures in text); its dates and yes/no after forms-dev",
+         # where it fired, against the same sets' last runs without it (2026-11-27)
+         measured={'receipts-dev': 1, 'mail-notes-dev': 1, 'doctables-dev': 1,
+                   'wtq-dev': 1}),
     Rule("table_choice", "route",
          "\"which has a higher population, A or B?\" over a table: the one of the two rows "
          "the options name with the larger (or smaller) value of the column asked of (in a "
