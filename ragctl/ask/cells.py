@@ -368,8 +368,6 @@ def year_weight(question: str, header: str) -> float:
 # names at least SOLE_MEASURE_KEYS of a row's cells and asks how many or how much, and one
 # cell of the row is left that holds a number, that cell is the answer.
 SOLE_MEASURE_KEYS = 2
-SOLE_MONEY_CELLS = 4  # a row of at most this many other cells, one of them an amount
-_CURRENCY = re.compile(r"[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|INR|JPY)\b")
 
 
 def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expected,
@@ -380,13 +378,6 @@ def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expect
     of no type whose "what …" the row's own cells name, the one other cell that holds a
     number ("what thermometer error …": "MAX: ±1.5" of a datasheet row named by its
     parameter, Thermometer Error, and its condition, beside "SYMBOL: T ERR")."""
-    if expects == "money" or (expects == "number" and re.search(
-            r"\bhow much\b", question, re.I)):  # the one cell of the row that writes an
-        # amount of money: "How much did the statement show for Next Directory?" of
-        # "…; Amount: £80.99"
-        money = [c for _, c in scored if _CURRENCY.search(c.value) and _fits("money", c.value)]
-        if len(money) == 1 and len(scored) <= SOLE_MONEY_CELLS:
-            return money[0]
     if len(row.key) < SOLE_MEASURE_KEYS:
         return None
     if expects in ("number", "money"):
