@@ -25,6 +25,7 @@ def test_the_question_form_gives_the_operation_and_its_two_subjects() -> None:
     a = asked("How many days longer are the nightly dumps kept than the RDS snapshots?")
     assert a is not None and a.operation == "difference" and a.unit == "time"
     assert {"dump", "night"} <= a.a and "rds" in a.b and not a.a & a.b
+    assert a.subjects == ("nightly dumps kept", "RDS snapshots")  # as the working names them
     # what is measured comes before the preposition the second subject repeats
     fine = asked("How much larger is the maximum fine for a second offense than for a "
                  "first offense?")

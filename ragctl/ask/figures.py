@@ -208,9 +208,23 @@ def asked(question: str) -> Asked | None:
         rest -= {word_key(unit_word)} if unit_word else set()
         larger = op != "compare" or m.group("cmp").split()[0] in _LARGER
         return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
-                     (a, b), unit, bool(_MONEY.search(q)) and unit == "",
-                     word_key(unit_word) if unit else "", larger)
+                     (_named(a, q, low), _named(b, q, low)), unit,
+                     bool(_MONEY.search(q)) and unit == "", word_key(unit_word) if unit else "",
+                     larger)
     return None
+
+
+_LEADING = re.compile(r"^(?:(?:is|are|was|were|do|does|did|has|have|had|the|a|an|that|"
+                      r"those|of|for|at|in|on|during|from)\s+)+", re.I)
+
+
+def _named(subject: str, question: str, low: str) -> str:
+    """A subject as the working names it, in the question's own letters: "are the
+    nightly dumps kept" → "nightly dumps kept"."""
+    at = low.find(subject)
+    if at >= 0 and len(low) == len(question):
+        subject = question[at:at + len(subject)]
+    return _LEADING.sub("", subject).strip(" ,") or subject
 
 
 def _value(num: str) -> tuple[float, int, bool] | None:
