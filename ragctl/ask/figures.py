@@ -495,7 +495,7 @@ def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
     return out[:MAX_FIGURES]
 
 
-def _cells(what: Asked, *figures: tuple[Figure, str]) -> list[tuple[TableRow, Cell]]:
+def _cells(*figures: tuple[Figure, str]) -> list[tuple[TableRow, Cell]]:
     """Each figure as a computation's cell, in the row named by the subject it is of."""
     return [(TableRow((Cell("", subject, 0, 0), cell), f.sentence), cell)
             for f, subject in figures
@@ -518,7 +518,7 @@ def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     sign = ">" if diff > 0 else "<" if diff < 0 else "="
     done = Computed("compare", "Yes" if holds else "No",
                     f"{written(fa.value, [fa])} {sign} {written(fb.value, [fb])}",
-                    cells=_cells(what, (fa, what.subjects[0]), (fb, what.subjects[1])))
+                    cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
     fired("stated_figures")
     cite(ans, ev, done, 1.0)
     ans.kind = "yes-no"
@@ -539,7 +539,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
         fb.value * _kind(fb.unit)[1] else (fb, fa)
     result = written(value, [fa, fb])
-    cells = _cells(what, (big, what.subjects[0 if big is fa else 1]),
+    cells = _cells((big, what.subjects[0 if big is fa else 1]),
                    (small, what.subjects[0 if small is fa else 1]))
     shown = (lambda f: f.text) if what.operation == "dates" else (
         lambda f: written(f.value, [f]))
