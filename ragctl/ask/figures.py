@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask.cells import Cell, row_cells, spoken, word_key
 from ragctl.ask.compute import Computed, TableRow, cite
+from ragctl.ask.compute import _keys as words_keyed
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import Sentence
@@ -158,9 +159,13 @@ class Figure:
         return self.sentence.text[self.start:self.end]
 
 
+_STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)
+
+
 def _keys(text: str) -> set[str]:
-    stop = {word_key(w) for w in STOPWORDS}
-    return {word_key(w) for w in re.findall(r"[^\W_]+", text.lower())} - stop
+    """The words of ``text`` that say something, keyed as a table's are
+    (:func:`ragctl.ask.compute._keys`), stopwords left out."""
+    return words_keyed(text) - _STOP_KEYS
 
 
 @dataclass(frozen=True)
