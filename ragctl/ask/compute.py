@@ -822,14 +822,10 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     (:meth:`~ragctl.ask.grounding.Grounding.grounded`) are tried."""
     named = candidate_rows(stages, ev)
     seeds: list[Sentence] = [named[0].sentence] if named else []
-    seeds += [s for h in ev.kept for s in ev.per_passage.get(h.passage_id, [])
-              if row_cells(s.text)]
-    # then the rows of the passages retrieved but not kept (a table the prose outranked)
-    kept = {h.passage_id for h in ev.kept}
-    more = [h.passage_id for h in ev.hits[:HITS_FOR_TABLES] if h.passage_id not in kept]
-    if more:
-        found = stages.collection.store.sentences_of(more)
-        seeds += [s for pid in more for s in found.get(pid, []) if row_cells(s.text)]
+    # the rows of the passages kept, then of those retrieved but not kept (a table the
+    # prose outranked)
+    seeds += [s for found in stages.retrieved_sentences(ev, HITS_FOR_TABLES).values()
+              for s in found if row_cells(s.text)]
     out: list[Table] = []
     seen: set[int] = set()
     documents: dict[str, list[Sentence]] = {}

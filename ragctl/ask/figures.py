@@ -485,14 +485,10 @@ def written(value: float, like: Sequence[Figure]) -> str:
 def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
     """The figures of the passages kept, then of those retrieved (:data:`HITS_READ`), of
     the documents that name what the question names."""
-    ids = list(dict.fromkeys([h.passage_id for h in ev.kept] +
-                             [h.passage_id for h in ev.hits[:HITS_READ]]))
-    missing = [p for p in ids if p not in ev.per_passage]
-    found = stages.collection.store.sentences_of(missing) if missing else {}
     out: list[Figure] = []
     seen: set[int] = set()
-    for pid in ids:
-        for s in ev.per_passage.get(pid) or found.get(pid, []):
+    for found in stages.retrieved_sentences(ev, HITS_READ).values():
+        for s in found:
             if s.id in seen or not ev.grounding.grounded(s.path):
                 continue
             seen.add(s.id)

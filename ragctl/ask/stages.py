@@ -106,6 +106,9 @@ class Evidence:
     reader: Reader | None = None  # the span reader, when a span, a quote or yes/no answers
     reason: str | None = None  # why no passage is relevant enough, if none is
     enough: bool = True  # False: no passage is relevant enough, and no span may tell
+    # the sentences of passages retrieved but not kept, read once (:meth:`LoadedStages.
+    # retrieved_sentences`)
+    retrieved: dict[int, list[Sentence]] = field(default_factory=dict)
 
 
 class LoadedStages:
@@ -344,6 +347,18 @@ class LoadedStages:
                       **({"kinds": self._kinds.name} if self._kinds is not None else {})}
         return Evidence(question, hits, probs, order, kept_order, duplicates, kept, relevance,
                         grounding=grounding)
+
+    def retrieved_sentences(self, ev: Evidence, first: int) -> dict[int, list[Sentence]]:
+        """Passage id → its sentences, for the passages kept and the ``first`` retrieved
+        (kept first, then in retrieval order): a table's rows or a figure the prose
+        outranked. Each passage is read from the store once per question."""
+        ids = list(dict.fromkeys([h.passage_id for h in ev.kept] +
+                                 [h.passage_id for h in ev.hits[:first]]))
+        unread = [p for p in ids if p not in ev.per_passage and p not in ev.retrieved]
+        if unread:
+            found = self.collection.store.sentences_of(unread)
+            ev.retrieved.update({p: found.get(p, []) for p in unread})
+        return {p: ev.per_passage.get(p) or ev.retrieved.get(p, []) for p in ids}
 
     def sentences(self, ev: Evidence, opts: AskOptions, ans: Answer) -> Evidence:
         """The kept passages' sentences, scored by the context filter (in the FILTERED
