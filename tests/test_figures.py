@@ -10,10 +10,10 @@ from pathlib import Path
 from ragctl.ask.figures import asked, best_pair, compute, figures, written
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
-from ragctl.index.indexer import Indexer
 from ragctl.records import Sentence
 from ragctl.store.collection import Collection
 from tests.fakes import FakeReader
+from tests.test_cells import indexed
 
 
 def _sentence(text: str, place: str = "", sid: int = 1, path: str = "notes.md") -> Sentence:
@@ -93,15 +93,10 @@ def test_a_sum_is_written_as_its_figures_are() -> None:
 
 def test_ask_shows_and_cites_the_working_of_two_stated_figures(tmp_path: Path,
                                                                 fake_embedder: str) -> None:
-    root = tmp_path / "notes"
-    root.mkdir()
-    (root / "backups.md").write_text(
+    root = indexed(tmp_path / "notes", {"backups.md": (
         "# Backups\n\n## Nightly dumps\n\nThe nightly database dumps are kept for 120 days "
         "in the archive bucket.\n\n## RDS snapshots\n\nThe RDS snapshots are kept for 7 days "
-        "before they expire.\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+        "before they expire.\n")})
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("120")) as p:
         a = p.ask("How many days longer are the nightly dumps kept than the RDS snapshots?",
                   AskOptions(re_threshold=0.0))

@@ -17,6 +17,7 @@ from ragctl.errors import EXIT_NOT_FOUND
 from ragctl.index.indexer import Indexer
 from ragctl.store.collection import Collection
 from tests.fakes import FakeReader
+from tests.test_cells import indexed
 
 
 def names(question: str) -> list[str]:
@@ -75,13 +76,10 @@ def test_the_index_says_which_documents_name_the_question_s_names(shops: Path) -
 
 def test_a_document_that_names_the_identifier_is_the_one_meant(tmp_path: Path,
                                                                fake_embedder: str) -> None:
-    root = tmp_path / "invoices"
-    root.mkdir()
-    (root / "a.txt").write_text("CONTOSO LTD\nInvoice No 12345678\nPayment due 19/02/2024\n")
-    (root / "b.txt").write_text("CONTOSO LTD\nInvoice INV-100\nDue date 12/15/2019\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    root = indexed(tmp_path / "invoices", {
+        "a.txt": "CONTOSO LTD\nInvoice No 12345678\nPayment due 19/02/2024\n",
+        "b.txt": "CONTOSO LTD\nInvoice INV-100\nDue date 12/15/2019\n"})
+    with Collection.open(load_settings()) as c:
         g = ground(c.store, "When is Contoso invoice 12345678 due?")
         # both name Contoso; only one names the invoice's number
         assert g.grounded(str(root / "a.txt")) and not g.grounded(str(root / "b.txt"))
