@@ -135,10 +135,11 @@ def lines_to_text(boxes: list[_Box]) -> str:
     usual = heights[len(heights) // 2]
     steps = sorted(b - a for a, b in itertools.pairwise(tops))
     step = steps[len(steps) // 2] if steps else usual * 1.5
-    keyed = table_rows([sorted(line, key=lambda x: x.left) for line in lines])
+    ordered = [sorted(line, key=lambda x: x.left) for line in lines]  # left to right
+    keyed = table_rows(ordered)
     out: list[str] = []
-    for i, line in enumerate(lines):
-        text = keyed.get(i) or " ".join(x.text.strip() for x in sorted(line, key=lambda x: x.left))
+    for i, line in enumerate(ordered):
+        text = keyed.get(i) or " ".join(x.text.strip() for x in line)
         if i and tops[i] - tops[i - 1] > max(1.6 * step, 2.2 * usual):
             out.append("")
         out.append(text)
