@@ -45,15 +45,20 @@ def held_out(data: list[str], *, seed: int = 0, val_fraction: float = 0.05) -> H
     way the trainer builds them (same data, seed and fraction)."""
     from pathlib import Path
 
+    from bench.common import SHARED
     from ragctl.eval.datasets import load
-    from ragctl.training.reader import span_examples, split_by_group
+    from ragctl.training.reader import SPANS_SUFFIXES, span_examples, split_by_group
 
     paths = [Path(p) for p in data]
     _, val = split_by_group(span_examples(paths, split="dev", seed=seed), val_fraction, seed)
     ids = {ex.id.split("-neg")[0] for ex in val}
     squad: set[str] = set()
     nq: set[str] = set()
-    for path in paths:
+    sources = [p for p in paths if not str(p).endswith(SPANS_SUFFIXES)]
+    if len(sources) < len(paths):  # examples from bench/reader_data.py: the shared dev files'
+        sources += [SHARED / "data" / "squad" / "dev-v1.1.json",
+                    SHARED / "data" / "nq_oracle" / "nq-open-oracle.jsonl.gz"]
+    for path in dict.fromkeys(sources):
         ds = load(path, split="dev")
         for ex in ds.examples:
             if ex.id in ids:

@@ -215,8 +215,13 @@ def export(name: str, src: Path | None, quantization: str, out: Path | None,
 @options(
     click.option("--data", "data", multiple=True, required=True,
                  type=click.Path(exists=True, path_type=Path),
-                 help="Question-answer data with passages: SQuAD JSON or DPR/NQ JSONL "
+                 help="Question-answer data with passages: SQuAD JSON (2.0's unanswerable "
+                      "questions too), DPR/NQ JSONL, WikiTableQuestions TSV (with --tables) "
+                      "or examples written by bench/reader_data.py (*.spans.jsonl.gz) "
                       "(repeatable)."),
+    click.option("--tables", type=click.Path(exists=True, file_okay=False),
+                 help="WikiTableQuestions' release folder (its csv/ and page/), for TSV data: "
+                      "the questions one cell of a named row answers."),
     click.option("--base", default="minilm", show_default=True,
                  help="'minilm' (the installed all-MiniLM-L6-v2) or a local Hugging Face "
                       "encoder directory."),
@@ -224,8 +229,10 @@ def export(name: str, src: Path | None, quantization: str, out: Path | None,
                  help="Model name under models/."),
     click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                  help="Training folder (default: <home>/training/NAME)."),
-    click.option("--split", type=click.Choice(["dev", "report"]), default="dev",
-                 show_default=True, help="Which half of the built-in splits to train on."),
+    click.option("--split", type=click.Choice(["dev", "report", "all"]), default="dev",
+                 show_default=True, help="Which half of the built-in splits to train on "
+                 "('all': every question of a training file; the shared files that hold a "
+                 "report split refuse it)."),
     click.option("--epochs", type=click.IntRange(min=1), default=2, show_default=True),
     click.option("--batch-size", type=click.IntRange(min=1), default=16, show_default=True),
     click.option("--lr", "learning_rate", type=float, default=1e-4, show_default=True),

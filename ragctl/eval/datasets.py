@@ -6,6 +6,8 @@ Formats: SQuAD JSON (v1.1, and v2.0 with ``is_impossible``); the FilCo/DPR JSONL
 BEIR-style corpus / queries / qrels (SciFact). The splits of the shared evaluation data
 are built in: SQuAD even articles = dev, odd = report; NQ oracle first 2,000 lines = dev,
 the rest = report; HotpotQA and SciFact are evaluation only (every split is all of it).
+The split ``all`` reads every question of a training file; the shared files that hold a
+report split (:data:`SPLIT_FILES`) refuse it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ FORMATS = ("squad", "dpr", "hotpot", "hotpot-paragraphs", "beir")
 ALIASES = {"nq": "dpr", "scifact": "beir"}  # the shared data by name
 NAMES = ("squad", "nq", "dpr", "hotpot", "hotpot-paragraphs", "scifact", "beir")
 NQ_DEV_LINES = 2000
+SPLITS = ("dev", "report", "all")
+# the shared evaluation files whose report split lives beside their dev split
+SPLIT_FILES = ("dev-v1.1.json", "nq-open-oracle.jsonl.gz", "nq-open-oracle.jsonl")
 
 
 @dataclass(frozen=True)
@@ -95,8 +100,11 @@ def load(path: Path, *, fmt: str | None = None, split: str = "report") -> Datase
     path = Path(path)
     if not path.exists():
         raise RagctlError(f"{path} does not exist")
-    if split not in ("dev", "report"):
-        raise RagctlError(f"split must be 'dev' or 'report', not {split!r}")
+    if split not in SPLITS:
+        raise RagctlError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    if split == "all" and path.name in SPLIT_FILES:
+        raise RagctlError(f"{path} holds a report split beside its dev split: read it with "
+                          "split 'dev' (or 'report'), not 'all'")
     fmt = ALIASES.get(fmt, fmt) if fmt else detect_format(path)
     readers = {"squad": read_squad, "dpr": read_dpr, "hotpot": read_hotpot,
                "hotpot-paragraphs": read_hotpot_paragraphs, "beir": read_beir}
@@ -110,10 +118,10 @@ def load(path: Path, *, fmt: str | None = None, split: str = "report") -> Datase
 
 def read_squad(path: Path, split: str) -> Dataset:
     data = json.loads(path.read_text())["data"]
-    parity = 0 if split == "dev" else 1
+    parity = {"dev": 0, "report": 1}.get(split)
     ds = Dataset("squad", split)
     for i, article in enumerate(data):
-        if i % 2 != parity:
+        if parity is not None and i % 2 != parity:
             continue
         for k, para in enumerate(article["paragraphs"]):
             pid = f"{i}-{k}"

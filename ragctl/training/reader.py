@@ -12,13 +12,24 @@ the whole dataset when it has no articles), and the answer's own passage with th
 sentences that hold the answer deleted (it still talks about the subject, but no longer
 says the answer).
 
+SQuAD 2.0's unanswerable questions are negatives with their own passage. Tables teach
+the reader to pick a cell: WikiTableQuestions' questions whose answer is one cell of a row
+the question names (:func:`table_span_examples`), read as ``index`` reads a CSV file (one
+"Header: value; …" line a row). The examples can be written to a JSON-lines file
+(:func:`write_spans`, ``*.spans.jsonl.gz``) and trained from elsewhere, on a machine
+without spaCy or the data.
+
 Runs are seeded, checkpointed per epoch and resumable, like :mod:`.trainer`'s.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
+import json
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -70,6 +81,7 @@ class ReaderOptions:
     split: str = "dev"
     seed: int = 0
     device: str = "auto"
+    tables: str | None = None  # the folder that holds WikiTableQuestions' csv/ (TSV data)
 
 
 def _find(text: str, answers: Sequence[str]) -> tuple[int, int] | None:
@@ -98,11 +110,16 @@ def without_answer(text: str, answers: Sequence[str], splitter: Any) -> str | No
     return rest
 
 
+SPANS_SUFFIXES = (".spans.jsonl", ".spans.jsonl.gz")
+
+
 def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int = 1,
-                  holes: bool = False, seed: int = 0, limit: int | None = None
-                  ) -> list[SpanExample]:
+                  holes: bool = False, seed: int = 0, limit: int | None = None,
+                  tables: Path | None = None) -> list[SpanExample]:
     """Positives and on-topic negatives from question-answer datasets (see the module doc).
-    SQuAD passages are grouped by article; other datasets form one group."""
+    SQuAD passages are grouped by article; other datasets form one group. A TSV file is
+    WikiTableQuestions' (``tables``: the folder of its ``csv/``); a ``*.spans.jsonl(.gz)``
+    file holds examples written by :func:`write_spans`."""
     from ragctl.eval.datasets import load
     from ragctl.index.sentences import SentenceSplitter
 
@@ -110,6 +127,16 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
     splitter = SentenceSplitter()
     out: list[SpanExample] = []
     for path in paths:
+        if str(path).endswith(SPANS_SUFFIXES):
+            out.extend(read_spans(Path(path), limit=limit, seed=seed))
+            continue
+        if Path(path).suffix == ".tsv":
+            if tables is None:
+                raise RagctlError(f"{path}: WikiTableQuestions data needs --tables, the "
+                                  "folder that holds its csv/ tables")
+            out.extend(table_span_examples(Path(path), Path(tables), negatives=negatives,
+                                           seed=seed, limit=limit))
+            continue
         ds = load(Path(path), split=split)
         texts = {p.id: passage_text(p.title, p.text) for p in ds.passages}
         group = {p.id: p.id.split("-")[0] if ds.name == "squad" else ds.name
@@ -119,8 +146,17 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
         for pid, g in group.items():
             members.setdefault(g, []).append(pid)
         examples = [ex for ex in ds.examples if ex.answers and ex.contexts]
+        unanswerable = [ex for ex in ds.examples
+                        if not ex.answerable and not ex.answers and ex.contexts]
         if limit is not None and limit < len(examples):
+            share = limit / len(examples)
             examples = rng.sample(examples, limit)
+            unanswerable = rng.sample(unanswerable, int(len(unanswerable) * share))
+        for ex in unanswerable:  # SQuAD 2.0: written to be unanswerable from its passage
+            pid = ex.contexts[0]
+            if pid in texts:
+                out.append(SpanExample(f"{ex.id}-negq", ex.question, texts[pid], -1, -1,
+                                       (), group[pid]))
         for ex in examples:
             pos = next(((pid, span) for pid in ex.contexts if pid in texts
                         for span in [_find(texts[pid], ex.answers)] if span), None)
@@ -150,6 +186,163 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
     return out
 
 
+def read_spans(path: Path, *, limit: int | None = None, seed: int = 0) -> list[SpanExample]:
+    """The examples of a file :func:`write_spans` wrote (``limit``: a seeded sample of
+    that many questions, their negatives with them)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    out: list[SpanExample] = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out.append(SpanExample(str(row["id"]), row["question"], row["context"],
+                                       int(row["start"]), int(row["end"]),
+                                       tuple(row.get("answers", ())), row.get("group", "")))
+            except (ValueError, KeyError, TypeError):
+                raise RagctlError(f"{path}:{n}: not a span example") from None
+    if limit is not None:
+        qids = sorted({ex.id.split("-neg")[0] for ex in out})
+        if limit < len(qids):
+            keep = set(random.Random(seed).sample(qids, limit))
+            out = [ex for ex in out if ex.id.split("-neg")[0] in keep]
+    return out
+
+
+def write_spans(examples: Sequence[SpanExample], path: Path) -> int:
+    """Write examples as JSON lines (gzip when the name ends in .gz); returns how many."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with opener(tmp, "wt", encoding="utf-8") as f:
+        for ex in examples:
+            f.write(json.dumps(asdict(ex), ensure_ascii=False) + "\n")
+    tmp.replace(path)
+    return len(examples)
+
+
+TABLE_WORDS = 120  # words of rows around a table answer's row (the reader reads 180)
+
+
+def _cell_at(line: str, value: str) -> list[int]:
+    """Where ``value`` is a whole cell of a row line ("Header: value; …" or "a | b")."""
+    out = []
+    for m in re.finditer(re.escape(value), line):
+        a, b = m.start(), m.end()
+        before = a == 0 or line[:a].endswith((": ", "; ", " | "))
+        after = b == len(line) or line[b:].startswith(("; ", " | "))
+        if before and after:
+            out.append(a)
+    return out
+
+
+def _page_title(root: Path, context: str) -> str:
+    """The Wikipedia page a WikiTableQuestions table comes from ("csv/204-csv/590.csv" →
+    page/204-page/590.json), as a file's title; "" when the release lacks it."""
+    parts = Path(context).parts
+    if len(parts) < 3:
+        return ""
+    page = root / "page" / parts[1].replace("-csv", "-page") / (Path(parts[2]).stem + ".json")
+    try:
+        return str(json.loads(page.read_text()).get("title", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def table_span_examples(tsv: Path, root: Path, *, negatives: int = 1, seed: int = 0,
+                        limit: int | None = None) -> list[SpanExample]:
+    """Cell-picking examples from WikiTableQuestions ("id, utterance, context,
+    targetValue"; ``root`` holds its csv/ and page/ folders). A question counts when its
+    one answer is a whole cell of exactly one row and the question names that row (a word
+    of its other cells); computed answers (counts, sums) never are. The positive is the
+    rows around it, up to :data:`TABLE_WORDS` words, the row at a random place; a
+    negative is as many rows of the same table without the answer, those sharing most
+    words with the question."""
+    from ragctl.index.ingest import sheet_lines
+
+    rng = random.Random(seed)
+    tables: dict[str, list[str]] = {}
+    with tsv.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if limit is not None and limit < len(rows):
+        rows = rng.sample(rows, limit)
+    out: list[SpanExample] = []
+    for row in rows:
+        answer = row["targetValue"].replace("\\n", " ").strip()
+        if "|" in answer or not answer:
+            continue
+        ctx = row["context"]
+        if ctx not in tables:
+            try:
+                with (root / ctx).open(newline="", encoding="utf-8", errors="replace") as t:
+                    tables[ctx] = sheet_lines([r for r in csv.reader(t)])
+            except (OSError, csv.Error):
+                tables[ctx] = []
+        lines = tables[ctx]
+        hits = [(i, a) for i, line in enumerate(lines) for a in _cell_at(line, answer)]
+        if len(hits) != 1:
+            continue
+        i, at = hits[0]
+        heads = {w for line in lines[:3] for part in line.split("; ")
+                 for w in content_words(part.split(": ", 1)[0]) if ": " in part}
+        q = set(content_words(row["utterance"]))
+        named = {w for w in set(content_words(lines[i])) - heads - set(content_words(answer))
+                 if len(w) > 2 and not w.isdigit()}
+        if not q & named or _compares(row["utterance"]):
+            continue
+        title = _page_title(root, ctx)
+        before, after = _window(lines, i, rng)
+        text = " ".join(lines[before:after])
+        start = sum(len(lines[k]) + 1 for k in range(before, i)) + at
+        prefix = f"{title}. " if title else ""
+        context = prefix + text
+        out.append(SpanExample(row["id"], row["utterance"], context, len(prefix) + start,
+                               len(prefix) + start + len(answer), (answer,), "wtq-" + ctx))
+        size = after - before
+        windows = [(len(q & set(content_words(" ".join(lines[j:j + size])))), rng.random(), j)
+                   for j in range(0, max(0, len(lines) - size) + 1)
+                   if not (j <= i < j + size) and answer not in " ".join(lines[j:j + size])]
+        for k, (_, _, j) in enumerate(sorted(windows, reverse=True)[:negatives]):
+            out.append(SpanExample(f"{row['id']}-neg{k}", row["utterance"],
+                                   prefix + " ".join(lines[j:j + size]), -1, -1, (answer,),
+                                   "wtq-" + ctx))
+    return out
+
+
+# words of a question that asks to compare rows, which a reader of a few rows cannot do
+COMPARING = frozenset("""most least more less fewer higher lower larger smaller greater
+bigger longer shorter older newer earlier later first last top bottom before after next
+previous above below difference total average combined""".split())
+
+
+def _compares(question: str) -> bool:
+    words = re.findall(r"[a-z]+", question.lower())
+    return " or " in f" {question.lower()} " or any(
+        w in COMPARING or (w.endswith("est") and len(w) > 5) for w in words)
+
+
+def _window(lines: Sequence[str], i: int, rng: random.Random) -> tuple[int, int]:
+    """Rows [before, after) around row ``i``, up to :data:`TABLE_WORDS` words, row ``i``
+    at a random place among them."""
+    before, after = i, i + 1
+    words = len(lines[i].split())
+    want_before = rng.randint(0, 8)
+    grew = True
+    while grew:
+        grew = False
+        for side in (0, 1):
+            if side == 0 and before > 0 and i - before < want_before:
+                n = len(lines[before - 1].split())
+                if words + n <= TABLE_WORDS:
+                    before, words, grew = before - 1, words + n, True
+            elif side == 1 and after < len(lines):
+                n = len(lines[after].split())
+                if words + n <= TABLE_WORDS:
+                    after, words, grew = after + 1, words + n, True
+    return before, after
+
+
 def split_by_group(examples: Sequence[SpanExample], fraction: float, seed: int
                    ) -> tuple[list[SpanExample], list[SpanExample]]:
     """Held-out examples by question (a question's negatives go with it)."""
@@ -169,7 +362,8 @@ class ReaderTrainer(HeadTrainer):
     def examples(self) -> tuple[list[SpanExample], list[SpanExample]]:
         opts = self.opts
         examples = span_examples(self.data, split=opts.split, negatives=opts.negatives,
-                                 holes=opts.holes, seed=opts.seed, limit=opts.limit)
+                                 holes=opts.holes, seed=opts.seed, limit=opts.limit,
+                                 tables=Path(opts.tables) if opts.tables else None)
         return split_by_group(examples, opts.val_fraction, opts.seed)
 
     def length(self, example: SpanExample) -> int:
@@ -266,6 +460,7 @@ def reader_calibration_texts(meta: dict[str, Any], n: int = 600, seed: int = 0) 
     """Question + context texts from a reader run's data, for GPTQ rounding."""
     opts = meta.get("options", {})
     paths = [Path(p) for p in meta.get("data", [])]
+    tables = opts.get("tables")
     examples = span_examples(paths, split=opts.get("split", "dev"), negatives=0, seed=seed,
-                             limit=n)
+                             limit=n, tables=Path(tables) if tables else None)
     return [f"{ex.question} {ex.context}" for ex in examples]
