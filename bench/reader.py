@@ -64,9 +64,11 @@ def run(indexes: dict[str, str], reader: str, sets: dict[str, list[dict[str, Any
                 kept = [p.relevance for p in a.passages if p.kept]
                 found = bool(q["answers"]) and any(contains_answer(p.text, q["answers"])
                                                    for p in a.passages if p.kept)
+                # a rule's candidates (a table's computation) may carry no answer text
                 cands = [{**cand, "right": positive(kind)
-                          and max_f1(cand["answer"], q["answers"]) >= 0.5,
-                          "f1": max_f1(cand["answer"], q["answers"]) if q["answers"] else 0.0}
+                          and max_f1(cand.get("answer", ""), q["answers"]) >= 0.5,
+                          "f1": max_f1(cand.get("answer", ""), q["answers"])
+                          if q["answers"] else 0.0}
                          for cand in a.candidates]
                 rows.append({"set": kind, "question": q["question"], "answers": q["answers"],
                              "re_best": max(kept, default=0.0), "kind": a.kind,

@@ -101,7 +101,7 @@ class HeadTrainer(ABC):
         warm = max(1, steps // 10)
 
         def rate(step: int) -> float:
-            return step / warm if step < warm else max(0.0, (steps - step) / (steps - warm))
+            return step / warm if step < warm else max(0.0, (steps - step) / max(1, steps - warm))
 
         sched = torch.optim.lr_scheduler.LambdaLR(optim, rate)
         result = HeadResult(self.out, len(train), len(val), architecture=self.architecture)
