@@ -25,12 +25,19 @@ float32 barely separates. When the stages rank one question's candidates
 best are scored again in float32 from the same int8 weights (a second, lazily loaded copy
 of the model), so the top choice matches a float32 model's while the rest stays int8. The
 margin comes from the manifest (``refine_margin``, 0 turns it off) or REFINE_MARGIN.
+
+On a GPU, CTranslate2 opens its CUDA libraries (cuBLAS) only when a model first computes,
+so every model loaded on CUDA computes once at once (:func:`load_checked`): where the
+libraries it was built for are missing (libcublas.so.12 beside CUDA 13 alone), ``device =
+auto`` warns once and runs every model on the CPU, and ``device = cuda`` is a one-line
+error instead of a traceback in the middle of an answer.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -54,9 +61,15 @@ def load_ctranslate2() -> Any:
     return ctranslate2
 
 
+logger = logging.getLogger("ragctl.models")
+_CUDA_FAILED: list[str] = []  # why CTranslate2 could not compute on the GPU in this process
+
+
 def resolve_device(device: str = "auto") -> str:
     if device != "auto":
         return device
+    if _CUDA_FAILED:
+        return "cpu"
     ct2 = load_ctranslate2()
     try:
         return "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
@@ -80,6 +93,31 @@ def resolve_compute_type(device: str, compute_type: str = "auto",
     except Exception:
         return "default"
     return wanted if wanted in supported else "default"
+
+
+def load_checked(model: Any, asked: str, compute_asked: str, exported: str,
+                 load: Callable[[], Any], probe: Callable[[Any], Any]) -> Any:
+    """``load()`` on ``model.device``; on CUDA, ``probe`` the loaded model once (see the
+    module doc). When it fails: with ``asked`` = "auto", a warning (once) and the model on
+    the CPU (``model.device`` and ``model.compute_type`` updated); else a RagctlError."""
+    loaded = load()
+    if model.device != "cuda":
+        return loaded
+    try:
+        probe(loaded)
+        return loaded
+    except RuntimeError as e:
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if asked != "auto":
+        raise RagctlError(f"CTranslate2 cannot compute on the GPU here ({reason}); set "
+                          "device = cpu (or auto)")
+    if not _CUDA_FAILED:
+        logger.warning("CTranslate2 cannot compute on the GPU here (%s); the models run on "
+                       "the CPU", reason)
+        _CUDA_FAILED.append(reason)
+    model.device = "cpu"
+    model.compute_type = resolve_compute_type("cpu", compute_asked, exported)
+    return load()
 
 
 def read_manifest(path: Path, backends: Sequence[str] | None = None) -> dict[str, Any]:
@@ -312,7 +350,9 @@ class CT2Scorer:
         self.max_length = int(self.manifest.get("max_length", 256))
         self.tokenizer = load_tokenizer(self.path, self.max_length)
         self.threads = threads
-        self.model = self._load(self.compute_type)
+        self.model = load_checked(
+            self, device, compute_type, str(self.manifest.get("quantization", "int8")),
+            lambda: self._load(self.compute_type), self._probe)
         self.vector_cache = _vector_cache(self.path, self.manifest) \
             if isinstance(self.backend, BiEncoderBackend) else None
         if refine_margin is None:
@@ -321,6 +361,13 @@ class CT2Scorer:
         self._refiner: CT2Scorer | None = None
         a, b = self.manifest.get("calibration", [1.0, 0.0])
         self.calibration = (float(a), float(b))
+
+    def _probe(self, model: Any) -> None:
+        """Compute once (CUDA opens its libraries then), caching nothing."""
+        if isinstance(self.backend, BiEncoderBackend):
+            self.backend._embed(model, ["a"], 1)
+        else:
+            self.backend.z(model, [("a", "b")], 1)
 
     def _load(self, compute_type: str) -> Any:
         try:
