@@ -10,7 +10,10 @@ Steps (each one is skipped when its output exists, so an interrupted run resumes
 3. ``ragctl train filter`` (StrInc targets) and ``ragctl train re`` (KL to the generator,
    and the has-answer alternative), MiniLM bi-encoders that start from the fallbacks;
 4. ``ragctl train reader``: the span reader, on the gold passages of both dev splits with
-   an on-topic passage without the answer per question (the null score);
+   an on-topic passage without the answer per question (the null score), and with
+   ``--squad2`` / ``--wtq`` a SQuAD 2.0 training file (its unanswerable questions) and
+   WikiTableQuestions' training questions one table cell answers (bench/reader_data.py
+   writes them all into one file; the shipped reader trained on it on a GPU);
 5. ``ragctl export`` int8 (GPTQ rounding, calibrated on the training data) into
    ``models/`` with a model card each; the relevance model's
    calibration and abstention threshold from ``bench/calibrate.py --relevance``, the
@@ -44,6 +47,8 @@ RE_HAS_ANSWER = "minilm-re-hasanswer"
 RE_RECIPE = ["--head-lr", "1e-2"]
 LICENCE = ("SQuAD v1.1 (CC BY-SA 4.0) and Natural Questions open / NQ-oracle "
            "(CC BY-SA 3.0, packaging MIT)")
+READER_LICENCE = ("SQuAD v1.1 and SQuAD 2.0 (CC BY-SA 4.0), Natural Questions open / "
+                  "NQ-oracle (CC BY-SA 3.0, packaging MIT), WikiTableQuestions (CC BY-SA 4.0)")
 
 
 def run(args: list[str], *, home: Path | None = None) -> None:
@@ -80,8 +85,13 @@ def main() -> None:
                     help="filter training sample (of both datasets)")
     ap.add_argument("--epochs", type=int, default=2, help="filter epochs")
     ap.add_argument("--re-epochs", type=int, default=4, help="relevance epochs")
-    ap.add_argument("--reader-epochs", type=int, default=2,
-                    help="span reader epochs (the shipped reader trained two)")
+    ap.add_argument("--reader-epochs", type=int, default=3,
+                    help="span reader epochs (the shipped reader trained three)")
+    ap.add_argument("--squad2", type=Path, help="a SQuAD 2.0 TRAINING file for the reader "
+                    "(the shipped one: PhongNTDo/guide_train_MRC_transformers@631a448, "
+                    "train-v2.0.json, its first 10 articles)")
+    ap.add_argument("--wtq", type=Path, help="WikiTableQuestions' release folder for the "
+                    "reader (ppasupat/WikiTableQuestions@7d455a5)")
     ap.add_argument("--only", nargs="*", help="train and export only these models")
     ap.add_argument("--until", choices=["silver", "train", "export"], default="export")
     ap.add_argument("--models", type=Path, default=ROOT / "models")
@@ -139,9 +149,15 @@ def main() -> None:
         RE_HAS_ANSWER: ["train", "re", "--architecture", "bi-encoder", *re_data,
                         "--objective", "has-answer", *RE_RECIPE,
                         "--epochs", str(args.re_epochs)],
-        READER_NAME: ["train", "reader", "--data", str(SQUAD), "--data", str(NQ),
-                      "--epochs", str(args.reader_epochs)],
+        READER_NAME: ["train", "reader", "--data", str(WORK / "reader.spans.jsonl.gz"),
+                      "--epochs", str(args.reader_epochs), "--batch-size", "32"],
     }
+    spans = WORK / "reader.spans.jsonl.gz"
+    if (not args.only or READER_NAME in args.only) and not spans.exists():
+        extra = [*(["--squad2", str(args.squad2)] if args.squad2 else []),
+                 *(["--wtq", str(args.wtq)] if args.wtq else [])]
+        subprocess.run([sys.executable, str(ROOT / "bench" / "reader_data.py"), *extra,
+                        "--out", str(spans)], check=True, cwd=ROOT)
     for name, cmd in trainings.items():
         if args.only and name not in args.only:
             continue
@@ -160,7 +176,8 @@ def main() -> None:
             continue
         target = args.models / name if name != RE_HAS_ANSWER else home / "models" / name
         run(["export", name, "--from", str(runs / name), "--quantization", "int8",
-             "--out", str(target), "--data-licence", LICENCE], home=home)
+             "--out", str(target), "--data-licence",
+             READER_LICENCE if name == READER_NAME else LICENCE], home=home)
         if name == RE_NAME:
             subprocess.run([sys.executable, str(ROOT / "bench" / "calibrate.py"),
                             "--relevance", str(target), "--write-calibration"], check=True,
@@ -232,7 +249,16 @@ DATA_NOTES = {
               "paragraph with its title; NQ: the gold passage), the answer's first "
               "occurrence as the span; as negatives (the null score), the most word-"
               "overlapping passage of the same article without the answer, and the "
-              "question's own passage with the sentences that hold the answer deleted.",
+              "question's own passage with the sentences that hold the answer deleted. "
+              "Beside them, two public training sets (bench/reader_data.py, sources in "
+              "bench/.home/train/reader.spans.jsonl.gz.sources.json): SQuAD 2.0's training "
+              "file, its first 10 articles (PhongNTDo/guide_train_MRC_transformers@631a448, "
+              "train-v2.0.json; 4,719 questions, its 348 unanswerable ones negatives with "
+              "their own paragraph), and WikiTableQuestions' random-split-1-train "
+              "(ppasupat/WikiTableQuestions@7d455a5): the 578 questions one cell of a row "
+              "they name answers (no superlative, comparison, count or list), the table "
+              "read as `index` reads a CSV, each drawn three times with other rows around "
+              "it, and as many windows of the same table without the answer as negatives.",
 }
 
 
@@ -273,7 +299,8 @@ def write_card(path: Path) -> None:
         "## Training data",
         "",
         "Development splits only: SQuAD v1.1 dev, even-indexed articles; NQ-oracle, the first "
-        "2,000 lines. No report-split question, passage or answer was used.",
+        "2,000 lines" + (", and the training sets below" if m["kind"] == "reader" else "")
+        + ". No report-split question, passage or answer was used.",
         "",
         DATA_NOTES.get(m["kind"], ""),
         f"Licence of the data: {t['data_licence']}.",
@@ -299,7 +326,10 @@ def write_card(path: Path) -> None:
            "cover).", ""] if "abstain_threshold" in m else []),
         *report_lines(m),
         "",
-        "Reproduce with `make models` (needs ../shared/data).",
+        "Reproduce with `make models` (needs ../shared/data)"
+        + ("; with the two training sets: `python bench/models.py --only minilm-reader "
+           "--squad2 train-v2.0.json --wtq WikiTableQuestions/` (about a minute an epoch on "
+           "a GPU, hours on 2 CPU cores)." if m["kind"] == "reader" else "."),
         "",
     ]
     (path / "README.md").write_text("\n".join(lines))
