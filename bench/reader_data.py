@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--wtq", type=Path, help="WikiTableQuestions' release folder")
     ap.add_argument("--wtq-from", default="", help="where it came from (repo@commit)")
     ap.add_argument("--table-draws", type=int, default=3)
+    ap.add_argument("--table-holes", action="store_true",
+                    help="also each table answer's rows without its row, as a negative")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
@@ -51,7 +53,8 @@ def main() -> None:
     if args.wtq:
         tsv = args.wtq / "data" / "random-split-1-train.tsv"
         drawn = [ex for seed in range(args.table_draws)
-                 for ex in table_span_examples(tsv, args.wtq, seed=seed)]
+                 for ex in table_span_examples(tsv, args.wtq, seed=seed,
+                                               holes=args.table_holes)]
         parts.append((f"{tsv.relative_to(args.wtq)} and csv/, page/", args.wtq_from, drawn))
     examples = [ex for _, _, exs in parts for ex in exs]
     n = write_spans(examples, args.out)

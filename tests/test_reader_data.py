@@ -92,6 +92,12 @@ def test_table_questions_answered_by_one_cell_of_a_named_row_teach_the_cell(
                              for ex in negatives)
     with pytest.raises(RagctlError, match="--tables"):
         span_examples([tsv])
+    holed = table_span_examples(tsv, tmp_path / "wtq", negatives=0, holes=True)
+    holes = {ex.id: ex for ex in holed if ex.id.endswith("-neghole")}
+    assert set(holes) == {"nt-0-neghole", "nt-3-neghole"}
+    hole = holes["nt-0-neghole"]  # the rows around Harriers', without Harriers'
+    assert not hole.answerable and "Kidderminster" not in hole.context
+    assert "Team: Albion" in hole.context or "Team: United" in hole.context
 
 
 def test_examples_written_to_a_file_read_back_the_same(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def span_examples(paths: Sequence[Path], *, split: str = "dev", negatives: int =
                 raise RagctlError(f"{path}: WikiTableQuestions data needs --tables, the "
                                   "folder that holds its csv/ tables")
             out.extend(table_span_examples(Path(path), Path(tables), negatives=negatives,
-                                           seed=seed, limit=limit))
+                                           seed=seed, limit=limit, holes=holes))
             continue
         ds = load(Path(path), split=split)
         texts = {p.id: passage_text(p.title, p.text) for p in ds.passages}
@@ -251,14 +251,15 @@ def _page_title(root: Path, context: str) -> str:
 
 
 def table_span_examples(tsv: Path, root: Path, *, negatives: int = 1, seed: int = 0,
-                        limit: int | None = None) -> list[SpanExample]:
+                        limit: int | None = None, holes: bool = False) -> list[SpanExample]:
     """Cell-picking examples from WikiTableQuestions ("id, utterance, context,
     targetValue"; ``root`` holds its csv/ and page/ folders). A question counts when its
     one answer is a whole cell of exactly one row and the question names that row (a word
     of its other cells); computed answers (counts, sums) never are. The positive is the
     rows around it, up to :data:`TABLE_WORDS` words, the row at a random place; a
     negative is as many rows of the same table without the answer, those sharing most
-    words with the question."""
+    words with the question; with ``holes``, also the positive's rows without the
+    answer's row."""
     from ragctl.index.ingest import sheet_lines
 
     rng = random.Random(seed)
@@ -299,6 +300,12 @@ def table_span_examples(tsv: Path, root: Path, *, negatives: int = 1, seed: int 
         context = prefix + text
         out.append(SpanExample(row["id"], row["utterance"], context, len(prefix) + start,
                                len(prefix) + start + len(answer), (answer,), "wtq-" + ctx))
+        if holes:  # the same rows without the answer's: the row it names is not there
+            kept = [lines[k] for k in range(before, after) if k != i]
+            hole = " ".join(kept)
+            if kept and answer not in hole:
+                out.append(SpanExample(f"{row['id']}-neghole", row["utterance"],
+                                       prefix + hole, -1, -1, (answer,), "wtq-" + ctx))
         size = after - before
         windows = [(len(q & set(content_words(" ".join(lines[j:j + size])))), rng.random(), j)
                    for j in range(0, max(0, len(lines) - size) + 1)
