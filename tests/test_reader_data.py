@@ -110,6 +110,10 @@ def test_examples_written_to_a_file_read_back_the_same(tmp_path: Path) -> None:
     sample = read_spans(path, limit=1)
     assert len({ex.id.split("-neg")[0] for ex in sample}) == 1
     assert len(sample) in (1, 2)  # a question comes with its negatives
+    cut = tmp_path / "cut.spans.jsonl.gz"
+    cut.write_bytes(path.read_bytes()[:-12])  # an interrupted copy
+    with pytest.raises(RagctlError, match="cannot be read"):
+        read_spans(cut)
     broken = tmp_path / "broken.spans.jsonl"
     broken.write_text('{"id": "q1"}\n')
     with pytest.raises(RagctlError, match=r"broken\.spans\.jsonl:1"):

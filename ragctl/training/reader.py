@@ -191,17 +191,22 @@ def read_spans(path: Path, *, limit: int | None = None, seed: int = 0) -> list[S
     that many questions, their negatives with them)."""
     opener = gzip.open if path.name.endswith(".gz") else open
     out: list[SpanExample] = []
-    with opener(path, "rt", encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                out.append(SpanExample(str(row["id"]), row["question"], row["context"],
-                                       int(row["start"]), int(row["end"]),
-                                       tuple(row.get("answers", ())), row.get("group", "")))
-            except (ValueError, KeyError, TypeError):
-                raise RagctlError(f"{path}:{n}: not a span example") from None
+    n = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            for n, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    out.append(SpanExample(str(row["id"]), row["question"], row["context"],
+                                           int(row["start"]), int(row["end"]),
+                                           tuple(row.get("answers", ())),
+                                           row.get("group", "")))
+                except (ValueError, KeyError, TypeError):
+                    raise RagctlError(f"{path}:{n}: not a span example") from None
+    except (OSError, EOFError, UnicodeDecodeError) as e:  # a cut or corrupt file
+        raise RagctlError(f"{path}: cannot be read after line {n} ({e})") from None
     if limit is not None:
         qids = sorted({ex.id.split("-neg")[0] for ex in out})
         if limit < len(qids):
