@@ -120,6 +120,28 @@ def load_checked(model: Any, asked: str, compute_asked: str, exported: str,
     return load()
 
 
+def load_pair_encoder(model: Any, asked: str, compute_asked: str, threads: int) -> Any:
+    """The CTranslate2 encoder of a model that reads (question, text) pairs together (the
+    reader, the entailment model): ``model`` gives its path, manifest, tokenizer, device
+    and compute type; checked on CUDA by :func:`load_checked`."""
+
+    def load() -> Any:
+        try:
+            return load_ctranslate2().Encoder(
+                str(model.path), device=model.device, compute_type=model.compute_type,
+                intra_threads=threads)
+        except (RuntimeError, ValueError, OSError) as e:
+            raise RagctlError(f"cannot load the CTranslate2 model in {model.path}: "
+                              f"{e}") from None
+
+    def probe(encoder: Any) -> None:
+        enc = model.tokenizer.encode("a", "b")
+        encoder.forward_batch([enc.tokens], token_type_ids=[enc.type_ids])
+
+    return load_checked(model, asked, compute_asked,
+                        str(model.manifest.get("quantization", "int8")), load, probe)
+
+
 def read_manifest(path: Path, backends: Sequence[str] | None = None) -> dict[str, Any]:
     """The manifest of an exported model directory, checked for a backend of
     ``backends`` (default: the pair scorers')."""

@@ -16,10 +16,8 @@ from ragctl.models.backends import Entailment
 class CT2Entailment(Entailment):
     def __init__(self, path: Path, *, device: str = "auto", compute_type: str = "auto",
                  threads: int = 0) -> None:
-        from ragctl.errors import RagctlError
         from ragctl.models.ct2 import (
-            load_checked,
-            load_ctranslate2,
+            load_pair_encoder,
             load_tokenizer,
             read_manifest,
             resolve_compute_type,
@@ -38,23 +36,7 @@ class CT2Entailment(Entailment):
         head = np.load(self.path / "head.npz")
         self.weight = head["weight"].astype(np.float32)
         self.bias = head["bias"].astype(np.float32)
-
-        def load() -> Any:
-            try:
-                return load_ctranslate2().Encoder(
-                    str(self.path), device=self.device, compute_type=self.compute_type,
-                    intra_threads=threads)
-            except (RuntimeError, ValueError, OSError) as e:
-                raise RagctlError(f"cannot load the CTranslate2 model in {self.path}: "
-                                  f"{e}") from None
-
-        def probe(model: Any) -> None:
-            enc = self.tokenizer.encode("a", "b")
-            model.forward_batch([enc.tokens], token_type_ids=[enc.type_ids])
-
-        self.model: Any = load_checked(self, device, compute_type,
-                                       str(self.manifest.get("quantization", "int8")),
-                                       load, probe)
+        self.model: Any = load_pair_encoder(self, device, compute_type, threads)
 
     def close(self) -> None:
         self.model = None
