@@ -17,6 +17,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,21 +42,17 @@ def _timed(fn: Any, n: int = 5) -> tuple[Any, float]:
     return out, median(times)
 
 
-def reader_rows(path: Path, label: str) -> list[dict[str, Any]]:
-    """The reader at ``path`` on each device, against the CPU's logits and spans."""
-    from ragctl.models.reader import CT2Reader
-
+def device_rows(label: str, load: Callable[[str], Any], run: Callable[[Any], Any],
+                compare: Callable[[Any, Any], dict[str, Any]]) -> list[dict[str, Any]]:
+    """A model ``load``-ed on each device: where it ran, how long ``run`` takes (median),
+    and how its output ``compare``-s with the CPU's; a failure is recorded, not raised."""
     rows, cpu = [], None
     for device in DEVICES:
         row: dict[str, Any] = {"model": label, "asked": device}
         try:
-            reader = CT2Reader(path, device=device)
-            row.update(device=reader.device, compute_type=reader.compute_type)
-
-            def read(r: Any = reader) -> Any:
-                return [(r.logits(q, cs), r.read(q, cs, top=1)) for q, cs in QUESTIONS]
-
-            got, row["seconds"] = _timed(read)
+            model = load(device)
+            row.update(device=model.device, compute_type=model.compute_type)
+            got, row["seconds"] = _timed(lambda m=model: run(m))
         except Exception as e:  # the finding is the error itself, whatever it is
             row.update(ok=False, error=f"{type(e).__name__}: {e}"[:200])
             rows.append(row)
@@ -64,16 +61,29 @@ def reader_rows(path: Path, label: str) -> list[dict[str, Any]]:
         if cpu is None:
             cpu = got
         else:
-            row["max_logit_diff"] = max(
-                float(np.max(np.abs(a[k] - b[k])))
-                for (la, _), (lb, _) in zip(cpu, got, strict=True)
-                for a, b in zip(la, lb, strict=True) for k in (0, 1))
-            row["same_spans"] = all(
-                [(c.start, c.end) for cands in sa for c in cands]
-                == [(c.start, c.end) for cands in sb for c in cands]
-                for (_, sa), (_, sb) in zip(cpu, got, strict=True))
+            row.update(compare(cpu, got))
         rows.append(row)
     return rows
+
+
+def reader_rows(path: Path, label: str) -> list[dict[str, Any]]:
+    """The reader at ``path`` on each device, against the CPU's logits and spans."""
+    from ragctl.models.reader import CT2Reader
+
+    def read(r: Any) -> Any:
+        return [(r.logits(q, cs), r.read(q, cs, top=1)) for q, cs in QUESTIONS]
+
+    def compare(cpu: Any, got: Any) -> dict[str, Any]:
+        return {"max_logit_diff": max(
+                    float(np.max(np.abs(a[k] - b[k])))
+                    for (la, _), (lb, _) in zip(cpu, got, strict=True)
+                    for a, b in zip(la, lb, strict=True) for k in (0, 1)),
+                "same_spans": all(
+                    [(c.start, c.end) for cands in sa for c in cands]
+                    == [(c.start, c.end) for cands in sb for c in cands]
+                    for (_, sa), (_, sb) in zip(cpu, got, strict=True))}
+
+    return device_rows(label, lambda d: CT2Reader(path, device=d), read, compare)
 
 
 def scorer_rows(path: Path, label: str, *, entailment: bool = False) -> list[dict[str, Any]]:
@@ -83,31 +93,19 @@ def scorer_rows(path: Path, label: str, *, entailment: bool = False) -> list[dic
     from ragctl.models.entail import CT2Entailment
 
     pairs = [(q, c) for q, cs in QUESTIONS for c in cs]
-    rows, cpu = [], None
-    for device in DEVICES:
-        row: dict[str, Any] = {"model": label, "asked": device}
-        try:
-            model: Any = (CT2Entailment if entailment else CT2Scorer)(path, device=device)
-            row.update(device=model.device, compute_type=model.compute_type)
-            if getattr(model, "vector_cache", None) is not None:
-                model.vector_cache = None  # each device computes its own vectors
 
-            def score(m: Any = model) -> Any:
-                getattr(m, "backend", m).__dict__.pop("_cache", None)  # nor from memory
-                return np.asarray(m._probs(pairs) if entailment else m.z(pairs))
+    def load(device: str) -> Any:
+        model: Any = (CT2Entailment if entailment else CT2Scorer)(path, device=device)
+        if getattr(model, "vector_cache", None) is not None:
+            model.vector_cache = None  # each device computes its own vectors
+        return model
 
-            got, row["seconds"] = _timed(score)
-        except Exception as e:
-            row.update(ok=False, error=f"{type(e).__name__}: {e}"[:200])
-            rows.append(row)
-            continue
-        row["ok"] = True
-        if cpu is None:
-            cpu = got
-        else:
-            row["max_logit_diff"] = float(np.max(np.abs(cpu - got)))
-        rows.append(row)
-    return rows
+    def score(m: Any) -> Any:
+        getattr(m, "backend", m).__dict__.pop("_cache", None)  # nor from memory
+        return np.asarray(m._probs(pairs) if entailment else m.z(pairs))
+
+    return device_rows(label, load, score, lambda cpu, got: {
+        "max_logit_diff": float(np.max(np.abs(cpu - got)))})
 
 
 def tiny_reader(tmp: Path) -> Path:
