@@ -113,7 +113,14 @@ def test_no_sentence_entails_or_contradicts_it_the_documents_do_not_say(policy: 
     # sentences that never mention recordings are silent on it: refused, unless a
     # sentence surely decided it
     assert silent.abstained and "'recordings'" in (silent.abstain_reason or "")
-    assert silent.candidates[0]["rule"] == "not stated"
+    assert silent.candidates[0]["rule"] == "not stated" and "unsaid_words" in silent.rules
+    with Collection.open(load_settings()) as c, \
+            Pipeline(c, reader=FakeReader(), generator=FakeGenerator(), nli=nli) as p:
+        read = p.ask("Does the app keep my voice recordings?", AskOptions(
+            re_threshold=0.0, rules_off=frozenset({"unsaid_words"})))
+    # without the rule, the entailment model alone decides: no sentence says it either way
+    assert read.abstained and "no sentence found states it" in (read.abstain_reason or "")
+    assert "unsaid_words" not in read.rules and "entailment" in read.candidates[0]
     with Collection.open(load_settings()) as c, \
             Pipeline(c, reader=FakeReader(), generator=FakeGenerator(),
                      nli=FakeEntailment({("never share", "recordings"): "contradiction"})
