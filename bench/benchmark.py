@@ -285,7 +285,13 @@ def run(args: argparse.Namespace) -> None:
                              "sources": [Path(c["path"]).name
                                          for c in answer.get("sources", [])],
                              "reason": answer.get("abstain_reason"),
-                             "rules": answer.get("rules"), "wall_s": round(wall, 2)})
+                             "rules": answer.get("rules"), "wall_s": round(wall, 2),
+                             # how it was answered, and the best span's signals (to fit
+                             # answerability on these questions' kinds of documents)
+                             "answer_kind": answer.get("kind"),
+                             "confidence": answer.get("confidence"),
+                             "best": next((c for c in answer.get("candidates") or []
+                                           if isinstance(c, dict) and "margin" in c), None)})
                 print(f"{name} {n:>3} {verdict:<7} {q['q'][:60]:<60} → {text[:60]}",
                       file=sys.stderr)
     n_all = sum(totals["all"]["all"].values())
