@@ -173,10 +173,10 @@ def test_the_operation_that_answers_by_chance_loses_its_weight(tmp_path: Path) -
     assert auroc(np.array([0.5, 0.5]), [True, False]) == 0.5
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "how many?", "op": "count"}\n{"question": "x", "op": "mode"}\n')
-    with pytest.raises(RagctlError, match=r"bad\.jsonl, line 2: unknown operation 'mode'"):
+    with pytest.raises(RagctlError, match="bad.jsonl, line 2: unknown operation 'mode'"):
         list(read_labelled(bad))
     bad.write_text('{"question": "how many?"\n')
-    with pytest.raises(RagctlError, match=r"bad\.jsonl, line 1: not a labelled question"):
+    with pytest.raises(RagctlError, match="bad.jsonl, line 1: not a labelled question"):
         list(read_labelled(bad))
 
 
