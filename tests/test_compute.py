@@ -20,7 +20,7 @@ from ragctl.ask.compute import (
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
-from ragctl.models.tableops import ASKED, OPERATIONS, OperationModel
+from ragctl.models.tableops import OPERATIONS, OperationModel
 from ragctl.store.collection import Collection
 from ragctl.training.tableops import fit, matches, read_csv_text
 from tests.fakes import FakeReader, HashEmbedder
@@ -142,44 +142,6 @@ def test_weak_labels_and_the_softmax() -> None:
     assert model.predict("how many?", np.array([0.0, 1.0]))[0] == "count"
 
 
-def test_the_operation_that_answers_by_chance_loses_its_weight(tmp_path: Path) -> None:
-    from ragctl.errors import RagctlError
-    from ragctl.training.tableops import Labelled, auroc, read_labelled, train
-
-    # some lookups also happen to be the first row's cell (both operations give their
-    # answers); questions worded alike are lookups only: the model learns they are lookups
-    e = embed()
-    counts = [Labelled(f"how many clubs are in town {i}", ("count",)) for i in range(30)]
-    lookups = [Labelled(f"what is the town of club {i}", ("lookup",)) for i in range(30)]
-    lookups += [Labelled(f"what is the town of the team {i}", ("lookup", "first"))
-                for i in range(20)]
-    firsts = [Labelled(f"which club came first in race {i}", ("first",)) for i in range(20)]
-    data = tmp_path / "ops.jsonl"
-    data.write_text("".join(f'{{"question": "what share of clubs {i} are new", '
-                            f'"op": "ratio"}}\n' for i in range(20)))
-    labelled = [*counts, *lookups, *firsts, *read_labelled(data)]
-    model, report = train([], e.embed, "fake-hash", labelled=labelled, held_out=0.2)
-    assert model.operations == ASKED and report.sources.get("ops.jsonl", 0) > 10
-    q = "what is the town of the team 99"
-    vec = e.embed([q])[0]
-    assert model.predict(q, vec)[0] == "lookup"
-    p = model.probabilities(model.features([q], vec[None, :]))[0]
-    assert p[ASKED.index("lookup")] > p[ASKED.index("first")] > p[ASKED.index("count")]
-    assert model.predict("which club came first in race 99",
-                         e.embed(["which club came first in race 99"])[0])[0] == "first"
-    vec = e.embed(["what share of clubs 99 are new"])[0]
-    assert model.predict("what share of clubs 99 are new", vec)[0] == "ratio"
-    assert auroc(np.array([0.9, 0.8, 0.1, 0.2]), [True, True, False, False]) == 1.0
-    assert auroc(np.array([0.5, 0.5]), [True, False]) == 0.5
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"question": "how many?", "op": "count"}\n{"question": "x", "op": "mode"}\n')
-    with pytest.raises(RagctlError, match="bad.jsonl, line 2: unknown operation 'mode'"):
-        list(read_labelled(bad))
-    bad.write_text('{"question": "how many?"\n')
-    with pytest.raises(RagctlError, match="bad.jsonl, line 1: not a labelled question"):
-        list(read_labelled(bad))
-
-
 class Always(OperationModel):
     """An operation model that always asks for one operation, surely."""
 
@@ -257,8 +219,8 @@ def test_the_shipped_operation_model_loads() -> None:
     if not (directory / "manifest.json").exists():
         pytest.skip("the operation model is not trained here")
     model = OperationModel.load(directory)
-    assert model.operations == ASKED and model.operations[:len(OPERATIONS)] == OPERATIONS
-    assert model.weights.shape == (384 + model.hashed, len(ASKED))
+    assert model.operations == OPERATIONS
+    assert model.weights.shape == (384 + model.hashed, len(OPERATIONS))
     assert 0.0 < model.threshold < 1.0
 
 

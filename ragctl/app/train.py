@@ -340,35 +340,28 @@ def train_nli(data: tuple[Path, ...], name: str, out: Path | None, resume: bool,
     click.option("--tables", required=True,
                  type=click.Path(exists=True, file_okay=False, path_type=Path),
                  help="The folder that holds the release's csv/ tables."),
-    click.option("--labelled", "labelled", multiple=True,
-                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                 help="Questions labelled with what they ask, one JSON object a line "
-                      "(\"question\", \"op\"), added to the examples; repeatable."),
     click.option("--name", default="minilm-tableops", show_default=True,
                  help="Model name under models/."),
     click.option("--limit", type=click.IntRange(min=1), help="The first N examples only."),
     click.option("--seed", type=int, default=0, show_default=True))
 @command_errors
-def train_tableops(data: Path, tables: Path, labelled: tuple[Path, ...], name: str,
-                   limit: int | None, seed: int) -> None:
+def train_tableops(data: Path, tables: Path, name: str, limit: int | None,
+                   seed: int) -> None:
     """Train the table operation model by weak supervision: which operation (a count, a
     sum, the largest, the row after …) a question asks of a table, learned from the
     operations that give each training question's answer on its table.
 
     \b
     Example:
-        ragctl train tableops --data data/training.tsv --tables WikiTableQuestions/ \\
-            --labelled bench/data/tableops/wikisql-train-1000.jsonl
+        ragctl train tableops --data data/training.tsv --tables WikiTableQuestions/
     """
-    from ragctl.training.tableops import read_labelled, read_wtq, train
+    from ragctl.training.tableops import read_wtq, train
 
     examples = list(read_wtq(data, tables, limit=limit))
-    extra = [x for path in labelled for x in read_labelled(path)]
-    click.echo(f"{len(examples)} examples"
-               + (f" and {len(extra)} labelled questions" if extra else "")
-               + "; labelling the examples by the operations that answer…", err=True)
-    _fit_head(name, data, len(examples) + len(extra), seed, lambda embed, embedder: train(
-        examples, embed, embedder, labelled=extra, seed=seed,
+    click.echo(f"{len(examples)} examples; labelling them by the operations that answer…",
+               err=True)
+    _fit_head(name, data, len(examples), seed, lambda embed, embedder: train(
+        examples, embed, embedder, seed=seed,
         progress=lambda i, n: click.echo(f"  {i} of {n}", err=True)))
 
 

@@ -62,8 +62,7 @@ if TYPE_CHECKING:
 SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
         "difference": "difference", "first": "first", "last": "last", "next": "next",
-        "previous": "previous", "ratio": "ratio", "change": "percentage change",
-        "other": "computation"}
+        "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)

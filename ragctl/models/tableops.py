@@ -9,22 +9,12 @@ from dataclasses import dataclass
 
 from ragctl.models.softmax import SoftmaxHead, hashed_words
 
-__all__ = ["ASKED", "COMPUTED", "OPERATIONS", "OperationModel", "hashed_words"]
+__all__ = ["OPERATIONS", "OperationModel", "hashed_words"]
 
-# The operations a table's rows are put through. "lookup" is one cell (ragctl.ask.cells
-# answers it); the others are computed (ragctl.ask.compute.execute).
+# The operations, in the order of the model's outputs. "lookup" is one cell (ragctl.ask.
+# cells answers it); the others are computed (ragctl.ask.compute.execute).
 OPERATIONS: tuple[str, ...] = ("lookup", "count", "sum", "average", "max", "min", "argmax",
                                "argmin", "difference", "first", "last", "next", "previous")
-# What a question may ask, in the order of the model's outputs: the operations, then the
-# computations no table operation carries out (a ratio, a percentage change, a program of
-# several steps). A question that asks for one of those is refused, not answered with one
-# of the figures it would take.
-ASKED: tuple[str, ...] = (*OPERATIONS, "ratio", "change", "other")
-# What is never one cell or one stated figure: a count, sum, average, difference, ratio,
-# percentage change or longer computation (the training report says how well the model
-# tells these questions apart from the rest).
-COMPUTED: frozenset[str] = frozenset({"count", "sum", "average", "difference", "ratio",
-                                      "change", "other"})
 
 
 @dataclass(eq=False)

@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ragctl.ask.compute import Table, cached, execute, number
-from ragctl.errors import RagctlError
 from ragctl.index.ingest import sheet_lines
-from ragctl.models.tableops import ASKED, COMPUTED, OPERATIONS, OperationModel
+from ragctl.models.tableops import OPERATIONS, OperationModel
 from ragctl.text import normalize_answer
 from ragctl.training.softmax import fit
 
@@ -102,120 +100,65 @@ def consistent(example: Example, embed: Callable[[Sequence[str]], np.ndarray]) -
     return out
 
 
-@dataclass(frozen=True)
-class Labelled:
-    """A question and the operations that answer it: those that give a WikiTableQuestions
-    answer on its table (:func:`consistent`), or the one a labelled file names."""
-
-    question: str
-    ops: tuple[str, ...]
-    source: str = ""
-
-
-def read_labelled(path: Path) -> Iterator[Labelled]:
-    """Questions labelled with what they ask (one JSON object a line: "question", "op"
-    one of :data:`ASKED`): WikiSQL's aggregations, TAT-QA's and FinQA's derivations
-    (bench/tableops_data.py writes them). A line that is not such an object is an error
-    that names the line."""
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                question, op = str(row["question"]).strip(), str(row["op"])
-            except (ValueError, KeyError, TypeError) as e:
-                raise RagctlError(f"{path.name}, line {n}: not a labelled question "
-                                  f"({e.__class__.__name__})") from None
-            if op not in ASKED:
-                raise RagctlError(f"{path.name}, line {n}: unknown operation {op!r} "
-                                  f"(one of: {', '.join(ASKED)})")
-            if question:
-                yield Labelled(question, (op,), path.name)
-
-
 @dataclass
 class Report:
     trained: int
     held_out: int
-    covered: float  # share of WikiTableQuestions questions some operation answers
+    covered: float  # share of training questions some operation answers
     labels: dict[str, float]
     accuracy: float  # held-out: the model's operation is one that answers
     threshold: float
     computed_right: float  # held-out computed answers (not lookups) over the threshold, right
     computed_answered: int
-    sources: dict[str, int] = field(default_factory=dict)  # questions trained on, by file
-    # held-out questions that ask for a computation (:data:`COMPUTED`) told apart from the
-    # rest by the model's probability of one (ROC area)
-    computed_auroc: float = 0.0
 
 
-ROUNDS = 3  # rounds of re-weighting each question's operations by the model (below)
-
-
-def label(examples: Sequence[Example], embed: Callable[[Sequence[str]], np.ndarray],
-          progress: Callable[[int, int], None] | None = None) -> list[Labelled]:
-    """The WikiTableQuestions examples that some operation answers, with those operations."""
+def train(examples: Sequence[Example], embed: Callable[[Sequence[str]], np.ndarray],
+          embedder: str, *, held_out: float = 0.1, seed: int = 0,
+          progress: Callable[[int, int], None] | None = None) -> tuple[OperationModel, Report]:
+    """Label the examples (:func:`consistent`), fit the softmax on all but ``held_out``
+    of them and choose its threshold on those."""
     vec = cached(embed)
-    out = []
+    labelled: list[tuple[Example, list[str]]] = []
     for i, ex in enumerate(examples):
         if progress is not None and i % 200 == 0:
             progress(i, len(examples))
         if ex.table.rows:
-            ops = consistent(ex, vec)
-            if ops:
-                out.append(Labelled(ex.question, tuple(ops), "wtq"))
-    return out
-
-
-def train(examples: Sequence[Example], embed: Callable[[Sequence[str]], np.ndarray],
-          embedder: str, *, labelled: Sequence[Labelled] = (), held_out: float = 0.1,
-          seed: int = 0, progress: Callable[[int, int], None] | None = None,
-          ) -> tuple[OperationModel, Report]:
-    """Label the examples (:func:`consistent`), add the ``labelled`` questions, fit the
-    softmax on all but ``held_out`` of them and choose its threshold on those.
-
-    A WikiTableQuestions answer is often given by several operations, only one of them
-    asked ("the first row" holds many a looked-up cell by chance). Each question's weight
-    starts shared among its operations; then, for :data:`ROUNDS` rounds, it is shared in
-    proportion to what the model fitted so far says of them (the marginal likelihood of
-    the operations that answer, maximized by EM): an operation that questions worded alike
-    keep needing gathers their weight, one that answers by chance loses it."""
-    n_wtq = len(examples)
-    usable = label(examples, embed, progress) + list(labelled)
+            labelled.append((ex, consistent(ex, vec)))
+    usable = [(ex, ops) for ex, ops in labelled if ops]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(usable))
     cut = int(len(usable) * (1 - held_out))
     train_set = [usable[i] for i in order[:cut]]
     test_set = [usable[i] for i in order[cut:]]
-    k = len(ASKED)
-    shape = OperationModel(np.zeros((1, k)), np.zeros(k), ASKED, embedder, 0.5, hashed=HASHED)
+    k = len(OPERATIONS)
 
-    def inputs(items: Sequence[Labelled]) -> tuple[np.ndarray, np.ndarray]:
-        questions = [x.question for x in items]
+    shape = OperationModel(np.zeros((1, k)), np.zeros(k), OPERATIONS, embedder, 0.5,
+                           hashed=HASHED)
+
+    def matrix(items: Sequence[tuple[Example, list[str]]]) -> tuple[np.ndarray, np.ndarray]:
+        questions = [ex.question for ex, _ in items]
         x = shape.features(questions, embed(questions))
-        mask = np.zeros((len(items), k), dtype=np.float64)
-        for row, item in enumerate(items):
-            mask[row, [ASKED.index(op) for op in item.ops]] = 1.0
-        return x, mask
+        y = np.zeros((len(items), k), dtype=np.float64)
+        for row, (_, ops) in enumerate(items):
+            # a cell is the answer of many a computation ("the team after X"): when an
+            # operation gives it, the operation is what was asked, not the lookup
+            ops = [op for op in ops if op != "lookup"] or ops
+            for op in ops:
+                y[row, OPERATIONS.index(op)] = 1.0 / len(ops)
+        return x, y
 
-    x, mask = inputs(train_set)
-    y = mask / mask.sum(axis=1, keepdims=True)
-    for _ in range(ROUNDS):
-        w, b = fit(x, y, seed=seed)
-        probs = OperationModel(w, b, ASKED, embedder, 0.5, hashed=HASHED).probabilities(x)
-        y = probs * mask
-        y /= y.sum(axis=1, keepdims=True)
+    x, y = matrix(train_set)
     w, b = fit(x, y, seed=seed)
-    model = OperationModel(w, b, ASKED, embedder, 0.5, hashed=HASHED)
-    xt, mt = inputs(test_set)
+    model = OperationModel(w, b, OPERATIONS, embedder, 0.5, hashed=HASHED)
+    xt, _ = matrix(test_set)
     probs = model.probabilities(xt)
     picks = probs.argmax(axis=1)
-    right = [bool(mt[i, p]) for i, p in enumerate(picks)]
+    right = [OPERATIONS[p] in ([o for o in ops if o != "lookup"] or ops)
+             for p, (_, ops) in zip(picks, test_set, strict=True)]
     # the threshold: the lowest at which held-out computed answers are right often enough
     computed = [(float(probs[i, p]), r) for i, (p, r) in enumerate(zip(picks, right,
                                                                        strict=True))
-                if ASKED[p] != "lookup"]
+                if OPERATIONS[p] != "lookup"]
     threshold, kept = 0.9, []
     for t in np.arange(0.3, 0.95, 0.05):
         kept = [r for pr, r in computed if pr >= t]
@@ -223,36 +166,13 @@ def train(examples: Sequence[Example], embed: Callable[[Sequence[str]], np.ndarr
             threshold = float(t)
             break
     kept = [r for pr, r in computed if pr >= threshold]
-    model = OperationModel(w, b, ASKED, embedder, round(threshold, 2), hashed=HASHED)
-    counts = {op: sum(op in x.ops for x in usable) / max(1, len(usable)) for op in ASKED}
-    inside = [i for i, op in enumerate(ASKED) if op in COMPUTED]
-    asks = [all(ASKED[j] in COMPUTED for j in np.flatnonzero(m)) for m in mt]
-    sources: dict[str, int] = {}
-    for item in train_set:
-        sources[item.source] = sources.get(item.source, 0) + 1
-    report = Report(len(train_set), len(test_set),
-                    sum(x.source == "wtq" for x in usable) / max(1, n_wtq),
+    model = OperationModel(w, b, OPERATIONS, embedder, round(threshold, 2), hashed=HASHED)
+    counts = {op: sum(op in ops for _, ops in usable) / max(1, len(usable)) for op in OPERATIONS}
+    report = Report(len(train_set), len(test_set), len(usable) / max(1, len(labelled)),
                     {k: round(v, 3) for k, v in counts.items()},
                     sum(right) / max(1, len(right)), model.threshold,
-                    sum(kept) / max(1, len(kept)), len(kept), sources,
-                    round(auroc(probs[:, inside].sum(axis=1), asks), 4))
+                    sum(kept) / max(1, len(kept)), len(kept))
     return model, report
-
-
-def auroc(scores: np.ndarray, positive: Sequence[bool]) -> float:
-    """The area under the ROC curve of ``scores`` for telling ``positive`` apart (0.5 when
-    one side is empty): the chance a positive scores above a negative, ties half."""
-    pos = np.asarray(positive, dtype=bool)
-    if pos.all() or not pos.any():
-        return 0.5
-    ranks = np.empty(len(scores))
-    order = np.argsort(scores, kind="mergesort")
-    ranks[order] = np.arange(1, len(scores) + 1)
-    for v in np.unique(scores):  # ties share their mean rank
-        same = scores == v
-        ranks[same] = ranks[same].mean()
-    n1, n0 = pos.sum(), (~pos).sum()
-    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
 def read_csv_text(text: str) -> Table:
