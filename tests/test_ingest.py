@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragctl.index.ingest import SkipFile, decode_text, parse, read_bytes, walk
-from tests.corpus import BAD, GOOD, make_corpus
+from tests.corpus import BAD, GOOD, make_corpus, make_pdf
 
 
 @pytest.fixture(scope="module")
@@ -905,3 +905,35 @@ def test_pdf_blanks_drawn_over_text_do_not_split_its_words(tmp_path: Path) -> No
         assert "02/10/2016" not in page.extract_text()  # as the PDF draws it
         text = _without_overlaid_blanks(page).extract_text()
     assert text == "Effective 02/10/2016 and 12/16/2015 as filed"  # real spaces stay
+
+
+def test_a_flattened_filled_form_keeps_each_value_beside_its_label(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    labels = ["Name: ________________________", "Nature of Business: ______________",
+              "Date: ________________", "Cost Centre: ______________"]
+    for i, label in enumerate(labels):  # the form as printed
+        pdf.text(20, 30 + 12 * i, label)
+    # the values filled in, drawn after the whole form (as a flattened form draws them),
+    # a little above their blanks' line; the cost centre one sign a box
+    for i, value in enumerate(["Nick Hu", "Cambridge trip", "October 11, 2021",
+                               "N R X Y / 1 2 3"]):
+        pdf.text(70, 29 + 12 * i, value)
+    f = tmp_path / "expenses.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    from pypdf import PdfReader
+
+    drawn = PdfReader(f).pages[0].extract_text()
+    assert drawn.index("Cambridge trip") > drawn.index("Cost Centre")  # as the page draws it
+    doc = parse(f, f.read_bytes())
+    lines = doc.sections[0].text.splitlines()
+    assert lines == ["Name: Nick Hu", "Nature of Business: Cambridge trip",
+                     "Date: October 11, 2021", "Cost Centre: NRXY/123"]
+    # a page without fill-in blanks is read as it is drawn
+    plain = tmp_path / "plain.pdf"
+    plain.write_bytes(make_pdf(["Name: Nick Hu. The trip was to Cambridge."]))
+    assert parse(plain, plain.read_bytes()).sections[0].text.strip() == \
+        "Name: Nick Hu. The trip was to Cambridge."

@@ -1344,6 +1344,11 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     elif scanned:
         for i, text in _ocr_pdf_pages(data, scanned, ocr):
             texts[i] = text
+    forms = [i for i, t in enumerate(texts) if i not in scanned and fill_in_form(t)]
+    if forms:
+        texts = [*texts]
+        for i, text in _layout_pages(data, forms):
+            texts[i] = text
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
     rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
     sections = []
@@ -1463,6 +1468,54 @@ def _looks_tabular(text: str) -> bool:
 _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
 _CAPTION = re.compile(r"(?m)^\s*Table\s+[A-Z]?\d+(?:[-.]\d+)*\b")
 MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
+
+
+# A form filled in and then flattened (printed to PDF, "flatten" in a viewer) draws its
+# values after the form's own text: read in the order the page draws them, "Nick Hu",
+# "Cambridge trip" all come at the page's end, far from "Name:" and "Nature of Business:".
+# A page of fill-in blanks (FORM_BLANKS runs of four or more underscores) is read in the
+# order its words stand on the page instead, each value beside or under its label, and
+# the blanks are left out ("Name: _N__ic_k__H_u___" is "Name: Nick Hu"), and a value
+# written one sign a box is one word again ("N R X Y / 1 2 3" is "NRXY/123").
+FORM_BLANKS = 3
+_BLANK = re.compile(r"_{4,}")
+# points by which a value may stand above or below its label's line and still be on it
+# ("Nature of Business: Cambridge trip Date: October 11, 2021": pdfplumber's default 3,
+# or 4, put the value a line above its label)
+FORM_LINE_TOLERANCE = 5
+# a value written one sign a box ("N R X Y / 1 2 3"): three or more single signs apart
+_COMB = re.compile(r"(?<!\S)(?:\S ){2,}\S(?!\S)")
+
+
+def fill_in_form(text: str) -> bool:
+    """Whether a page's text is a form's: it holds :data:`FORM_BLANKS` fill-in blanks."""
+    return len(_BLANK.findall(text)) >= FORM_BLANKS
+
+
+def _layout_pages(data: bytes, indexes: list[int]) -> Iterator[tuple[int, str]]:
+    """The text of the given pages (0-based) in the order its lines stand on the page
+    (pdfplumber), without the underscores of fill-in blanks; a page that pdfplumber
+    cannot read, or reads as nothing, is not yielded (its text stays as it was read)."""
+    import pdfplumber
+
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for i in indexes:
+                page = pdf.pages[i]
+                try:
+                    text = page.filter(lambda o: not (o.get("object_type") == "char"
+                                                      and o.get("text") == "_")).extract_text(
+                        y_tolerance=FORM_LINE_TOLERANCE)
+                except Exception:  # a page pdfplumber cannot lay out keeps pypdf's text
+                    text = ""
+                page.close()
+                text = "\n".join(_COMB.sub(lambda m: m.group(0).replace(" ", ""),
+                                            " ".join(line.split()))
+                                  for line in (text or "").splitlines())
+                if text.strip():
+                    yield i, text
+    except Exception:  # pdfplumber cannot open what pypdf read: the pages stay as read
+        return
 
 
 def _pdf_tables(data: bytes, indexes: list[int],
