@@ -328,6 +328,29 @@ def test_a_filled_pdf_form_keeps_its_values(tmp_path: Path) -> None:
     assert "Paid: Yes" in lines and not any(ln.startswith("Notes") for ln in lines)
 
 
+def test_a_form_field_whose_parent_is_missing_loses_nothing_else(tmp_path: Path) -> None:
+    from pypdf import PdfWriter
+    from pypdf.generic import IndirectObject, NameObject
+    from reportlab.pdfgen import canvas
+
+    f = tmp_path / "form.pdf"
+    c = canvas.Canvas(str(f))
+    c.drawString(72, 760, "Membership application for the sailing club")
+    c.acroForm.textfield(name="ApplicantName", value="Ana Ruiz", x=72, y=700, width=200)
+    c.acroForm.textfield(name="Town", value="Oslo", x=72, y=660, width=200)
+    c.save()
+    w = PdfWriter(clone_from=f)
+    annot = w.pages[0]["/Annots"][1].get_object()
+    annot[NameObject("/Parent")] = IndirectObject(9999, 0, w)  # an object never defined
+    broken = tmp_path / "broken.pdf"
+    with broken.open("wb") as out:
+        w.write(out)
+    doc = parse(broken, broken.read_bytes())
+    assert "sailing club" in doc.sections[0].text
+    form = [s for s in doc.sections if s.place.endswith("form fields")]
+    assert form and "Applicant Name: Ana Ruiz" in form[0].text
+
+
 def test_tables_keep_their_header_with_each_value(tmp_path: Path) -> None:
     import docx
 

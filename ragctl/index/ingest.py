@@ -1382,7 +1382,12 @@ def pdf_form_fields(reader: Any) -> dict[int, list[str]]:
             if not hasattr(w, "get") or w.get("/Subtype") != "/Widget":
                 continue
             parent = w.get("/Parent")
-            parent = parent.get_object() if parent is not None else {}
+            try:
+                parent = parent.get_object() if parent is not None else {}
+            except Exception:  # a parent the file does not hold reads as none
+                parent = {}
+            if not hasattr(parent, "get"):  # a reference to an object never defined
+                parent = {}
             name = str(w.get("/T") or parent.get("/T") or "")
             value = w.get("/V", parent.get("/V"))
             label = _field_label(str(w.get("/TU") or parent.get("/TU") or ""), name)
