@@ -960,3 +960,22 @@ def test_a_flattened_filled_form_keeps_each_value_beside_its_label(tmp_path: Pat
     plain.write_bytes(make_pdf(["Name: Nick Hu. The trip was to Cambridge."]))
     assert parse(plain, plain.read_bytes()).sections[0].text.strip() == \
         "Name: Nick Hu. The trip was to Cambridge."
+
+
+def test_a_mail_whose_body_is_another_text_type_is_read(tmp_path: Path) -> None:
+    note = tmp_path / "howto-rebase.txt"  # a how-to kept with a mail's header
+    note.write_text("Date: Sat, 5 Jan 2008 20:17:40 -0500\nFrom: Ana Ruiz <ana@example.org>\n"
+                    "Subject: how to rebase a topic branch\nContent-type: text/asciidoc\n\n"
+                    "How to rebase\n=============\n\nFirst fetch the upstream branch, then "
+                    "rebase the topic onto it.\n")
+    doc = parse(note, note.read_bytes())
+    assert doc.title == "how to rebase a topic branch"
+    assert "rebase the topic onto it" in doc.sections[0].text
+    md = tmp_path / "minutes.eml"
+    md.write_text("From: Bo <bo@example.org>\nSubject: Minutes\nMIME-Version: 1.0\n"
+                  "Content-Type: multipart/mixed; boundary=b\n\n--b\n"
+                  "Content-Type: text/markdown\n\n# Minutes\n\nThe boiler is serviced in "
+                  "October.\n--b\nContent-Type: text/calendar\n\nBEGIN:VCALENDAR\n"
+                  "END:VCALENDAR\n--b--\n")
+    text = parse(md, md.read_bytes()).sections[0].text
+    assert "boiler is serviced in October" in text and "VCALENDAR" not in text

@@ -1927,11 +1927,19 @@ def _parse_docx(path: Path, data: bytes) -> ParsedDocument:
     return ParsedDocument(path, "docx", title, _sections_from_headings(full, headings))
 
 
+# text parts that are data for a program, not text to read: an invitation's calendar
+_NOT_READ_AS_TEXT = frozenset({"calendar"})
+
+
 def _message_text(msg: object) -> str:
     from email.message import EmailMessage
 
     assert isinstance(msg, EmailMessage)
     body = msg.get_body(preferencelist=("plain", "html"))
+    if body is None:  # a body of another text type ("text/asciidoc", "text/markdown") is
+        body = next((p for p in msg.walk() if p.get_content_maintype() == "text"  # read
+                     and p.get_content_subtype() not in _NOT_READ_AS_TEXT  # as plain text
+                     and not p.is_attachment()), None)
     if body is None:
         return ""
     content = body.get_content()
