@@ -979,3 +979,14 @@ def test_a_mail_whose_body_is_another_text_type_is_read(tmp_path: Path) -> None:
                   "END:VCALENDAR\n--b--\n")
     text = parse(md, md.read_bytes()).sections[0].text
     assert "boiler is serviced in October" in text and "VCALENDAR" not in text
+
+
+def test_a_mail_whose_address_header_cannot_be_parsed_is_read(tmp_path: Path) -> None:
+    mail = tmp_path / "offer.eml"  # an encoded sender name that decodes to a line break
+    mail.write_bytes(b"From: =?UTF-8?B?QW5hIFJ1aXoNCg==?= <ana@example.org>\r\n"
+                     b"Subject: Boiler service\r\nDate: Wed, 8 Jul 2015 12:35:24 -0700\r\n\r\n"
+                     b"The boiler is serviced every October.\r\n")
+    doc = parse(mail, mail.read_bytes())
+    text = doc.sections[0].text
+    assert doc.title == "Boiler service" and "serviced every October" in text
+    assert text.startswith("From: Ana Ruiz <ana@example.org>")

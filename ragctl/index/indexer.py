@@ -349,12 +349,13 @@ class Indexer:
         # 15 — Markdown tables as rows keyed by their header; 16 — a PDF page of fill-in
         # blanks (a flattened filled form) read in the order its lines stand; 17 — a PDF
         # whose form field has a parent the file does not hold, no longer skipped; 18 — a
-        # mail whose body is another text type ("text/asciidoc") read
+        # mail whose body is another text type ("text/asciidoc") read; 19 — and one whose
+        # sender cannot be parsed (a line break in its name)
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 18}
+                "readers": 19}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

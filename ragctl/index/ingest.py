@@ -1966,6 +1966,23 @@ def _undeclared_text(part: MIMEPart) -> str | None:
         return None
 
 
+def _header(msg: Any, name: str) -> str:
+    """A header's value, decoded; as written when it cannot be parsed (an address that
+    holds a line break: "address parts cannot contain CR or LF") — one bad header never
+    costs the whole message."""
+    try:
+        value = msg.get(name)
+    except (ValueError, TypeError, IndexError, AttributeError, LookupError):
+        value = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), None)
+        try:  # its encoded words decoded ("=?UTF-8?B?…?=")
+            from email.header import decode_header, make_header
+
+            value = str(make_header(decode_header(str(value)))) if value else value
+        except (ValueError, LookupError, UnicodeError):
+            pass
+    return " ".join(str(value).split()) if value else ""
+
+
 def _message_header(msg: object) -> str:
     """The lines of a message's header a reader asks about ("who sent the mail about …"),
     kept as the first lines of its text: From, Date and Subject."""
@@ -1974,7 +1991,8 @@ def _message_header(msg: object) -> str:
     assert isinstance(msg, EmailMessage)
     # the date as written (parsing rewrites "1 Jan" as "01 Jan"); the names decoded
     raw = {k.lower(): v for k, v in reversed(list(msg.raw_items()))}
-    values = {"From": msg.get("From"), "Date": raw.get("date"), "Subject": msg.get("Subject")}
+    values = {"From": _header(msg, "From"), "Date": raw.get("date"),
+              "Subject": _header(msg, "Subject")}
     lines = [f"{k}: {' '.join(str(v).split())}" for k, v in values.items() if v]
     return "\n".join(lines) + "\n\n" if lines else ""
 
@@ -1988,8 +2006,8 @@ def _message_place(msg: object) -> str:
     from email.message import EmailMessage
 
     assert isinstance(msg, EmailMessage)
-    subject = " ".join(str(msg.get("subject", "") or "(no subject)").split())
-    who = ", ".join(str(x) for x in (msg.get("from"), msg.get("date")) if x)
+    subject = _header(msg, "subject") or "(no subject)"
+    who = ", ".join(x for x in (_header(msg, "from"), _header(msg, "date")) if x)
     return f"{subject} ({who})" if who else subject
 
 
@@ -2065,7 +2083,7 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
     if not msg.keys():
         raise SkipFile("not an e-mail message (no headers); skipped")
     place = _message_place(msg)
-    subject = str(msg.get("subject", "") or path.stem)
+    subject = _header(msg, "subject") or path.stem
     text = _with_header(_message_header(msg), _message_text(msg))
     return ParsedDocument(path, "email", subject, [Section(text, place, 0)])
 
