@@ -990,3 +990,29 @@ def test_a_mail_whose_address_header_cannot_be_parsed_is_read(tmp_path: Path) ->
     text = doc.sections[0].text
     assert doc.title == "Boiler service" and "serviced every October" in text
     assert text.startswith("From: Ana Ruiz <ana@example.org>")
+
+
+def test_an_empty_plain_part_or_a_forward_still_gives_the_mail_its_text(tmp_path: Path) -> None:
+    from email.message import EmailMessage
+
+    invite = EmailMessage()
+    invite["From"], invite["Subject"] = "Ana <ana@example.org>", "Invitation: boiler service"
+    invite.set_content("")  # the plain part an invitation leaves empty
+    invite.add_alternative("<html><body><p>When: Friday 27 January, 3 PM.</p>"
+                           "<p>Where: the boiler room.</p></body></html>", subtype="html")
+    f = tmp_path / "invite.eml"
+    f.write_bytes(bytes(invite))
+    assert "Where: the boiler room." in parse(f, f.read_bytes()).sections[0].text
+    inner = EmailMessage()
+    inner["From"], inner["Subject"] = "Bo <bo@example.org>", "Boiler"
+    inner["Date"] = "Wed, 21 Feb 2024 21:58:17 +0000"
+    inner.set_content("The boiler is serviced every October.")
+    fwd = EmailMessage()
+    fwd["From"], fwd["Subject"] = "Ana <ana@example.org>", "Fwd: Boiler"
+    fwd.set_content("")
+    fwd.add_attachment(inner)  # forwarded as an attachment (message/rfc822)
+    g = tmp_path / "fwd.eml"
+    g.write_bytes(bytes(fwd))
+    text = parse(g, g.read_bytes()).sections[0].text
+    assert text.startswith("From: Ana <ana@example.org>\nSubject: Fwd: Boiler\n\n")
+    assert "From: Bo <bo@example.org>" in text and "serviced every October" in text

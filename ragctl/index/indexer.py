@@ -350,12 +350,13 @@ class Indexer:
         # blanks (a flattened filled form) read in the order its lines stand; 17 — a PDF
         # whose form field has a parent the file does not hold, no longer skipped; 18 — a
         # mail whose body is another text type ("text/asciidoc") read; 19 — and one whose
-        # sender cannot be parsed (a line break in its name)
+        # sender cannot be parsed (a line break in its name); 20 — a mail's empty plain
+        # part left for its HTML, and the mails it forwards read
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 19}
+                "readers": 20}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1932,16 +1932,42 @@ _NOT_READ_AS_TEXT = frozenset({"calendar"})
 
 
 def _message_text(msg: object) -> str:
+    """A message's body: its plain text, else its HTML, else a text part of another type
+    ("text/asciidoc"); when those are empty (an invitation's empty plain part beside its
+    HTML), the next of them; else the messages it forwards, each with its header lines."""
     from email.message import EmailMessage
 
     assert isinstance(msg, EmailMessage)
-    body = msg.get_body(preferencelist=("plain", "html"))
-    if body is None:  # a body of another text type ("text/asciidoc", "text/markdown") is
-        body = next((p for p in msg.walk() if p.get_content_maintype() == "text"  # read
-                     and p.get_content_subtype() not in _NOT_READ_AS_TEXT  # as plain text
-                     and not p.is_attachment()), None)
-    if body is None:
-        return ""
+    tried: list[object] = []
+    for body in (msg.get_body(preferencelist=("plain", "html")),
+                 msg.get_body(preferencelist=("html", "plain")),
+                 # a body of another text type is read as plain text
+                 *(p for p in msg.walk() if p.get_content_maintype() == "text"
+                   and p.get_content_subtype() not in _NOT_READ_AS_TEXT
+                   and not p.is_attachment() and not _inside_forwarded(msg, p))):
+        if body is None or any(body is t for t in tried):
+            continue
+        tried.append(body)
+        text = _part_text(body)
+        if text.strip():
+            return text
+    forwarded = [m for p in msg.iter_attachments() if p.get_content_type() == "message/rfc822"
+                 for m in p.iter_parts() if isinstance(m, EmailMessage)]
+    return "\n\n".join(t for t in (_with_header(_message_header(m), _message_text(m))
+                                    for m in forwarded) if t.strip())
+
+
+def _inside_forwarded(msg: Any, part: Any) -> bool:
+    """Whether ``part`` belongs to a message that ``msg`` forwards (read with its own
+    header lines, not as the body of ``msg``)."""
+    for p in msg.walk():
+        if p.get_content_type() == "message/rfc822" and any(
+                q is part for m in p.iter_parts() for q in m.walk()):
+            return True
+    return False
+
+
+def _part_text(body: Any) -> str:
     content = body.get_content()
     if isinstance(content, bytes):
         content = decode_text(content)
