@@ -1016,3 +1016,31 @@ def test_an_empty_plain_part_or_a_forward_still_gives_the_mail_its_text(tmp_path
     text = parse(g, g.read_bytes()).sections[0].text
     assert text.startswith("From: Ana <ana@example.org>\nSubject: Fwd: Boiler\n\n")
     assert "From: Bo <bo@example.org>" in text and "serviced every October" in text
+
+
+def test_a_mails_attached_files_are_read_under_its_place(tmp_path: Path) -> None:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"], msg["Subject"] = "Larkspur Hardware <shop@example.org>", "Your invoice"
+    msg["Date"] = "Tue, 3 Mar 2026 10:00:00 +0000"
+    msg.set_content("Please find your invoice attached.")
+    msg.add_attachment(make_pdf(["Invoice 2041. Total due: $81.14 by 1 May 2026."]),
+                       maintype="application", subtype="pdf", filename="invoice-2041.pdf")
+    msg.add_attachment("Item,Price\nHammer,24.00\nNails,3.50\n", subtype="csv",
+                       filename="items.csv")
+    msg.add_attachment(b"\x00\x01binary", maintype="application", subtype="octet-stream",
+                       filename="tool.bin")  # not a kind of file ragctl reads: left out
+    msg.add_attachment(b"%PDF-1.4 broken", maintype="application", subtype="pdf",
+                       filename="broken.pdf")
+    f = tmp_path / "invoice.eml"
+    f.write_bytes(bytes(msg))
+    doc = parse(f, f.read_bytes())
+    assert "Please find your invoice attached." in doc.sections[0].text
+    places = {s.place: s.text for s in doc.sections[1:]}
+    pdf = next(t for p, t in places.items() if p.endswith("> invoice-2041.pdf > p. 1"))
+    assert "Total due: $81.14" in pdf
+    assert next(p for p in places).startswith("Your invoice (Larkspur Hardware")
+    assert any(p.endswith("> items.csv") and "Hammer" in t for p, t in places.items())
+    assert not any("tool.bin" in p for p in places)
+    assert doc.notes and doc.notes[0].startswith("attachment broken.pdf: ")

@@ -403,6 +403,8 @@ def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
         with _quiet_parsers():
             if fmt in ("pdf", "image"):
                 doc = (_parse_pdf if fmt == "pdf" else _parse_image)(path, data, ocr)
+            elif fmt == "email":  # its attachments' scans are read as its pages are
+                doc = _parse_email(path, data, ocr)
             else:
                 doc = _PARSERS[fmt](path, data)
     except SkipFile:
@@ -2103,7 +2105,7 @@ def is_mail(text: str) -> bool:
     return False
 
 
-def _parse_email(path: Path, data: bytes) -> ParsedDocument:
+def _parse_email(path: Path, data: bytes, ocr: Ocr | None = None) -> ParsedDocument:
     data, reencoded = _mail_bytes(data)
     msg = _mail(data, reencoded=reencoded)
     if not msg.keys():
@@ -2111,7 +2113,42 @@ def _parse_email(path: Path, data: bytes) -> ParsedDocument:
     place = _message_place(msg)
     subject = _header(msg, "subject") or path.stem
     text = _with_header(_message_header(msg), _message_text(msg))
-    return ParsedDocument(path, "email", subject, [Section(text, place, 0)])
+    attached, notes = _attachments(msg, place, ocr)
+    return ParsedDocument(path, "email", subject, [Section(text, place, 0), *attached], notes)
+
+
+def _attachments(msg: Any, place: str, ocr: Ocr | None) -> tuple[list[Section], list[str]]:
+    """The files a message carries that ragctl reads as files (a PDF, a sheet, a document,
+    a text; a scan or a photo by OCR when ``ocr`` is given), each section under the
+    message's place and the file's name ("Invoice 12 (Ana, 3 Mar) > invoice.pdf > p. 1");
+    a forwarded message is read as part of the body, not here. A file that cannot be read
+    gives a one-line note; one that holds no text, none."""
+    sections: list[Section] = []
+    notes: list[str] = []
+    for part in msg.iter_attachments():
+        if part.get_content_type() == "message/rfc822":
+            continue
+        try:
+            name = Path(str(part.get_filename() or "")).name
+            data = part.get_payload(decode=True) if name else None
+        except Exception:  # a name or a payload the parser cannot decode: not read
+            continue
+        fmt = file_format(Path(name)) if name else None
+        if fmt is None or fmt in ("email", "mbox") or not isinstance(data, bytes) or not data:
+            continue
+        if fmt in ("pdf", "image") and ocr is None:
+            ocr = Ocr("none")
+        try:
+            doc = parse(Path(name), data, ocr=ocr)
+        except SkipFile as e:
+            if not str(e).startswith(("no text found", "an image without text")):
+                notes.append(f"attachment {name}: {e}")
+            continue
+        notes += [f"attachment {name}: {n}" for n in doc.notes]
+        sections += [Section(sec.text, f"{place} > {name}" + (f" > {sec.place}" if sec.place
+                                                              else ""), sec.offset)
+                     for sec in doc.sections]
+    return sections, notes
 
 
 def _parse_mbox(path: Path, data: bytes) -> ParsedDocument:
