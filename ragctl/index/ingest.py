@@ -1347,10 +1347,8 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
         for i, text in _ocr_pdf_pages(data, scanned, ocr):
             texts[i] = text
     forms = [i for i, t in enumerate(texts) if i not in scanned and fill_in_form(t)]
-    if forms:
-        texts = [*texts]
-        for i, text in _layout_pages(data, forms):
-            texts[i] = text
+    for i, text in _layout_pages(data, forms) if forms else ():
+        texts[i] = text
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
     rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
     sections = []
@@ -1385,10 +1383,10 @@ def pdf_form_fields(reader: Any) -> dict[int, list[str]]:
                 continue
             parent = w.get("/Parent")
             try:
-                parent = parent.get_object() if parent is not None else {}
-            except Exception:  # a parent the file does not hold reads as none
-                parent = {}
-            if not hasattr(parent, "get"):  # a reference to an object never defined
+                parent = parent.get_object() if parent is not None else None
+            except Exception:  # a parent the file cannot give reads as none
+                parent = None
+            if not hasattr(parent, "get"):  # none, or a reference to an object never defined
                 parent = {}
             name = str(w.get("/T") or parent.get("/T") or "")
             value = w.get("/V", parent.get("/V"))
@@ -1940,33 +1938,26 @@ def _message_text(msg: object) -> str:
     from email.message import EmailMessage
 
     assert isinstance(msg, EmailMessage)
-    tried: list[object] = []
+    # the parts of the messages it forwards are read with their own header lines, below
+    forwarded = {id(q) for p in msg.walk() if p.get_content_type() == "message/rfc822"
+                 for m in p.iter_parts() for q in m.walk()}
+    tried: set[int] = set()
     for body in (msg.get_body(preferencelist=("plain", "html")),
                  msg.get_body(preferencelist=("html", "plain")),
                  # a body of another text type is read as plain text
                  *(p for p in msg.walk() if p.get_content_maintype() == "text"
                    and p.get_content_subtype() not in _NOT_READ_AS_TEXT
-                   and not p.is_attachment() and not _inside_forwarded(msg, p))):
-        if body is None or any(body is t for t in tried):
+                   and not p.is_attachment() and id(p) not in forwarded)):
+        if body is None or id(body) in tried:
             continue
-        tried.append(body)
+        tried.add(id(body))
         text = _part_text(body)
         if text.strip():
             return text
-    forwarded = [m for p in msg.iter_attachments() if p.get_content_type() == "message/rfc822"
-                 for m in p.iter_parts() if isinstance(m, EmailMessage)]
+    attached = [m for p in msg.iter_attachments() if p.get_content_type() == "message/rfc822"
+                for m in p.iter_parts() if isinstance(m, EmailMessage)]
     return "\n\n".join(t for t in (_with_header(_message_header(m), _message_text(m))
-                                    for m in forwarded) if t.strip())
-
-
-def _inside_forwarded(msg: Any, part: Any) -> bool:
-    """Whether ``part`` belongs to a message that ``msg`` forwards (read with its own
-    header lines, not as the body of ``msg``)."""
-    for p in msg.walk():
-        if p.get_content_type() == "message/rfc822" and any(
-                q is part for m in p.iter_parts() for q in m.walk()):
-            return True
-    return False
+                                    for m in attached) if t.strip())
 
 
 def _part_text(body: Any) -> str:
@@ -2136,8 +2127,6 @@ def _attachments(msg: Any, place: str, ocr: Ocr | None) -> tuple[list[Section], 
         fmt = file_format(Path(name)) if name else None
         if fmt is None or fmt in ("email", "mbox") or not isinstance(data, bytes) or not data:
             continue
-        if fmt in ("pdf", "image") and ocr is None:
-            ocr = Ocr("none")
         try:
             doc = parse(Path(name), data, ocr=ocr)
         except SkipFile as e:
