@@ -1044,3 +1044,21 @@ def test_a_mails_attached_files_are_read_under_its_place(tmp_path: Path) -> None
     assert any(p.endswith("> items.csv") and "Hammer" in t for p, t in places.items())
     assert not any("tool.bin" in p for p in places)
     assert doc.notes and doc.notes[0].startswith("attachment broken.pdf: ")
+
+
+def test_a_signature_fields_value_is_no_text() -> None:
+    from pypdf.generic import DictionaryObject, NameObject, TextStringObject
+
+    from ragctl.index.ingest import _field_value
+
+    signature = DictionaryObject({NameObject("/Type"): NameObject("/Sig"),
+                                  NameObject("/Name"): TextStringObject("Ana Ruiz")})
+    assert _field_value(signature) == "" and _field_value([signature]) == ""
+
+    class Held:  # the value held by reference, as signatures hold it (an IndirectObject)
+        def get_object(self) -> DictionaryObject:
+            return signature
+
+    assert _field_value(Held()) == ""
+    assert _field_value(TextStringObject("A-113")) == "A-113"
+    assert _field_value(NameObject("/Yes")) == "Yes"

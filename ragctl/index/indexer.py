@@ -352,12 +352,13 @@ class Indexer:
         # mail whose body is another text type ("text/asciidoc") read; 19 — and one whose
         # sender cannot be parsed (a line break in its name); 20 — a mail's empty plain
         # part left for its HTML, and the mails it forwards read; 21 — a mail's attached
-        # files (a PDF, a sheet, a document, a scan) read under its place
+        # files (a PDF, a sheet, a document, a scan) read under its place; 22 — a PDF
+        # signature field's value left out (not its dictionary printed)
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 21}
+                "readers": 22}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1418,8 +1418,12 @@ def _field_words(name: str) -> str:
 
 
 def _field_value(value: Any) -> str:
-    if value is None:
+    try:  # a value the field holds by reference (a signature's) is that object
+        value = value.get_object() if hasattr(value, "get_object") else value
+    except Exception:  # a reference to nothing holds no value
         return ""
+    if value is None or isinstance(value, dict):  # a signature's value is a dictionary of
+        return ""  # its digest and byte ranges, no text (its repr holds object addresses)
     if isinstance(value, list):
         return ", ".join(v for v in (_field_value(x) for x in value) if v)
     text = str(value).strip()
