@@ -572,6 +572,37 @@ def test_real_tesseract_reads_text_in_a_shadow(monkeypatch: pytest.MonkeyPatch) 
     assert "43.82" not in engine.read(photo)  # one threshold for the whole image
 
 
+def test_a_photo_is_read_with_both_thresholds_and_the_surer_reading_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A receipt photographed flat on a table reads better with one threshold for the whole
+    image, one in a hand's shade with a local one: each photo keeps the reading with more
+    words read surely; an even page is read once, with the global threshold."""
+    def word(text: str, confidence: float) -> ocr._Word:
+        return ocr._Word((1, 1, 1), _Box(0, 30, 0, 40, text), confidence)
+
+    readings = {True: [word("Cof“ee", 40.0), word("7.40", 50.0), word("Milk", 90.0)],
+                False: [word("Coffee", 95.0), word("2.40", 92.0), word("Milk", 91.0)]}
+    calls: list[bool] = []
+
+    def words(self: ocr.Tesseract, image: Image.Image, *, sparse: bool = False,
+              local: bool = False) -> list[ocr._Word]:
+        calls.append(local)
+        return readings[local]
+
+    monkeypatch.setattr(ocr.Tesseract, "__init__", lambda self: None)
+    monkeypatch.setattr(ocr.Tesseract, "_words", words)
+    monkeypatch.setattr(ocr, "uneven_light", lambda image: True)
+    image = Image.new("L", (200, 100), 255)
+    assert ocr.Tesseract().read(image) == "Coffee 2.40 Milk" and calls == [True, False]
+    readings[False] = [word("Coff", 30.0)]  # the shade: the local threshold reads surer
+    assert ocr.Tesseract().read(image) == "Cof“ee 7.40 Milk"
+    calls.clear()
+    readings[False] = [word("Coffee", 95.0)]
+    monkeypatch.setattr(ocr, "uneven_light", lambda image: False)
+    ocr.Tesseract().read(image)
+    assert calls == [False]
+
+
 def test_the_lines_under_a_header_are_keyed_by_its_columns() -> None:
     def line(top: float, *words: tuple[float, str]) -> list[_Box]:
         return [_Box(top, top + 10, left, left + 8 * len(text), text) for left, text in words]
