@@ -1148,3 +1148,48 @@ def test_a_question_after_a_leading_phrase_is_of_the_kind_of_its_main_clause() -
     assert question_type("Who is older, Annie Morton or Terry Richardson?").kind == "choice"
     assert question_type("Which band, Letters to Cleo or Screaming Trees, had more "
                          "members?").kind == "choice"
+
+
+def test_a_labels_value_on_the_line_below() -> None:
+    """An invoice laid out in two columns reads "Due Date:" and "04/04/2023" as lines of
+    their own: the value is the line under its label, unless the line above the label is
+    a bare label too (a column of labels, whose values stand in another column)."""
+    from types import SimpleNamespace
+
+    from ragctl.ask.fields import value_below
+    from ragctl.records import Sentence
+
+    def lines(*texts: str) -> list[Sentence]:
+        return [Sentence(path="inv.pdf", text=t, id=i, passage_id=1, seq=i)
+                for i, t in enumerate(texts)]
+
+    def stages(sentences: list[Sentence]) -> Any:
+        store = SimpleNamespace(sentences_of=lambda ids: {1: sentences})
+        return SimpleNamespace(collection=SimpleNamespace(store=store))
+
+    two_columns = lines("Invoice Date:", "03/20/2023", "Due Date:", "04/04/2023", "Reference:")
+    found = value_below(stages(two_columns), "due date", two_columns)
+    assert found is not None and found[0].text[found[1]:found[2]] == "04/04/2023"
+    found = value_below(stages(two_columns), "invoice date", two_columns)
+    assert found is not None and found[0].text == "03/20/2023"
+    labels_first = lines("Invoice Date:", "Due Date:", "03/20/2023", "04/04/2023")
+    assert value_below(stages(labels_first), "due date", labels_first) is None
+    prose = lines("Due Date:", "Please pay on receipt of this invoice.")
+    assert value_below(stages(prose), "due date", prose) is None
+
+
+def test_a_field_labelled_in_another_language(notes: Path) -> None:
+    (notes / "rechnung.txt").write_text(
+        "Nordhafen Server GmbH. Rechnungsnummer: R0005532486 Rechnungsdatum: 19.01.2016 "
+        "Fälligkeitsdatum: 22.01.2016 Brutto 104,00 EUR.\n")
+    index_again(notes)
+    # the reader would answer with the invoice's own date
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("19.01.2016")) as p:
+        due = p.ask("When is the Nordhafen Server invoice due?", AskOptions(re_threshold=0.0))
+        off = p.ask("When is the Nordhafen Server invoice due?",
+                    AskOptions(re_threshold=0.0, rules_off=frozenset({"field_names"})))
+        # an invoice the question names by its number is read, however its passage rates
+        named = p.ask("When is invoice R0005532486 due?", AskOptions(re_threshold=0.99))
+    assert due.answer == "22.01.2016 [1]" and "field_names" in due.rules
+    assert named.answer == "22.01.2016 [1]"
+    assert off.answer != "22.01.2016 [1]"

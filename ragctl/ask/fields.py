@@ -74,6 +74,21 @@ _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|nu
 _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
                          "main", "first", "last", "best", "difference", "reason", "point",
                          "purpose", "result", "meaning", "role", "idea", "problem"})
+# A field's label as invoices and receipts write it in German, French, Dutch, Italian,
+# Spanish and Portuguese (and other English words for it): read when the document has no
+# label in the question's own words ("Fälligkeitsdatum: 22.01.2016" for "when is the
+# invoice due"). The labels of a total are ragctl.ask.folder.TOTAL_LABELS.
+FIELD_NAMES: dict[str, tuple[str, ...]] = {
+    "due date": ("date due", "payment due", "fälligkeitsdatum", "fällig am", "zahlbar bis",
+                 "date d'échéance", "échéance", "vervaldatum", "vervaldag", "data di scadenza",
+                 "scadenza", "fecha de vencimiento", "vencimiento", "data de vencimento"),
+    "invoice number": ("invoice no", "rechnungsnummer", "rechnungs-nr", "rechnung nr",
+                       "numéro de facture", "facture n°", "factuurnummer", "numero fattura",
+                       "número de factura", "número da fatura"),
+    "invoice date": ("rechnungsdatum", "date de facture", "date de la facture",
+                     "factuurdatum", "data fattura", "fecha de factura", "data da fatura"),
+    "change": ("rückgeld", "wechselgeld", "rendu", "monnaie rendue", "cambio", "troco"),
+}
 _NEXT_LABEL = re.compile(r"\s(?:[A-Z][\w./()-]*\s){0,2}[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")
 _ONE_LABEL = re.compile(r"\s[A-Z][\w./()-]*\s?:\s|\s?[;|]\s?")  # within one line
 _AMOUNT = re.compile(r"[-(]?[^\w\s]{0,2}\s?\d[\d,.\s]*\d(?:\s?[^\w\s]{1,2})?|[^\w\s]?\d")
@@ -282,15 +297,29 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
             stages, ans, ev, best, (stored,), "the document's own field"):
         fired("stored_field")
         return True
-    first = field.split()[0].replace("%", "")
     values: dict[tuple[int, int], tuple[Sentence, int, int]] = {}
-    for s in document_sentences(stages.collection, best.path, same,
-                                [f"%{first}%:%", f"%{first}%#%"]):
-        lines = line_starts(s.raw, s.text) if s.raw is not None else ()
-        for a, b in field_values(field, s.text, lines):
-            values.setdefault((s.id, a), (s, a, b))
+    # the label as the question words it, else as an invoice in another language does
+    for label in (field, *(FIELD_NAMES.get(field, ()) if on("field_names") else ())):
+        first = label.split()[0].replace("%", "")
+        for s in document_sentences(stages.collection, best.path, same,
+                                    [f"%{first}%:%", f"%{first}%#%"]):
+            lines = line_starts(s.raw, s.text) if s.raw is not None else ()
+            for a, b in field_values(label, s.text, lines):
+                values.setdefault((s.id, a), (s, a, b))
+        if values:
+            if label != field:
+                fired("field_names")
+            break
     if not values:
-        return False
+        first = field.split()[0].replace("%", "")
+        below = value_below(stages, field, document_sentences(
+            stages.collection, best.path, same, [f"%{first}%:"]))
+        if below is None:
+            return False
+        fired("value_below")
+        rule_answer(ans, *below, "the document's labelled field", relevance[best.passage_id],
+                    ev.also)
+        return True
     given = list(values.values())
     if len({s.text[a:b] for s, a, b in given}) > 1:
         # the row that names the most of the question's other words: from the value
@@ -313,6 +342,38 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     rule_answer(ans, *given[0], "the document's labelled field",
                 relevance[best.passage_id], ev.also)
     return True
+
+
+# A label that stands alone on its line, its value alone on the next ("Due Date:" over
+# "04/04/2023", as an invoice laid out in two columns reads): the value is that line, when
+# it is an amount, a date or a code, and the line before the label is no bare label too (a
+# column of labels, "Invoice Date:" over "Due Date:", has its values in another column).
+_BARE_VALUE = re.compile(r"[^\w\s]{0,2}\s?[\w./#-]*\d[\w.,/#-]*(?:\s?[^\w\s]{1,2})?")
+
+
+def value_below(stages: LoadedStages, field: str, found: Sequence[Sentence]
+                ) -> tuple[Sentence, int, int] | None:
+    """The value on the line under the label ``field`` standing alone on its own line
+    (rule ``value_below``), or None."""
+    if not on("value_below"):
+        return None
+    label = re.compile(r"^\W*" + r"[\s_-]*".join(
+        _FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()) + r"\s*:$", re.I)
+    for s in found:
+        if not label.match(s.text.strip()):
+            continue
+        around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
+        at = next((i for i, t in enumerate(around) if t.id == s.id), None)
+        if at is None or at + 1 >= len(around):
+            continue
+        if at > 0 and around[at - 1].text.strip().endswith(":"):
+            continue  # a column of labels
+        value = around[at + 1]
+        text = value.text.strip()
+        if _BARE_VALUE.fullmatch(text):
+            a = value.text.find(text)
+            return value, a, a + len(text)
+    return None
 
 
 # --------------------------------------------------------------------- a field by meaning

@@ -151,6 +151,13 @@ class Grounding:
     def applies(self) -> bool:
         return bool(self.documents)
 
+    @property
+    def identifies(self) -> bool:
+        """Whether the question names one document by a code or a number it holds
+        ("invoice R0005532486"): then that document is meant, however its passages rate."""
+        return len(self.documents) == 1 and any(
+            any(ch.isdigit() for ch in n.text) for n in self.names if n not in self.missing)
+
     def grounded(self, path: str) -> bool:
         """Whether the document names one of the question's names (or there are none).
         Not only those that name the most: "the USA … in US dollars" is answered by a

@@ -241,6 +241,23 @@ RULES: tuple[Rule, ...] = (
          written_for="realdocs dev (invoices, receipts)",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'receipts-dev': 5,
                    'receipts-dev exact': 5, 'receipts-folder-dev': 0}),
+    Rule("value_below", "route",
+         "a label alone on its line (\"Due Date:\") whose value stands alone on the next "
+         "(\"04/04/2023\"), an amount, a date or a code, as a two-column invoice reads; "
+         "not when the line above is a bare label too (a column of labels)",
+         tested_by="test_answer.py::test_a_labels_value_on_the_line_below",
+         written_for="realdocs-dev (the Azure Interior invoice's due date); it fired on no "
+                     "other dev question",
+         measured={'realdocs-dev': 1}),
+    Rule("field_names", "route",
+         "a field's label as an invoice in another language or other words writes it "
+         "(ragctl.ask.fields.FIELD_NAMES: \"Fälligkeitsdatum\", \"échéance\" for a due "
+         "date), read when the document has no label in the question's words",
+         tested_by="test_answer.py::test_a_field_labelled_in_another_language",
+         written_for="receipts-dev (the Hetzner invoice's Fälligkeitsdatum, with a labelled "
+                     "field read for an invoice named by its number however its passages "
+                     "rate); it fired on no other dev question",
+         measured={'receipts-dev': 1}),
     Rule("matched_label", "route",
          "a form's field whose label means what the question asks (the embedder's cosine "
          "of the question without its names and the label, LABEL_MATCH and LABEL_MARGIN "

@@ -51,7 +51,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         return
     if compute.by_cue(stages, ans, ev):  # no row's cell: what the question's form asks
         return
-    if ev.reason is None and on("labelled_field") and fields.field_answer(stages, ans, ev):
+    named = ev.reason is None or ev.grounding.identifies  # "invoice R0005532486": that one
+    if named and on("labelled_field") and fields.field_answer(stages, ans, ev):
         fired("labelled_field")
         return
     if ev.reason is None and on("matched_label") and fields.matched_field(stages, ans, ev, qtype):
