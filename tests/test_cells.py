@@ -317,3 +317,20 @@ def test_a_units_column_of_numbers_is_no_unit(tmp_path: Path, fake_embedder: str
                       "XLR cables,180,6,1080\n"})
     b = _ask("What unit price is listed for the HDMI switch?", FakeReader("x"))
     assert b.answer_text == "2200"  # "Units: 1" counts switches; it is no unit of 2200
+
+
+def test_the_question_form_names_the_kind_of_column() -> None:
+    """ "How many …" asks a row's count, "what share …" its percentage, whatever else the
+    question says; the rule off, no column gets more."""
+    from ragctl.ask.cells import COLUMN_WEIGHTS, form_weight
+    from ragctl.ask.switches import rules_off
+
+    more = COLUMN_WEIGHTS["form"]
+    q = "How many AES/EBU XLR cables are planned on the Budget sheet?"
+    assert form_weight(q, "Units") == more and form_weight(q, "Qty") == more
+    assert form_weight(q, "Unit price") == 0.0 and form_weight(q, "Price") == 0.0
+    q = "What share of Microsoft does BlackRock hold?"
+    assert form_weight(q, "Percentage") == more and form_weight(q, "Shareholder name") == 0.0
+    assert form_weight("Who holds the largest share?", "Percentage") == 0.0
+    with rules_off(frozenset({"form_column"})):
+        assert form_weight("How many cables?", "Units") == 0.0

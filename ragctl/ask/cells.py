@@ -51,8 +51,21 @@ MAX_TABLE_ROWS = 20000  # rows of one table read (a computation, rows named alik
 MAX_ANCHORS = 8  # words of the question a row is looked up by
 # How a header is scored against the question: cosine of the embeddings, the share of the
 # header's words the question uses, and the cell's fit to the answer's type (+fit, -misfit).
-COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3,
+COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3, "form": 0.3,
                   "year": 0.3, "other_year": -0.3}  # a header's year, asked or not
+# The column a question's form asks of a row, whatever its other words ("How many AES/EBU
+# XLR cables …" of "Component | Unit price | Units | Price", "What share of Microsoft does
+# BlackRock hold" of "Shareholder name | Percentage"): a header holding one of the words of
+# the form's kind scores COLUMN_WEIGHTS["form"] more (rule ``form_column``). "How much" and
+# an amount's headers (Amount, Price, Total) were tried: +1 −2 on the dev sets (a row's
+# "VAT amount" then answered a receipt's VAT the documents do not give).
+FORM_COLUMNS: tuple[tuple[str, frozenset[str]], ...] = (
+    (r"^how many\b", frozenset(
+        "units qty quantity quantities count nb pcs pieces items menge anzahl "
+        "stück qté quantité cantidad quantità aantal".split())),
+    (r"^what (?:share|percentage|percent|proportion|fraction|part)\b", frozenset(
+        "percentage percent pct share proportion % stake".split())),
+)
 MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no such column
 # a header so named is one value among others, not an attribute ("Notes: …"), never answered
 _NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks", "description"})
@@ -329,10 +342,25 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
-            + year_weight(question, c.column)
+            + year_weight(question, c.column) + form_weight(question, c.column)
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out
+
+
+def form_weight(question: str, header: str) -> float:
+    """:data:`COLUMN_WEIGHTS` "form" when the question's form asks for the kind of column
+    ``header`` names (:data:`FORM_COLUMNS`: "how many" a count, "what share" a percentage),
+    else 0."""
+    if not on("form_column"):
+        return 0.0
+    low = " ".join(question.lower().split())
+    words = {t.lower() for t in re.findall(r"[^\W_]+|%", spoken(header))}
+    for form, kinds in FORM_COLUMNS:
+        if re.match(form, low) and words & kinds:
+            fired("form_column")
+            return COLUMN_WEIGHTS["form"]
+    return 0.0
 
 
 # a header's span of years in two digits: "fatalities_85_99", "incidents 00-14"

@@ -146,6 +146,14 @@ RULES: tuple[Rule, ...] = (
          "for (ragctl.ask.cells)", tested_by="test_cells.py", written_for="none (general)",
          measured={'tables-dev': 21, 'tables-dev exact': 23, 'receipts-dev': 0, 'test': 2,
                    'test exact': 2}),
+    Rule("form_column", "route",
+         "the column a question's form asks of a row (ragctl.ask.cells.FORM_COLUMNS: \"how "
+         "many\" a Units or Qty column, \"what share\" a Percentage) scores "
+         "COLUMN_WEIGHTS[\"form\"] more",
+         tested_by="test_cells.py::test_the_question_form_names_the_kind_of_column",
+         written_for="doctables-dev, forms-dev (a share and a count their rows' columns "
+                     "name by kind: the two questions it gained)",
+         measured={'doctables-dev': 1, 'forms-dev': 1, 'wtq-dev': 0}),
     Rule("no_such_column", "route",
          "a cell of a table row refused when no column of the named row fits the "
          "question, or when no row holds all the names and numbers the question gives",
