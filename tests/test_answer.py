@@ -1188,8 +1188,11 @@ def test_a_field_labelled_in_another_language(notes: Path) -> None:
         due = p.ask("When is the Nordhafen Server invoice due?", AskOptions(re_threshold=0.0))
         off = p.ask("When is the Nordhafen Server invoice due?",
                     AskOptions(re_threshold=0.0, rules_off=frozenset({"field_names"})))
-        # an invoice the question names by its number is read, however its passage rates
+        # an invoice the question names (by its number, by its sender's name) that one
+        # document alone names is read, however its passage rates
         named = p.ask("When is invoice R0005532486 due?", AskOptions(re_threshold=0.99))
+        by_name = p.ask("When is the Nordhafen Server invoice due?",
+                        AskOptions(re_threshold=0.99))
     assert due.answer == "22.01.2016 [1]" and "field_names" in due.rules
-    assert named.answer == "22.01.2016 [1]"
+    assert named.answer == "22.01.2016 [1]" and by_name.answer == "22.01.2016 [1]"
     assert off.answer != "22.01.2016 [1]"

@@ -42,6 +42,8 @@ def test_the_names_a_question_gives() -> None:
     assert names("How much is spent on Super Bowl-related events?") == ["Super Bowl"]
     # a number after a word that numbers documents is an identifier; a quantity is not
     assert names("When is Contoso invoice 12345678 due?") == ["Contoso", "12345678"]
+    assert names("When is invoice 2207-114 due?") == ["2207-114"]  # a number with a dash
+    assert names("How much was order 12 worth?") == []  # too short to tell one order
     assert names("How many counties have more than 100000 people?") == []
 
 

@@ -60,6 +60,8 @@ _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)  # "10th": no identifier
 _SUFFIX = re.compile(r"-(?:related|based|led|style|like|owned|born|made|era|wide|specific)$",
                      re.I)
 _IDENT = re.compile(r"^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]$")
+# a document's number after a word that numbers documents: "12345678", "2207-114"
+_NUMBER_ID = re.compile(r"(?=(?:\D*\d){3})\d+(?:[-/]\d+)*")
 _TITLE_CASE = 0.6  # of a question's words after the first, capitalized: no names
 # the words after which a number is a document's identifier, not a quantity: "invoice
 # 12345678", "receipt 334567", "order no. 4471"
@@ -119,7 +121,7 @@ def distinctive_names(question: str) -> list[Name]:
 
     for i, tok in enumerate(tokens):
         word = _word(tok)
-        numbered = word.isdigit() and len(word) >= 3 and i > 0 and _word(
+        numbered = _NUMBER_ID.fullmatch(word) is not None and i > 0 and _word(
             tokens[i - 1]).lower().rstrip(".") in NUMBERED
         if (_IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word)) or numbered:
             close()
@@ -153,10 +155,10 @@ class Grounding:
 
     @property
     def identifies(self) -> bool:
-        """Whether the question names one document by a code or a number it holds
-        ("invoice R0005532486"): then that document is meant, however its passages rate."""
-        return len(self.documents) == 1 and any(
-            any(ch.isdigit() for ch in n.text) for n in self.names if n not in self.missing)
+        """Whether what the question names is named by one document alone ("invoice
+        R0005532486", "the Elbe Werkzeuge invoice"): then that document is meant, however
+        its passages rate."""
+        return len(self.documents) == 1 and not self.missing
 
     def grounded(self, path: str) -> bool:
         """Whether the document names one of the question's names (or there are none).
