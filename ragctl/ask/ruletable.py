@@ -262,9 +262,9 @@ RULES: tuple[Rule, ...] = (
          "(ragctl.ask.fields.FIELD_NAMES: \"Fälligkeitsdatum\", \"échéance\" for a due "
          "date), read when the document has no label in the question's words",
          tested_by="test_answer.py::test_a_field_labelled_in_another_language",
-         written_for="receipts-dev (the Hetzner invoice's Fälligkeitsdatum, with a labelled "
-                     "field read for an invoice named by its number however its passages "
-                     "rate); it fired on no other dev question",
+         written_for="receipts-dev (the Hetzner invoice's Fälligkeitsdatum, with the "
+                     "labelled field of a document the question's names point to alone "
+                     "read however its passages rate); it fired on no other dev question",
          measured={'receipts-dev': 1}),
     Rule("matched_label", "route",
          "a form's field whose label means what the question asks (the embedder's cosine "

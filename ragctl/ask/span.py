@@ -51,7 +51,9 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         return
     if compute.by_cue(stages, ans, ev):  # no row's cell: what the question's form asks
         return
-    named = ev.reason is None or ev.grounding.identifies  # "invoice R0005532486": that one
+    # a document the question's names point to alone ("invoice R0005532486") is the one
+    # meant: its labelled field is read however its passages rate
+    named = ev.reason is None or ev.grounding.identifies
     if named and on("labelled_field") and fields.field_answer(stages, ans, ev):
         fired("labelled_field")
         return
