@@ -129,6 +129,12 @@ def asked_field(question: str) -> str | None:
     return field
 
 
+def label_words(field: str) -> str:
+    """A pattern of the label ``field`` as documents write it: its words apart or joined
+    by spaces, underscores or dashes, each in the plural too, "number" as "No." or "#"."""
+    return r"[\s_-]*".join(_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split())
+
+
 def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple[int, int]]:
     """Where ``text`` gives the value of the field labelled ``field`` ("Invoice No: #
     BLR_1", "Due Date: 04/04/2023"): an identifier or a number (with its unit: "15
@@ -141,8 +147,7 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
     ("Booking ID IBZY2087", a receipt's cells) takes an identifier of letters and digits
     only."""
     starts = sorted(lines)
-    words = [_FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()]
-    label = re.compile(r"(?<![\w])" + r"[\s_-]*".join(words)
+    label = re.compile(r"(?<![\w])" + label_words(field)
                        + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
     out = []
     for m in label.finditer(text):
@@ -357,8 +362,7 @@ def value_below(stages: LoadedStages, field: str, found: Sequence[Sentence]
     (rule ``value_below``), or None."""
     if not on("value_below"):
         return None
-    label = re.compile(r"^\W*" + r"[\s_-]*".join(
-        _FIELD_WORD.get(w, re.escape(w) + "s?") for w in field.split()) + r"\s*:$", re.I)
+    label = re.compile(r"^\W*" + label_words(field) + r"\s*:$", re.I)
     for s in found:
         if not label.match(s.text.strip()):
             continue
