@@ -868,6 +868,15 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("How much is still to be paid (solde à payer) on FA-17?") \
         == "solde à payer"
     assert asked_field("What is the value (in USD) of the order?") is None
+    # a word in brackets after another (the document's kind) is no label of the field
+    assert asked_field("What is the total on the Italian invoice (Fattura) 54321?") == "total"
+    assert asked_field("When is the payment (Zahlung) due?") == "due date"
+    # what asks for the document's total: its words, or a label a total goes by
+    from ragctl.ask.fields import asks_total
+
+    assert [asks_total(f) for f in ("total", "gross total", "final amount", "brutto",
+                                    "rechnungsbetrag", "razem")] == [True] * 6
+    assert [asks_total(f) for f in ("amount", "net pay", "due date", "subtotal")] == [False] * 4
     assert asked_field("What was John Stiles' net pay on the statement?") == "net pay"
     assert asked_field("What is Acme's ticker symbol?") == "ticker symbol"
     assert values("solde à payer", "Solde à payer: 470,15 € Notes") == ["470,15 €"]
@@ -926,6 +935,24 @@ def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("Active")) as p:
         a = p.ask("What is the status of PEP 13?", AskOptions(re_threshold=0.0, top_k=1))
     assert a.answer == "Final [1]" and Path(a.sources[0].path).name == "pep-0013.rst"
+
+
+def test_a_field_comes_from_the_invoice_that_names_the_question_s_names(notes: Path) -> None:
+    # both invoices hold the label; the one that names Acme is meant, even when the
+    # other's passage rates higher, and "Brutto" asks for the document's total
+    (notes / "contoso-rechnung.txt").write_text(
+        "Contoso Ltd\nRechnung AD1234567\nRechnungsbetrag 310,00 EURO\n")
+    (notes / "rechnung-42.txt").write_text(
+        "Acme GmbH\nRechnung Nr. 42\nSumme netto 1.420,00\nUmsatzsteuer 19% 269,80\n"
+        "Brutto 1.589,80\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("310,00")) as p:
+        a = p.ask("What is the invoice amount (Rechnungsbetrag) of the Acme GmbH invoice?",
+                  AskOptions(re_threshold=0.0))
+        b = p.ask("What is the gross total of the Acme GmbH invoice?",
+                  AskOptions(re_threshold=0.0))
+    assert a.answer == "1.589,80 [1]" and Path(a.sources[0].path).name == "rechnung-42.txt"
+    assert b.answer == "1.589,80 [1]"
 
 
 def test_a_section_the_question_names_is_told_by_its_heading() -> None:

@@ -22,7 +22,7 @@ module never calls back into the pipeline.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -316,18 +316,26 @@ def named_hits(collection: Collection, question: str, hits: Sequence[Hit]) -> li
 
 
 def answering_document(question: str, hits: Sequence[Hit], kept: Sequence[Hit],
-                       relevance: dict[int, float]) -> tuple[Hit, list[Hit]] | None:
+                       relevance: dict[int, float], named: Mapping[str, int] | None = None
+                       ) -> tuple[Hit, list[Hit]] | None:
     """The document that answers best: the most relevant kept one that names what the
     question names ("PEP 723" all of its numbered names, "the Dropbox ATF post" one of
-    its names), one so titled or file-named first, as its best passage and its
-    passages retrieved, in document order."""
+    its names), one so titled or file-named first, then one that names more of the
+    question's names (``named``: the number each document names, of
+    :class:`ragctl.ask.grounding.Grounding`), as its best passage and its passages
+    retrieved, in document order."""
     idents, names = identifiers(question), question_names(question)
+    counts = named or {}
     # a document so titled or file-named ("PEP 13", pep-0013.rst) before one that
-    # mentions it in passing
+    # mentions it in passing; "Acme GmbH … (Rechnungsbetrag)" is the invoice that names
+    # Acme, not another that only holds the label
     for best in sorted(kept, key=lambda h: (not (idents and named_by(h, idents)),
+                                            -counts.get(h.path, 0),
                                             -relevance[h.passage_id])):
         same = sorted((h for h in hits if h.path == best.path), key=lambda h: h.start_char)
-        text = " ".join(f"{h.title} {h.place} {h.text}" for h in same)
+        # the file's name counts: "…_R0005532486.pdf" names its invoice number
+        text = " ".join([Path(best.path).stem.replace("_", " "),
+                         *(f"{h.title} {h.place} {h.text}" for h in same)])
         if all(mentions(text, i) for i in idents) \
                 and (not names or any(names_found(names, text))):
             return best, same

@@ -112,8 +112,14 @@ def asked_field(question: str) -> str | None:
     if own is not None and len(own.group("label").split()) <= 4 and \
             own.group("label").split()[0].lower() not in STOPWORDS:
         rest = q[:own.start()] + q[own.end():]
-        if asked_field(rest) is not None or re.match(r"(?:how much|when)\b", rest, re.I):
+        field = asked_field(rest)
+        # the label of the field, right after it: not "the total on the invoice (Fattura)",
+        # which names the document in its own words
+        if (field is not None and q[:own.start()].lower().endswith(field)) or (
+                field is None and re.match(r"(?:how much|when)\b", rest, re.I)):
             return own.group("label").lower()
+        if field is not None:
+            return field
     if _DUE_QUESTION.match(q):
         return "due date"
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
@@ -239,7 +245,8 @@ def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     is not about the author or the document states none (the reader answers instead)."""
     if not is_authorship(ev.question):
         return False
-    found = answering_document(ev.question, ev.hits, ev.kept, ev.relevance)
+    found = answering_document(ev.question, ev.hits, ev.kept, ev.relevance,
+                               ev.grounding.documents)
     return found is not None and stored_field(stages, ans, ev, found[0], AUTHOR_FIELDS,
                                               "the document's author line")
 
@@ -247,10 +254,23 @@ def author_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
 AUTHOR_FIELDS: tuple[str, ...] = ("author", "sender")
 
 
-# "what was the total", "what is the amount due", "what is the total including VAT": the
-# document's own total, read as a folder's sums read it (ragctl.ask.folder)
-_TOTAL_FIELD = re.compile(r"^(?:grand )?(?:total|amount due|balance(?: due)?|total amount)"
+# "what was the total", "what is the amount due", "what is the gross total", "what is the
+# total including VAT": the document's own total, read as a folder's sums read it
+# (ragctl.ask.folder); a label the folder's sums read as a total ("Brutto",
+# "Rechnungsbetrag") asks for it too
+_TOTAL_FIELD = re.compile(r"^(?:(?:grand|gross|final|invoice) )?(?:total|amount due|amount|"
+                          r"balance(?: due)?|total amount)"
                           r"(?: (?:including|incl|with|inkl) \w+)?$", re.I)
+
+
+def asks_total(field: str) -> bool:
+    """Whether the asked ``field`` is the document's total: "total", "gross total", "final
+    amount", or a label a total goes by (:data:`ragctl.ask.folder.TOTAL_LABELS`); not a
+    plain "amount" (of what is asked: "the amount of the deposit")."""
+    from ragctl.ask.folder import TOTAL_LABELS
+
+    return field.lower() != "amount" and (
+        _TOTAL_FIELD.match(field) is not None or field.lower() in TOTAL_LABELS)
 
 
 def total_answer(stages: LoadedStages, ans: Answer, ev: Evidence, best: Hit,
@@ -289,12 +309,13 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     field = asked_field(question)
     if field is None:
         return False
-    found = answering_document(question, ev.hits, ev.kept, relevance)
+    found = answering_document(question, ev.hits, ev.kept, relevance,
+                               ev.grounding.documents)
     if found is None:
         return False
     best, same = found
-    if on("document_total") and _TOTAL_FIELD.match(field) and total_answer(stages, ans, ev, best,
-                                                                            field):
+    if on("document_total") and asks_total(field) and total_answer(stages, ans, ev, best,
+                                                                     field):
         fired("document_total")
         return True
     stored = FIELD_LABELS.get(field)
@@ -467,7 +488,8 @@ def matched_field(stages: LoadedStages, ans: Answer, ev: Evidence,
     next label), when the value is of the type asked and says more than the question and
     its label; False otherwise (the reader answers instead)."""
     question = ev.question
-    found = answering_document(question, ev.hits, ev.kept, ev.relevance)
+    found = answering_document(question, ev.hits, ev.kept, ev.relevance,
+                               ev.grounding.documents)
     if found is None:
         return False
     best, same = found

@@ -63,7 +63,11 @@ TOTAL_LABELS: tuple[str, ...] = (
     "bruttobetrag", "rechnungsbetrag", "endbetrag", "brutto", "summe", "gesamt", "totale",
     "importe total", "montant total", "totaal", "gross", "amount due", "balance due",
     "amount payable", "payable", "zu zahlen", "zahlbetrag", "te betalen", "à payer",
-    "a pagar", "da pagare")
+    "a pagar", "da pagare",
+    # the same in Dutch, Polish, Czech, the Nordic languages and Portuguese
+    "rekeningsbedrag", "factuurbedrag", "totaalbedrag", "razem", "do zapłaty", "celkem",
+    "k úhradě", "att betala", "summa", "at betale", "å betale", "i alt", "totalt",
+    "valor total")
 # what is still to pay, when the question asks what is outstanding (after what was paid)
 BALANCE_LABELS: tuple[str, ...] = (
     "balance due", "balance", "solde à payer", "solde", "reste à payer", "restbetrag",
