@@ -16,16 +16,20 @@ export TRANSFORMERS_OFFLINE := 1
 
 install: $(STAMP) ocr-engine
 
-# Scanned PDFs and images are read by Tesseract, a system program: installed here when
-# this runs as root with apt (as CI does); otherwise one line says how.
+# Scanned PDFs and images are read by Tesseract, a system program, with its models of the
+# languages invoices and letters come in besides English (a page in one of them is read
+# with its model too): installed here when this runs as root with apt (as CI does);
+# otherwise one line says how.
+OCR_PACKAGES = tesseract-ocr tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-spa \
+	tesseract-ocr-ita tesseract-ocr-nld tesseract-ocr-por
 ocr-engine:
-	@command -v tesseract >/dev/null || { \
+	@{ command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx por; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    (apt-get install -y -qq --no-install-recommends tesseract-ocr >/dev/null 2>&1 || \
+	    (apt-get install -y -qq --no-install-recommends $(OCR_PACKAGES) >/dev/null 2>&1 || \
 	     (apt-get update -qq >/dev/null 2>&1 && \
-	      apt-get install -y -qq --no-install-recommends tesseract-ocr >/dev/null 2>&1)) || \
+	      apt-get install -y -qq --no-install-recommends $(OCR_PACKAGES) >/dev/null 2>&1)) || \
 	    echo "note: tesseract-ocr could not be installed; scanned pages will be skipped"; \
-	  else echo "note: to read scanned PDFs and images: sudo apt install tesseract-ocr"; fi; }
+	  else echo "note: to read scanned PDFs and images: sudo apt install $(OCR_PACKAGES)"; fi; }
 
 # Reinstall only when pyproject.toml changes. The CPU build of PyTorch goes first so
 # that nothing pulls the CUDA build.

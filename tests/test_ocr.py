@@ -585,11 +585,12 @@ def test_a_photo_is_read_with_both_thresholds_and_the_surer_reading_kept(
     calls: list[bool] = []
 
     def words(self: ocr.Tesseract, image: Image.Image, *, sparse: bool = False,
-              local: bool = False) -> list[ocr._Word]:
+              local: bool = False, langs: str = "eng") -> list[ocr._Word]:
         calls.append(local)
         return readings[local]
 
-    monkeypatch.setattr(ocr.Tesseract, "__init__", lambda self: None)
+    monkeypatch.setattr(ocr.Tesseract, "__init__",
+                        lambda self: setattr(self, "_languages", frozenset({"eng"})))
     monkeypatch.setattr(ocr.Tesseract, "_words", words)
     monkeypatch.setattr(ocr, "uneven_light", lambda image: True)
     image = Image.new("L", (200, 100), 255)
@@ -619,3 +620,29 @@ def test_the_lines_under_a_header_are_keyed_by_its_columns() -> None:
         "QTY: 2; DESCRIPTION: Pedal arms; UNIT PRICE: 15.00; AMOUNT: 30.00",
         "QTY: 1; DESCRIPTION: Brake cable; UNIT PRICE: 9.50; AMOUNT: 9.50",
         "Subtotal 39.50"]
+
+
+def test_a_page_in_another_language_is_told_by_its_own_words() -> None:
+    german = "Vielen Dank für Ihren Einkauf Summe 12,40 Bar 20,00 Rückgeld 7,60".split()
+    assert ocr.page_language(german, frozenset({"eng", "deu", "fra"})) == "deu"
+    assert ocr.page_language(german, frozenset({"eng", "fra"})) is None  # no German model
+    english = "Thank you for your visit Total 12.40 Cash 20.00 Change 7.60".split()
+    assert ocr.page_language(english, frozenset({"eng", "deu", "fra"})) is None
+    # words two languages share ("de", "total") tell neither
+    assert ocr.page_language("TOTAL 21.00 DE LA".split(), frozenset({"fra", "spa"})) is None
+    assert ocr.page_language("VOUS REMERCIE DE VOTRE VISITE TOTAL 21.00".split(),
+                             frozenset({"eng", "fra", "spa"})) == "fra"
+
+
+@pytest.mark.skipif(not Path(FONT).exists() or not {"deu", "eng"} <= ocr.tesseract_languages(),
+                    reason="tesseract-ocr with its German model (tesseract-ocr-deu) or the "
+                           "DejaVu fonts not installed")
+def test_real_tesseract_reads_a_german_page_with_its_model() -> None:
+    img = Image.new("L", (1100, 420), 255)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(FONT, 30)
+    for i, line in enumerate(["Bäckerei Müller, Hauptstraße 12", "Rechnung für Ihren Einkauf",
+                              "Summe 12,40 EUR", "Vielen Dank und bis bald"]):
+        draw.text((50, 40 + i * 90), line, font=font, fill=0)
+    text = ocr.Tesseract().read(img)
+    assert "Hauptstraße" in text and "für" in text and "12,40" in text, text

@@ -354,12 +354,13 @@ class Indexer:
         # part left for its HTML, and the mails it forwards read; 21 — a mail's attached
         # files (a PDF, a sheet, a document, a scan) read under its place; 22 — a PDF
         # signature field's value left out (not its dictionary printed); 23 — a photo
-        # read with both thresholds, the surer reading kept
+        # read with both thresholds, the surer reading kept; 24 — a page in another
+        # language read with its model too, when Tesseract has it
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 23}
+                "readers": 24}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

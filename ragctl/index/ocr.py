@@ -380,6 +380,61 @@ def uneven_light(image: Image) -> bool:
     return float(np.percentile(paper, 90) - np.percentile(paper, 10)) > UNEVEN_LIGHT
 
 
+# A page in another language is read again with that language's model too, when
+# Tesseract has it (Debian's tesseract-ocr-deu, …): English alone reads "Rückgeld" as
+# "Riickgeld" and "Straße" as "StraBe", and is surer of fewer of the page's words (an
+# invoice in French: 62 words read surely by English, 77 by French and English). The page's
+# language is told by the words of :data:`LANGUAGE_WORDS` that its English reading holds,
+# counting only the words of one language alone (not "de", "total"): at least
+# :data:`LANGUAGE_HITS` of them, and more than of English.
+LANGUAGE_WORDS: dict[str, str] = {
+    "eng": "the and of to for with on is are you your we our this that invoice amount "
+           "price quantity thank tax due paid",
+    "deu": "der die das und mit für von zu den dem des ist nicht auf ein eine wir sie ihre "
+           "bitte rechnung summe betrag datum gesamt mwst zahlung kunde bar netto brutto preis "
+           "menge rückgeld vielen dank straße",
+    "fra": "le la les des et pour du une est au aux avec sur par vous nous votre facture "
+           "montant prix quantité tva ttc merci échéance",
+    "spa": "el los las del y para por con su sus usted factura importe fecha precio cantidad "
+           "iva gracias",
+    "ita": "il lo gli della delle e per una sono fattura importo data prezzo quantità grazie "
+           "totale",
+    "nld": "het een en van voor met op aan uw wij factuur bedrag datum prijs aantal btw "
+           "totaal bedankt",
+    "por": "o os do da dos das para com uma fatura valor preço quantidade obrigado",
+}
+LANGUAGE_HITS = 2
+
+
+@cache
+def tesseract_languages() -> frozenset[str]:
+    """The languages the installed Tesseract reads (``tesseract --list-langs``)."""
+    path = shutil.which("tesseract")
+    if path is None:
+        return frozenset()
+    try:
+        done = subprocess.run([path, "--list-langs"], capture_output=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    lines = done.stdout.decode(errors="replace").splitlines()
+    return frozenset(x.strip() for x in lines[1:] if re.fullmatch(r"[a-z_]{3,12}", x.strip()))
+
+
+def page_language(words: list[str], languages: frozenset[str]) -> str | None:
+    """The language other than English that a page's words (as English read them) are
+    written in, of ``languages`` (:data:`LANGUAGE_WORDS`), or None."""
+    own: dict[str, set[str]] = {k: set(v.split()) for k, v in LANGUAGE_WORDS.items()}
+    alone = {k: v - set().union(*(o for j, o in own.items() if j != k)) for k, v in own.items()}
+    found = [w.strip(".,:;!?()'\"").lower() for w in words]
+    hits = {k: sum(w in v for w in found) for k, v in alone.items()}
+    best = max((k for k in hits if k != "eng" and k in languages), key=lambda k: hits[k],
+               default=None)
+    if best is None or hits[best] < LANGUAGE_HITS or hits[best] <= hits["eng"]:
+        return None
+    return best
+
+
 class Tesseract:
     cacheable = True
     name = "tesseract"
@@ -387,14 +442,19 @@ class Tesseract:
     # 4: only an enlarged page is; 5: Sauvola's local threshold (:data:`THRESHOLDING`);
     # 6: on unevenly lit photos only; 7: a page on its side or upside down turned upright;
     # 8: the lines under a header as keyed rows; 9: a photo read with both thresholds, the
-    # one that reads more words surely kept
-    version = 9
+    # one that reads more words surely kept; 10: a page in another language read with its
+    # model too (:data:`LANGUAGE_WORDS`), when Tesseract has it
+    version: int | str = 10
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
         if path is None:
             raise RagctlError(f"tesseract is not installed; {HOW_TO_ENABLE}")
         self._path = path
+        self._languages = tesseract_languages() & set(LANGUAGE_WORDS)
+        others = sorted(self._languages - {"eng"})
+        if others:  # a page read before the language was installed is read again
+            self.version = f"{type(self).version}-{'-'.join(others)}"
 
     def read(self, image: Image) -> str:
         local, words = False, list[_Word]()
@@ -404,6 +464,12 @@ class Tesseract:
                 local, words = local_threshold, found
         if mean_confidence(words) < LOW_CONFIDENCE:
             image, words = self._upright(image, words, local)
+        langs = "eng"
+        lang = page_language([w.box.text for w in words], self._languages)
+        if lang is not None:  # read again with its language's model, kept when surer
+            found = self._words(image, local=local, langs=f"{lang}+eng")
+            if sure_words(found) >= sure_words(words):
+                words, langs = found, f"{lang}+eng"
         heights = sorted(w.box.height for w in words)
         enlarged = False
         if heights and heights[len(heights) // 2] < SMALL_TEXT:
@@ -413,11 +479,11 @@ class Tesseract:
 
                 size = (round(image.width * scale), round(image.height * scale))
                 image = image.resize(size, PILImage.Resampling.LANCZOS)
-                words, enlarged = self._words(image, local=local), True
+                words, enlarged = self._words(image, local=local, langs=langs), True
         if not short_lines(words):
             return words_to_text(words)
         if enlarged:
-            words += unseen(self._words(image, sparse=True, local=local), words)
+            words += unseen(self._words(image, sparse=True, local=local, langs=langs), words)
         return lines_to_text([w.box for w in words])
 
     def _upright(self, image: Image, words: list[_Word], local: bool
@@ -434,15 +500,16 @@ class Tesseract:
                     break  # read well: no other turn needed
         return best, best_words
 
-    def _words(self, image: Image, *, sparse: bool = False, local: bool = False
-               ) -> list[_Word]:
+    def _words(self, image: Image, *, sparse: bool = False, local: bool = False,
+               langs: str = "eng") -> list[_Word]:
         """The words Tesseract finds (its TSV output), with their boxes and lines: in its
         page layout, or as ``sparse`` text (as much as it can find, in no order); told
-        ink from paper by a ``local`` threshold (:data:`THRESHOLDING`) or a global one."""
+        ink from paper by a ``local`` threshold (:data:`THRESHOLDING`) or a global one;
+        read by the models of ``langs`` ("deu+eng")."""
         buf = io.BytesIO()
         image.convert("L").save(buf, format="PNG")
         env = {**os.environ, "OMP_THREAD_LIMIT": str(os.cpu_count() or 1)}
-        done = subprocess.run([self._path, "stdin", "stdout", "-l", "eng", "--psm",
+        done = subprocess.run([self._path, "stdin", "stdout", "-l", langs, "--psm",
                                "11" if sparse else "3", "-c",
                                f"thresholding_method={THRESHOLDING if local else 0}",
                                "tsv"],
