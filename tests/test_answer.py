@@ -955,6 +955,39 @@ def test_a_field_comes_from_the_invoice_that_names_the_question_s_names(notes: P
     assert b.answer == "1.589,80 [1]"
 
 
+def test_a_figure_is_no_computed_answer_unless_its_sentence_states_the_result(
+        notes: Path) -> None:
+    from ragctl.ask.rules import asked_arithmetic, states_result
+
+    def vetoed(question: str, text: str, span: str) -> bool:
+        a = text.find(span)
+        return asked_arithmetic(question) is not None and not states_result(
+            text, a, a + len(span))
+
+    accidents = "The 1997 accident killed 6 of the 140 occupants."
+    assert vetoed("How many people died in total across the listed accidents?", accidents, "6")
+    assert not vetoed("How many passengers were on the flight?", accidents, "140")
+    assert not vetoed("How many people died in total across the listed accidents?",
+                      "A total of 128 people died in the accidents listed.", "128")
+    assert not vetoed("By how much did licensing revenue grow from 2020 to 2021?",
+                      "Licensing revenue grew by $9.7 million to $19.9 million.", "$9.7 million")
+    assert vetoed("How many years older is John Doe than Jane Doe?",
+                  "John Doe, born 1970. Jane Doe, born 1976.", "1970")
+    assert asked_arithmetic("What was the total at the Contoso restaurant?") is None
+    # end to end: two counts the text states are subtracted; when the second is not
+    # stated, the figure the reader finds is shown as one input, not printed as the answer
+    (notes / "clubs.txt").write_text("The Oslo club has 412 members and the Bergen club "
+                                     "has 315 members.\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
+        a = p.ask("How many more members does the Oslo club have than the Bergen club?",
+                  AskOptions(re_threshold=0.0))
+        b = p.ask("How many more members does the Oslo club have than the youth section?",
+                  AskOptions(re_threshold=0.0))
+    assert a.answer.startswith("97 members (= 412 members − 315 members)"), a.answer
+    assert b.abstained and "'412', in [1], is one figure" in (b.abstain_reason or ""), b
+
+
 def test_a_section_the_question_names_is_told_by_its_heading() -> None:
     from ragctl.ask.documents import heading_named
 

@@ -183,6 +183,13 @@ class Asked:
     money: bool = False
     unit_word: str = ""  # the unit asked for, as word_key keys it ("day")
     larger: bool = True  # "is A higher than B?" (False: "is A lower than B?")
+    counted: str = ""  # the things counted, as word_key keys them ("member": "how many
+    # more members …"): a number written before the word is a figure of them
+
+
+# "how many more members …", "how many people fewer …": what is counted, a count's unit
+_COUNTED = re.compile(r"\bhow many (?:(?:more|fewer|less) (?P<n1>[a-z]+)|(?P<n2>[a-z]+) "
+                      r"(?:more|fewer|less)\b)")
 
 
 def asked(question: str) -> Asked | None:
@@ -205,6 +212,12 @@ def asked(question: str) -> Asked | None:
         ka, kb = _keys(a), _keys(b)
         unit_word = (m.groupdict().get("unit") or "").lower()
         unit = "date" if op == "dates" else UNITS[unit_word][0] if unit_word in UNITS else ""
+        counted = ""
+        c = _COUNTED.search(low) if op == "difference" and not unit else None
+        noun = (c.group("n1") or c.group("n2")) if c is not None else ""
+        if noun and noun not in STOPWORDS and noun not in UNITS and noun not in CURRENCIES:
+            counted = word_key(noun)
+            unit, unit_word = f"#{counted}", ""
         if not (ka - kb) or not (kb - ka):
             return None  # two subjects the question does not tell apart
         said = next((w for w in MEASURED_BY if re.search(rf"\b{w}\b", low)), "")
@@ -212,10 +225,12 @@ def asked(question: str) -> Asked | None:
                      f"{MEASURED_BY.get(said, '')}")
         rest -= {word_key(unit_word)} if unit_word else set()
         larger = op != "compare" or m.group("cmp").split()[0] in _LARGER
+        if counted:
+            ka, kb, rest = ka - {counted}, kb - {counted}, rest - {counted}
         return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
                      (_named(a, q, low), _named(b, q, low)), unit,
-                     bool(_MONEY.search(q)) and unit == "", word_key(unit_word) if unit else "",
-                     larger)
+                     bool(_MONEY.search(q)) and unit == "",
+                     word_key(unit_word) if unit and unit_word else "", larger, counted)
     return None
 
 
@@ -258,10 +273,11 @@ def _unit_of(word: str) -> str:
     return w if w in UNITS else ""
 
 
-def figures(sentence: Sentence) -> list[Figure]:
+def figures(sentence: Sentence, counted: str = "") -> list[Figure]:
     """The figures a sentence states: a table row's numeric cells (the unit in the cell,
     its header's parentheses or the row's "Units" cell), else each number of its text
-    with a currency or a unit; a bare year is no figure."""
+    with a currency or a unit, or followed by the word of the things ``counted`` ("412
+    members"); a bare year is no figure."""
     around = frozenset(_keys(f"{sentence.text} {sentence.place} {sentence.title} "
                              f"{Path(sentence.path).stem}"))
     cells = row_cells(sentence.text)
@@ -280,6 +296,9 @@ def figures(sentence: Sentence) -> list[Figure]:
         after = m.group("after") or ""
         unit = _unit_of(cur) or _unit_of(after)
         end = m.end() if unit and _unit_of(after) else m.end("num")
+        unit_text = ""
+        if not unit and counted and after and word_key(after) == counted:
+            unit, unit_text = f"#{counted}", after  # "412 members"
         if not unit or (_YEAR.match(m.group("num")) and not cur):
             continue
         lo = max(b for b in bounds if b <= m.start())
@@ -287,7 +306,7 @@ def figures(sentence: Sentence) -> list[Figure]:
         near = frozenset(_keys(text[lo:hi]) | _keys(_heading(sentence.place)))
         out.append(Figure(sentence, m.start("cur") if cur else m.start("num"), end,
                           value=got[0], unit=unit, decimals=got[1], comma=got[2],
-                          near=near, around=around))
+                          near=near, around=around, unit_text=unit_text))
     return out + _dates(sentence, text, 0, around)
 
 
@@ -482,9 +501,9 @@ def written(value: float, like: Sequence[Figure]) -> str:
     return f"{before}{text}{tail}"
 
 
-def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
+def candidates(stages: LoadedStages, ev: Evidence, counted: str = "") -> list[Figure]:
     """The figures of the passages kept, then of those retrieved (:data:`HITS_READ`), of
-    the documents that name what the question names."""
+    the documents that name what the question names (and of the things ``counted``)."""
     out: list[Figure] = []
     seen: set[int] = set()
     for found in stages.retrieved_sentences(ev, HITS_READ).values():
@@ -492,7 +511,7 @@ def candidates(stages: LoadedStages, ev: Evidence) -> list[Figure]:
             if s.id in seen or not ev.grounding.grounded(s.path):
                 continue
             seen.add(s.id)
-            out += figures(s)
+            out += figures(s, counted)
     return out[:MAX_FIGURES]
 
 
@@ -532,7 +551,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     what = asked(ev.question)
     if what is None or what.operation == "compare" or not on("stated_figures"):
         return False
-    pair = best_pair(what, candidates(stages, ev), across=ev.grounding.applies)
+    pair = best_pair(what, candidates(stages, ev, what.counted), across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair

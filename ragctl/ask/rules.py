@@ -397,3 +397,42 @@ def neither_option(ans: Answer, question: str, abstain: bool) -> None:
         ans.abstain_reason = f"the documents do not say which of {two[0]!r} " \
             f"and {two[1]!r}"
         fired("typed_answer")
+
+
+# A question whose form asks for arithmetic — a difference ("how many more …", "by how much
+# did … grow", "the difference between …") or a sum of several things ("… in total",
+# "combined", "altogether", "together") — is answered by a computation (ragctl.ask.compute,
+# ragctl.ask.figures). A span the reader finds is one of the figures, unless the sentence
+# itself states the result as one ("grew by $9.7 million", "a total of 128 people"): then it
+# is printed; otherwise the question is refused rather than answered with an input.
+_ARITHMETIC: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the difference", re.compile(
+        r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: \w+)? (?:more|less|fewer|higher|"
+        r"lower|longer|shorter|bigger|smaller|larger|greater|older|younger|later|earlier)\b|"
+        r"\bdifference (?:between|in)\b", re.I)),
+    ("the sum", re.compile(r"^how (?:much|many)\b.*\b(?:in total|combined|altogether|"
+                           r"together|in all)\b|\bwhat (?:is|was|were) the (?:combined|"
+                           r"total) (?:number|amount|cost|value) of\b.*\b(?:and|all|every)\b",
+                           re.I)),
+)
+_RESULT_WORDS = re.compile(
+    r"\b(?:more|less|fewer|higher|lower|longer|shorter|larger|smaller|greater|bigger|older|"
+    r"younger|later|earlier|increased?|decreased?|increases|decreases|grew|grow|growth|rose|"
+    r"risen|fell|fallen|dropped|declined?|up|down|difference|differ|change[ds]?|gap|"
+    r"total(?:led|ing)?|combined|altogether|together|in all|sum|overall|cumulative|"
+    r"aggregate|exceeds?|exceeded)\b", re.I)
+RESULT_WINDOW = 60  # characters either side of the span its result words are looked for in
+
+
+def asked_arithmetic(question: str) -> str | None:
+    """What arithmetic the question's form asks for ("the difference", "the sum"), or
+    None."""
+    q = " ".join(question.split())
+    return next((what for what, pattern in _ARITHMETIC if pattern.search(q)), None)
+
+
+def states_result(text: str, start: int, end: int) -> bool:
+    """Whether the sentence ``text`` states its span ``text[start:end]`` as the result of
+    a comparison or a sum: a word of one within :data:`RESULT_WINDOW` characters."""
+    near = text[max(0, start - RESULT_WINDOW):start] + " " + text[end:end + RESULT_WINDOW]
+    return _RESULT_WORDS.search(near) is not None

@@ -19,6 +19,7 @@ from typing import Literal
 
 from ragctl.ask import answer, folder, rules
 from ragctl.ask.question import question_type
+from ragctl.ask.switches import on
 from ragctl.errors import RagctlError
 from ragctl.records import Sentence
 
@@ -105,6 +106,12 @@ def _ruled_out(ex: Example) -> str:
                                    ex.text)))
 
 
+def _input_as_result(ex: Example) -> str:
+    a = ex.text.find(ex.span)
+    return str(int(on("no_input_as_result") and rules.asked_arithmetic(ex.question) is not None
+                   and not rules.states_result(ex.text, a, a + len(ex.span))))
+
+
 def _typed(ex: Example) -> str:
     qtype = question_type(ex.question)
     fit = rules.fits(qtype.expects, ex.span, qtype.measure)
@@ -154,6 +161,19 @@ RULES: tuple[Rule, ...] = (
          written_for="doctables-dev, forms-dev (a share and a count their rows' columns "
                      "name by kind: the two questions it gained)",
          measured={'doctables-dev': 1, 'forms-dev': 1, 'wtq-dev': 0}),
+    Rule("no_input_as_result", "veto",
+         "a question whose form asks for a difference or a sum (\"how many more\", \"by how "
+         "much\", \"… in total\") that no computation answered: the reader's figure is "
+         "refused as one of the inputs, unless its sentence states it as a result (\"grew "
+         "by\", \"a total of\")",
+         examples=(
+             Example("How many more members does the Oslo club have than the Bergen club?",
+                     "The Oslo club has 412 members and the Bergen club 315.", "412", "1"),
+             Example("How many people died in total across the listed accidents?",
+                     "The 1997 accident killed 6 of the 140 occupants.", "6", "1")),
+         demo=_input_as_result, tested_by="test_answer.py::test_a_figure_is_no_computed_"
+                                          "answer_unless_its_sentence_states_the_result",
+         written_for="none (general: issue 36)"),
     Rule("no_such_column", "route",
          "a cell of a table row refused when no column of the named row fits the "
          "question, or when no row holds all the names and numbers the question gives",

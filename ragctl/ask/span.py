@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
+from ragctl.ask.rules import asked_arithmetic, states_result
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -103,6 +104,16 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         ans.abstained = True
         ans.abstain_reason = "the passages found do not answer it" + found
         return
+    if on("no_input_as_result") and (op := asked_arithmetic(question)) is not None and \
+            not states_result(choice.sentence.text, choice.start, choice.end):
+        fired("no_input_as_result")  # "how many more …": a figure the text gives is an input
+        ans.abstained = True
+        ans.abstain_reason = (f"it asks for {op} of figures, which was not worked out from "
+                              f"the passages found; {choice.text!r}, in [1], is one figure, "
+                              f"not the result")
+        ans.sources = [Citation.of(1, choice.sentence, also_in=tuple(
+            also.get(choice.sentence.passage_id, ())))]
+        return
     where = choice.sentence
     cite = Citation.of(1, where, answer=where.source_offsets(choice.start, choice.end),
                        also_in=tuple(also.get(where.passage_id, ())))
@@ -128,3 +139,4 @@ def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, st
     for h, c in zip(kept, read, strict=True):
         by_path.setdefault(h.path, []).append(c.text)
     return {h.passage_id: " ".join(by_path[h.path]) for h in kept}
+
