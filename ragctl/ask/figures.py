@@ -225,8 +225,9 @@ def asked(question: str) -> Asked | None:
                      f"{MEASURED_BY.get(said, '')}")
         rest -= {word_key(unit_word)} if unit_word else set()
         larger = op != "compare" or m.group("cmp").split()[0] in _LARGER
-        if counted:
+        if counted:  # "members does the Oslo club have": the Oslo club
             ka, kb, rest = ka - {counted}, kb - {counted}, rest - {counted}
+            a = re.sub(rf"^{noun}\s+(?:{_AUX}\s+)?|\s+(?:have|has|had|get|got)$", "", a)
         return Asked(op, frozenset(ka - kb), frozenset(kb - ka), frozenset(rest),
                      (_named(a, q, low), _named(b, q, low)), unit,
                      bool(_MONEY.search(q)) and unit == "",
