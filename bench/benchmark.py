@@ -54,6 +54,7 @@ SETS: dict[str, str] = {
     "sheets-dev": "blind/sheets-dev.json",
     "doctables-dev": "blind/doctables-dev.json",
     "forms-dev": "blind/forms-dev.json",
+    "pdfreports-dev": "blind/pdfreports-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
