@@ -191,6 +191,9 @@ def date_named(value: str, q: Asked) -> tuple[CalendarDate, frozenset[str]] | No
     return max(fits, key=lambda d: sum(x is not None for x in d[0]), default=None)
 
 
+_FOOTNOTE_MARK = re.compile(r"(?<=[^\W\d_])\s*(?:\(\w{1,2}\)|\[\w{1,2}\]|[*†‡¹²³⁴⁵]+)$")
+
+
 def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, ...], float]:
     """The cells of a row that the question names, and how much of it: the question's
     words that cells it names whole hold (one each), and half a word for each of its
@@ -204,7 +207,8 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
     partly: set[str] = set()
     partial = 0
     for i, c in enumerate(cells):
-        words = [_stem(t) for t in _tokens(c.value)]
+        # a footnote's mark after a label says nothing of the row: "Total net sales (1)"
+        words = [_stem(t) for t in _tokens(_FOOTNOTE_MARK.sub("", c.value))]
         if len(words) > MAX_KEY_WORDS and "," in c.value:
             # a long cell is named by its head: "DeWalt Cordless Drill, 12 Volt, 2
             # Batteries" (a name, then what it is)

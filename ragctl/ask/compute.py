@@ -696,14 +696,29 @@ def _keys(text: str) -> set[str]:
     return {word_key(w) for w in re.findall(r"[^\W_]+", text.lower())}
 
 
+_PERIOD = re.compile(r"\d+|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b")
+
+
 def _across(op: str, question: str, table: Table) -> Computed | None:
     """The larger less the smaller of two cells of one row: the row the question names
     by its label, the columns it names by their headers ("licensing fees … from 2020 to
     2021" of a statement with a column a year)."""
     stop = {word_key(w) for w in STOPWORDS}
     asked = _keys(question) - stop
-    columns = [c for c in table.columns if c and table.numeric(c) and (
-        words := _keys(spoken(c)) - stop) and words <= asked]
+    numeric = [c for c in table.columns if c and table.numeric(c)]
+    columns = [c for c in numeric if (words := _keys(spoken(c)) - stop) and words <= asked]
+    if len(columns) != 2:
+        # the two numeric columns the question's words name the most of, when no third
+        # is named as much ("the twelve months …" of a statement with two columns of three
+        # months and two of twelve; the only two columns, "compared with a year earlier")
+        # — of one measure over two periods: headers alike but for their dates ("Three
+        # Months Ended December 31, 2022" and "… December 25, 2021")
+        named = {c: len((_keys(spoken(c)) - stop) & asked) for c in numeric}
+        most = max(named.values(), default=0)
+        columns = [c for c in numeric if named[c] == most]
+        if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
+                                      for c in columns}) != 1:
+            return None
     if len(columns) != 2:
         return None
     named: list[tuple[int, TableRow]] = []
@@ -1148,7 +1163,13 @@ def tied(question: str, done: Computed) -> bool:
     rows of a table of notices that a retrieved passage holds."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
     header = {word_key(w) for w in [*_words(done.column), *_words(spoken(done.column))]}
-    return bool(done.conditions) or bool(header & asked)
+    # two cells of the one row the question names by its label ("iPad net sales …
+    # compared with a year earlier", two periods' columns)
+    rows = {id(r): r for r, _ in done.cells}
+    label = {word_key(w) for r in rows.values() for w in _words(_label(r))} - {
+        word_key(w) for w in STOPWORDS}
+    one_row = len(rows) == 1 and len(done.cells) == 2 and bool(label) and label <= asked
+    return bool(done.conditions) or bool(header & asked) or one_row
 
 
 def header_share(question: str, table: Table) -> int:

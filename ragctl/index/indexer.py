@@ -355,12 +355,13 @@ class Indexer:
         # files (a PDF, a sheet, a document, a scan) read under its place; 22 — a PDF
         # signature field's value left out (not its dictionary printed); 23 — a photo
         # read with both thresholds, the surer reading kept; 24 — a page in another
-        # language read with its model too, when Tesseract has it
+        # language read with its model too, when Tesseract has it; 25 — a PDF table's
+        # header written above its ruled body (a financial statement's periods) read
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 24}
+                "readers": 25}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1554,6 +1554,9 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines(rows, header=True)))
                 elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
+                elif (above := header_above(page, t, rows)) is not None:
+                    head, rows = above
+                    tables.append((t.bbox, table_lines([head, *rows], header=True)))
                 else:
                     tables.append((t.bbox, table_lines(rows, header=False)))
             if not tables:  # a table drawn without lines: by its words' alignment
@@ -1567,6 +1570,77 @@ def _pdf_tables(data: bytes, indexes: list[int],
             else:
                 header = None
             pdf.pages[i].close()
+
+
+# A table whose ruled body starts under its header (a financial statement: "Three Months
+# Ended" over "September 30," over "2023", above the first line): the header is read from
+# the lines just above the table, each phrase named to every column it stands over, up to
+# HEADER_LINES lines, until a line that reaches into the column of row labels (the title)
+# or a gap of more than HEADER_GAP line heights. One line of the labels' column alone just
+# above ("Net sales:", a section's name) is passed over.
+HEADER_LINES = 4
+HEADER_GAP = 2.5
+
+
+def header_above(page: Any, table: Any, rows: list[list[str]]
+                 ) -> tuple[list[str], list[list[str]]] | None:
+    """The column names written above ``table`` (pdfplumber's) on ``page``, and its
+    ``rows`` without the columns that are blank in every row and unnamed; None unless every
+    column but the first (the rows' labels), two or more, gets a name of its own."""
+    cells = table.rows[0].cells if table.rows else []
+    width = len(cells)
+    if width < 2 or any(len(r) != width for r in rows):
+        return None
+    spans: list[tuple[float, float] | None] = [None] * width
+    for r in table.rows:
+        for j, c in enumerate(r.cells[:width]):
+            if c is not None:
+                lo, hi = spans[j] or (c[0], c[2])
+                spans[j] = (min(lo, c[0]), max(hi, c[2]))
+    used = [j for j in range(1, width) if any(r[j] for r in rows)]
+    if len(used) < 2 or spans[0] is None or any(spans[j] is None for j in used):
+        return None
+    label_right = spans[0][1]
+    top = table.bbox[1]
+    words = [w for w in page.extract_words() if w["bottom"] <= top + 1]
+    lines: dict[float, list[dict[str, Any]]] = {}
+    for w in sorted(words, key=lambda w: -w["top"]):
+        key = next((k for k in lines if abs(k - w["top"]) < 2), w["top"])
+        lines.setdefault(key, []).append(w)
+    names: dict[int, list[str]] = {j: [] for j in used}
+    last, passed, taken = top, False, 0
+    for key in sorted(lines, reverse=True):
+        line = sorted(lines[key], key=lambda w: w["x0"])
+        height = max(w["bottom"] - w["top"] for w in line)
+        if last - line[0]["bottom"] > HEADER_GAP * height:
+            break
+        last = key
+        if any(w["x0"] < label_right - 1 for w in line):
+            if taken or passed or any(w["x1"] > label_right + 1 for w in line):
+                break  # a title, or a second line of labels: the header is over
+            passed = True
+            continue
+        phrases: list[list[dict[str, Any]]] = []
+        for w in line:
+            if phrases and w["x0"] - phrases[-1][-1]["x1"] < 0.6 * height:
+                phrases[-1].append(w)
+            else:
+                phrases.append([w])
+        for ph in phrases:
+            x0, x1 = ph[0]["x0"], ph[-1]["x1"]
+            text = " ".join(w["text"] for w in ph)
+            for j in used:
+                lo, hi = spans[j]  # type: ignore[misc]
+                if x0 < hi and x1 > lo:
+                    names[j].insert(0, text)
+        taken += 1
+        if taken >= HEADER_LINES:
+            break
+    head = [" ".join(names[j]) for j in used]
+    if not all(head) or len(set(head)) < len(head):
+        return None
+    keep = [0, *used]
+    return ["", *head], [[r[j] for j in keep] for r in rows]
 
 
 # pdfplumber's table finder by the alignment of words, for a page whose lined tables it
