@@ -1062,3 +1062,51 @@ def test_a_signature_fields_value_is_no_text() -> None:
     assert _field_value(Held()) == ""
     assert _field_value(TextStringObject("A-113")) == "A-113"
     assert _field_value(NameObject("/Yes")) == "Yes"
+
+
+def test_a_pdf_table_s_header_written_above_its_ruled_body_names_its_columns(
+        tmp_path: Path) -> None:
+    # a financial statement: the periods are printed above the ruled lines of figures
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=10)
+    pdf.add_page()
+    pdf.cell(0, 6, "CONDENSED STATEMENTS OF OPERATIONS (In millions)", new_x="LMARGIN",
+             new_y="NEXT")
+    pdf.ln(4)
+    for line in (("", "Three Months Ended", "Twelve Months Ended"),
+                 ("", "September 30, 2023", "September 30, 2023")):
+        pdf.cell(80, 6, line[0])
+        pdf.cell(50, 6, line[1], align="C")
+        pdf.cell(50, 6, line[2], align="C", new_x="LMARGIN", new_y="NEXT")
+    with pdf.table(col_widths=(80, 50, 50), first_row_as_headings=False) as table:
+        for r in (("Products", "67,184", "298,085"), ("Services", "22,314", "85,200"),
+                  ("Total net sales", "89,498", "383,285")):
+            table.row(r)
+    f = tmp_path / "statement.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    rows = "\n\n".join(s.text for s in _parse(f).sections)
+    assert ("Services; Three Months Ended September 30, 2023: 22,314; Twelve Months Ended "
+            "September 30, 2023: 85,200") in rows
+
+
+def test_a_header_of_several_rows_names_each_column_by_every_row_above_it() -> None:
+    from ragctl.index.ingest import stacked_header
+
+    raw: list[list[str | None]] = [
+        ["Table 1. Overview of the Projections", None, None, None, None, None],
+        ["", "Year over Year", None, None, "", "Q4 over Q4 2/"],
+        ["", "Estimate", "Projections", None, "", "Projections"],
+        ["", "2022", "2023", "2024", "", "2024"],
+        ["World Output", "3.4", "2.9", "3.1", "", "3.0"],
+        ["Spain", "5.2", "1.1", "2.4", "", "2.8"]]
+    titles, head, rows = stacked_header(raw)  # type: ignore[misc]
+    assert titles == ["Table 1. Overview of the Projections"]
+    assert head == ["", "Year over Year Estimate 2022", "Year over Year Projections 2023",
+                    "Year over Year Projections 2024", "Q4 over Q4 Projections 2024"]
+    assert rows[1] == ["Spain", "5.2", "1.1", "2.4", "2.8"]
+    # one header row is no stack; a table of words is none
+    assert stacked_header(raw[2:]) is None
+    assert stacked_header([["Name", "Role", "Team"], ["", "Lead", "Core"],
+                           ["Ana", "Dev", "Web"]]) is None

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
     from ragctl.records import Answer
 
-MAX_LABEL_CHARS = 60  # a column header longer than this is prose before a colon
-MAX_LABEL_WORDS = 8
+MAX_LABEL_CHARS = 72  # a column header longer than this is prose before a colon
+MAX_LABEL_WORDS = 10  # (a header of several rows: "Year over Year Difference from October 2022 …")
 MAX_KEY_WORDS = 8  # a cell longer than this names no row (a comment, a description)
 ROW_DOCUMENTS = 3  # the retrieved documents whose rows are searched by the question's names
 ROW_SEARCH_LIMIT = 200  # rows read from one document for one word of the question
@@ -309,7 +309,9 @@ HEADER_ABBREVIATIONS = {
     "yr": "year", "yrs": "years", "mo": "month", "hrs": "hours", "mins": "minutes",
     "approx": "approximate", "est": "estimated", "dept": "department", "addr": "address",
     "tel": "telephone", "desc": "description", "ref": "reference", "cust": "customer",
-    "inv": "invoice", "govt": "government", "intl": "international", "natl": "national"}
+    "inv": "invoice", "govt": "government", "intl": "international", "natl": "national",
+    "q1": "first quarter", "q2": "second quarter", "q3": "third quarter",
+    "q4": "fourth quarter", "yoy": "year over year", "y/y": "year over year"}
 
 
 def spoken(header: str) -> str:

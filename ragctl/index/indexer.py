@@ -356,12 +356,13 @@ class Indexer:
         # signature field's value left out (not its dictionary printed); 23 — a photo
         # read with both thresholds, the surer reading kept; 24 — a page in another
         # language read with its model too, when Tesseract has it; 25 — a PDF table's
-        # header written above its ruled body (a financial statement's periods) read
+        # header written above its ruled body (a financial statement's periods) read;
+        # 26 — and one of several rows inside the table, names merged over columns
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 25}
+                "readers": 26}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1554,6 +1554,10 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines(rows, header=True)))
                 elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
+                elif (stacked := stacked_header(t.extract())) is not None:
+                    titles, head, rows = stacked
+                    tables.append((t.bbox, [*titles, *table_lines([head, *rows],
+                                                                  header=True)]))
                 elif (above := header_above(page, t, rows)) is not None:
                     head, rows = above
                     tables.append((t.bbox, table_lines([head, *rows], header=True)))
@@ -1723,6 +1727,52 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
             continue
         plain.append([" ".join((c or "").split()) for c in r])
     return plain
+
+
+# A header of several rows inside the table, names merged over the columns they head
+# ("Year over Year" over "Estimate" over "2022"; "Difference from October 2022 WEO
+# Projections" over "2023"): each column is named by every header row's name above it,
+# top down, under the table's title rows (one cell filled: "Table 1. Overview …").
+MAX_HEADER_ROWS = 5
+_HEADER_NOTE = re.compile(r"\s\d{1,2}/(?=\s|$)")
+
+
+def stacked_header(raw: list[list[str | None]]
+                   ) -> tuple[list[str], list[str], list[list[str]]] | None:
+    """The title lines, the column names and the data rows of a PDF table whose header
+    is two or more rows (:data:`MAX_HEADER_ROWS` at most) above its first row of a label
+    and figures; columns blank or merged in every data row are left out. None when the
+    table has no such header, or two columns would be named alike."""
+    rows = [[" ".join(c.split()) if c else c for c in r] for r in raw]
+    width = max((len(r) for r in rows), default=0)
+    if width < 3 or any(len(r) != width for r in rows):
+        return None
+
+    def data(r: list[str | None]) -> bool:
+        filled = [c for c in r[1:] if c]
+        return bool(r[0]) and len(filled) >= 2 and sum(
+            1 for c in filled if _NUMBER_CELL.fullmatch(c.replace("–", "-"))) >= 0.6 * len(filled)
+
+    first = next((k for k, r in enumerate(rows) if data(r)), None)
+    if first is None or first < 2:
+        return None
+    titles: list[str] = []
+    k = 0
+    while k < first and rows[k][0] and not any(rows[k][1:]):
+        titles.append(str(rows[k][0]))
+        k += 1
+    head_rows = [r for r in rows[k:first] if any(c for c in r[1:])]
+    if not 2 <= len(head_rows) <= MAX_HEADER_ROWS:
+        return None
+    carried = [_carried(r) for r in head_rows]
+    body = [r for r in rows[first:] if any(r)]
+    keep = [j for j in range(1, width) if any(r[j] for r in body)]
+    # a footnote's mark in a header ("WEO Projections 1/", "Q4 over Q4 2/") names nothing
+    names = [" ".join(_HEADER_NOTE.sub("", str(r[j])).strip() for r in carried if r[j])
+             for j in keep]
+    if len(keep) < 2 or not all(names) or len(set(names)) < len(names):
+        return None
+    return titles, ["", *names], [[r[0] or "", *(r[j] or "" for j in keep)] for r in body]
 
 
 def _carried(row: list[str | None]) -> list[str | None]:
