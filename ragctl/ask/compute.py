@@ -713,9 +713,9 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
         # months and two of twelve; the only two columns, "compared with a year earlier")
         # — of one measure over two periods: headers alike but for their dates ("Three
         # Months Ended December 31, 2022" and "… December 25, 2021")
-        named = {c: len((_keys(spoken(c)) - stop) & asked) for c in numeric}
-        most = max(named.values(), default=0)
-        columns = [c for c in numeric if named[c] == most]
+        shared = {c: len((_keys(spoken(c)) - stop) & asked) for c in numeric}
+        most = max(shared.values(), default=0)
+        columns = [c for c in numeric if shared[c] == most]
         if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
                                       for c in columns}) != 1:
             return None
