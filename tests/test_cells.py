@@ -334,3 +334,22 @@ def test_the_question_form_names_the_kind_of_column() -> None:
     assert form_weight("Who holds the largest share?", "Percentage") == 0.0
     with rules_off(frozenset({"form_column"})):
         assert form_weight("How many cables?", "Units") == 0.0
+
+
+def test_rows_come_from_the_document_the_question_names_most(tmp_path: Path,
+                                                              fake_embedder: str) -> None:
+    # two reports hold a row for South Africa; the question names the one it is about by
+    # its publisher too, and a row named only by its report's own title word is no row
+    indexed(tmp_path / "reports", {
+        "world-economic-outlook.csv": "Economy,Inflation May 2023,Growth 2023\n"
+                                      "World Growth Based on Market Rates,5.1,2.4\n"
+                                      "South Africa,1.2,1.3\n",
+        "statssa-cpi-release.csv": "Region,Inflation May 2023,Inflation April 2023\n"
+                                   "South Africa,6.3,6.8\nFree State,7.1,7.4\n",
+        "outlook-notes.txt": "The outlook does not cover Australia this year.\n"})
+    a = _ask("What inflation did Statssa report for South Africa in May 2023?",
+             FakeReader("1.2"))
+    assert a.answer == "6.3 [1]" and "statssa" in a.sources[0].path
+    b = _ask("What growth does the World Economic Outlook give Australia for 2023?",
+             FakeReader("2.4"))
+    assert not (b.sources and "Market Rates" in (b.sources[0].row or "")), b.answer

@@ -245,15 +245,22 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
         if not cells:
             continue
         key, score = key_cells(cells, q)
+        if s.path not in document_names:
+            document_names[s.path] = frozenset(
+                _stem(t) for t in _tokens(document_name(s))) & q.names
+        # a row named only by a word of a name the question gives its document ("World"
+        # of "the World Economic Outlook Update"), no cell of it named whole, is not named
+        stems = [{_stem(t) for t in _tokens(cells[i].value)} for i in key]
+        by_names = set().union(*stems) & q.names
+        if by_names and on("most_named_rows") and by_names <= document_names[s.path] and \
+                not any(w <= q.words for w in stems):
+            continue
         if key and len(key) < len(cells):
             held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & q.wanted
             for i in key:  # a date cell holds the words of the question's date
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted
             # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
-            if s.path not in document_names:
-                document_names[s.path] = frozenset(
-                    _stem(t) for t in _tokens(document_name(s))) & q.names
             held |= document_names[s.path]
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
@@ -452,6 +459,14 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     # when no row names the question's subject: the rows of the one document that names
     # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
     # say it)
+    # the rows of the documents that name the most of the question's names: "South Africa
+    # … according to Stats SA's May 2023 CPI release" is of the release, not of another
+    # report's table with a row for South Africa
+    if on("most_named_rows") and ev.grounding.documents:
+        most_named = max(ev.grounding.documents.values())
+        rows = [r for r in rows if ev.grounding.documents.get(r.sentence.path, 0) == most_named]
+        if not rows:
+            return CellVerdict()
     subject = [r for r in rows if r.of_subject]
     named_by = {r.sentence.path: ev.grounding.documents.get(r.sentence.path, 0) for r in rows}
     most = max(named_by.values(), default=0)

@@ -176,6 +176,14 @@ RULES: tuple[Rule, ...] = (
          written_for="none (general: issue 36)",
          # dev, 2026-11-27: three wrong figures became refusals, no right answer lost
          measured={'reports-dev': 0, 'forms-dev': 0}),
+    Rule("most_named_rows", "route",
+         "a table's rows answer from the documents that name the most of the question's "
+         "names (\"South Africa … in Stats SA's May 2023 CPI release\": the release's "
+         "rows, not another report's row for South Africa), and a row named only by the "
+         "words that name its document (\"World\" of the World Economic Outlook) is not "
+         "named",
+         tested_by="test_cells.py::test_rows_come_from_the_document_the_question_names_"
+                   "most", written_for="pdfreports dev (IMF, Stats SA)"),
     Rule("no_such_column", "route",
          "a cell of a table row refused when no column of the named row fits the "
          "question, or when no row holds all the names and numbers the question gives",
