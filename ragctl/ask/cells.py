@@ -456,9 +456,6 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     rows = candidate_rows(stages, ev)
     if not rows:
         return CellVerdict()
-    # when no row names the question's subject: the rows of the one document that names
-    # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
-    # say it)
     # the rows of the documents that name the most of the question's names: "South Africa
     # … according to Stats SA's May 2023 CPI release" is of the release, not of another
     # report's table with a row for South Africa
@@ -467,6 +464,9 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         rows = [r for r in rows if ev.grounding.documents.get(r.sentence.path, 0) == most_named]
         if not rows:
             return CellVerdict()
+    # when no row names the question's subject: the rows of the one document that names
+    # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
+    # say it)
     subject = [r for r in rows if r.of_subject]
     named_by = {r.sentence.path: ev.grounding.documents.get(r.sentence.path, 0) for r in rows}
     most = max(named_by.values(), default=0)

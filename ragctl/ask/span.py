@@ -11,6 +11,7 @@ author or a labelled field is answered from that line first (:mod:`ragctl.ask.fi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
@@ -109,10 +110,9 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         fired("no_input_as_result")  # "how many more …": a figure the text gives is an input
         ans.abstained = True
         ans.abstain_reason = (f"it asks for {op} of figures, which was not worked out from "
-                              f"the passages found; {choice.text!r}, in [1], is one figure, "
-                              f"not the result")
-        ans.sources = [Citation.of(1, choice.sentence, also_in=tuple(
-            also.get(choice.sentence.passage_id, ())))]
+                              f"the passages found; {choice.text!r} "
+                              f"({Path(choice.sentence.path).name}) is one figure, not the "
+                              f"result")
         return
     where = choice.sentence
     cite = Citation.of(1, where, answer=where.source_offsets(choice.start, choice.end),
