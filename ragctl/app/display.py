@@ -172,8 +172,10 @@ def render_sources(sources: Sequence[Citation], *, highlight: str | None = None)
         where = f"  chars {c.start_char}-{c.end_char}"
         if c.answer_start is not None:
             where += f", answer {c.answer_start}-{c.answer_end}"
-        if c.column is not None:
+        if c.column:  # a cell; a figure stated in a sentence has a row but no column
             where = f"  row {c.row}, column {c.column};{where}"
+        elif c.row:
+            where = f"  {c.row};{where}"
         path = f"{c.path}:{c.line}" if c.line is not None else c.path
         stdout.print(Text.assemble((f"  [{c.number}] ", "bold"),
                                    (_where(path, c.place), "cyan"), (where, "dim")))
