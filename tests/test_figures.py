@@ -151,3 +151,19 @@ def test_days_between_two_stated_dates() -> None:
     assert compute("dates", *pair) == 15 and written(15, pair) == "15 days"
     between = asked("How many days passed between the invoice date and the due date?")
     assert between is not None and between.operation == "dates"
+
+
+def test_a_comparison_of_amounts_is_not_one_of_the_dates_naming_them(
+        tmp_path: Path, fake_embedder: str) -> None:
+    # "higher … in fiscal 2023 than in fiscal 2022": the years (and dates) say which two
+    # figures, the amounts are compared; two dates are compared only for later / earlier
+    indexed(tmp_path / "notes", {"results.md": (
+        "# Results\n\nFor the fiscal year ended September 30, 2023, diluted earnings per "
+        "share were $6.13.\n\nFor the fiscal year ended September 24, 2022, diluted "
+        "earnings per share were $6.11.\n")})
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("6.13")) as p:
+        a = p.ask("Were diluted earnings per share for the fiscal year ended September 30, "
+                  "2023 higher than for the fiscal year ended September 24, 2022?",
+                  AskOptions(re_threshold=0.0))
+    assert "day" not in a.answer, a.answer
+    assert not a.answer or a.answer.startswith("Yes"), a.answer

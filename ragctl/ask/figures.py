@@ -523,6 +523,10 @@ def _cells(*figures: tuple[Figure, str]) -> list[tuple[TableRow, Cell]]:
             for cell in [Cell(f.column, f.text, f.start, f.end)]]
 
 
+# a comparison of times: only then are two dates the figures compared
+_TEMPORAL = re.compile(r"\b(?:later|earlier|sooner|before|after|older|younger|newer)\b", re.I)
+
+
 def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     """"Is A higher than B?" answered by the two stated figures of A and B (rule
     ``stated_figures``), compared, working shown and both cited; False when the question
@@ -530,7 +534,10 @@ def yes_no(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     what = asked(ev.question)
     if what is None or what.operation != "compare" or not on("stated_figures"):
         return False
-    pair = best_pair(what, candidates(stages, ev), across=ev.grounding.applies)
+    found = candidates(stages, ev)
+    if not _TEMPORAL.search(ev.question):  # "higher EPS in fiscal 2023 than in 2022":
+        found = [f for f in found if f.unit != "date"]  # the dates name the two, not it
+    pair = best_pair(what, found, across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair
