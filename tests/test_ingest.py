@@ -1110,3 +1110,13 @@ def test_a_header_of_several_rows_names_each_column_by_every_row_above_it() -> N
     assert stacked_header(raw[2:]) is None
     assert stacked_header([["Name", "Role", "Team"], ["", "Lead", "Core"],
                            ["Ana", "Dev", "Web"]]) is None
+
+
+def test_a_header_s_abbreviation_dot_does_not_end_its_rows() -> None:
+    from ragctl.index.ingest import table_lines
+
+    # "MIN.: 10" would end a sentence in the middle of the row
+    lines = table_lines([["PARAMETER", "SYMBOL", "MIN.", "MAX.", "UNIT"],
+                         ["Clock frequency", "f (SMBCLK)", "10", "400", "kHz"]], header=True)
+    assert lines[1] == ("PARAMETER: Clock frequency; SYMBOL: f (SMBCLK); MIN: 10; MAX: 400; "
+                        "UNIT: kHz")

@@ -406,6 +406,7 @@ def neither_option(ans: Answer, question: str, abstain: bool) -> None:
 # itself states the result as one ("grew by $9.7 million", "a total of 128 people"): then it
 # is printed; otherwise the question is refused rather than answered with an input.
 _ARITHMETIC: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the ratio", re.compile(r"\bhow many times\b", re.I)),
     ("the difference", re.compile(
         r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: \w+)? (?:more|less|fewer|higher|"
         r"lower|longer|shorter|bigger|smaller|larger|greater|older|younger|later|earlier)\b|"

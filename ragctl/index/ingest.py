@@ -931,6 +931,11 @@ def _rst_header_title(text: str) -> str | None:
 MAX_KEYED_COLUMNS = 20
 
 
+def _undotted(header: str) -> str:
+    """A header without the dot of an abbreviation it ends with ("MIN." → "MIN")."""
+    return header[:-1] if re.search(r"[^\W\d_]\.$", header) else header
+
+
 def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
     """A table as one line per row that keeps the header with each value, so that a
     question about a cell finds its row: "Item: USB-C cable; Qty: 2; Price: $12.99".
@@ -971,9 +976,11 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
                 # TAX" left of "$10.00" under "TOTAL"), so the column's name is not it
                 out.append(r[filled[0]])
                 continue
-            # a cell merged across columns under a header merged alike is said once
-            pairs = dict.fromkeys(f"{h}: {v}" if h else v for h, v in zip(head, r, strict=False)
-                                  if v and v != h)
+            # a cell merged across columns under a header merged alike is said once; a
+            # header's abbreviation dot ("MIN.", "Qty.") is left out of its key, so the row
+            # stays one sentence ("MIN.: 10" would end one)
+            pairs = dict.fromkeys(f"{_undotted(h)}: {v}" if h else v
+                                  for h, v in zip(head, r, strict=False) if v and v != h)
             if pairs:
                 out.append("; ".join(pairs))
         return out
