@@ -251,12 +251,13 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
         # a row named only by a word of a name the question gives its document ("World"
         # of "the World Economic Outlook Update"), no cell of it named whole, is not named
         stems = [{_stem(t) for t in _tokens(cells[i].value)} for i in key]
-        by_names = set().union(*stems) & q.names
+        keyed = set().union(*stems)
+        by_names = keyed & q.names
         if by_names and on("most_named_rows") and by_names <= document_names[s.path] and \
                 not any(w <= q.words for w in stems):
             continue
         if key and len(key) < len(cells):
-            held = {_stem(t) for i in key for t in _tokens(cells[i].value)} & q.wanted
+            held = keyed & q.wanted
             for i in key:  # a date cell holds the words of the question's date
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted

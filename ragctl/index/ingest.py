@@ -1548,9 +1548,11 @@ def _pdf_tables(data: bytes, indexes: list[int],
         for i in indexes:
             on_page(f"tables p. {i + 1} of {pages}")
             page = _without_overlaid_blanks(pdf.pages[i])
+            words = cache(page.extract_words)  # read once, for the tables that need them
             tables = []
             for t in page.find_tables():
-                rows = pdf_rows(t.extract())
+                raw = t.extract()
+                rows = pdf_rows(raw)
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
                 if len(rows) < 2 or width < 2 or \
@@ -1561,11 +1563,11 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines(rows, header=True)))
                 elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
-                elif (stacked := stacked_header(t.extract())) is not None:
+                elif (stacked := stacked_header(raw)) is not None:
                     titles, head, rows = stacked
                     tables.append((t.bbox, [*titles, *table_lines([head, *rows],
                                                                   header=True)]))
-                elif (above := header_above(page, t, rows)) is not None:
+                elif (above := header_above(words, t, rows)) is not None:
                     head, rows = above
                     tables.append((t.bbox, table_lines([head, *rows], header=True)))
                 else:
@@ -1593,9 +1595,10 @@ HEADER_LINES = 4
 HEADER_GAP = 2.5
 
 
-def header_above(page: Any, table: Any, rows: list[list[str]]
+def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: list[list[str]]
                  ) -> tuple[list[str], list[list[str]]] | None:
-    """The column names written above ``table`` (pdfplumber's) on ``page``, and its
+    """The column names written above ``table`` (pdfplumber's) among its page's ``words``
+    (pdfplumber's ``extract_words``, read when first needed), and its
     ``rows`` without the columns that are blank in every row and unnamed; None unless every
     column but the first (the rows' labels), two or more, gets a name of its own."""
     cells = table.rows[0].cells if table.rows else []
@@ -1613,9 +1616,9 @@ def header_above(page: Any, table: Any, rows: list[list[str]]
         return None
     label_right = spans[0][1]
     top = table.bbox[1]
-    words = [w for w in page.extract_words() if w["bottom"] <= top + 1]
+    above = [w for w in words() if w["bottom"] <= top + 1]
     lines: dict[float, list[dict[str, Any]]] = {}
-    for w in sorted(words, key=lambda w: -w["top"]):
+    for w in sorted(above, key=lambda w: -w["top"]):
         key = next((k for k in lines if abs(k - w["top"]) < 2), w["top"])
         lines.setdefault(key, []).append(w)
     names: dict[int, list[str]] = {j: [] for j in used}

@@ -404,6 +404,10 @@ LANGUAGE_WORDS: dict[str, str] = {
     "por": "o os do da dos das para com uma fatura valor preço quantidade obrigado",
 }
 LANGUAGE_HITS = 2
+# each language's words that no other language of LANGUAGE_WORDS has
+_OWN = {k: set(v.split()) for k, v in LANGUAGE_WORDS.items()}
+_WORDS_ALONE = {k: frozenset(v - set().union(*(o for j, o in _OWN.items() if j != k)))
+                for k, v in _OWN.items()}
 
 
 @cache
@@ -424,10 +428,8 @@ def tesseract_languages() -> frozenset[str]:
 def page_language(words: list[str], languages: frozenset[str]) -> str | None:
     """The language other than English that a page's words (as English read them) are
     written in, of ``languages`` (:data:`LANGUAGE_WORDS`), or None."""
-    own: dict[str, set[str]] = {k: set(v.split()) for k, v in LANGUAGE_WORDS.items()}
-    alone = {k: v - set().union(*(o for j, o in own.items() if j != k)) for k, v in own.items()}
     found = [w.strip(".,:;!?()'\"").lower() for w in words]
-    hits = {k: sum(w in v for w in found) for k, v in alone.items()}
+    hits = {k: sum(w in v for w in found) for k, v in _WORDS_ALONE.items()}
     best = max((k for k in hits if k != "eng" and k in languages), key=lambda k: hits[k],
                default=None)
     if best is None or hits[best] < LANGUAGE_HITS or hits[best] <= hits["eng"]:
