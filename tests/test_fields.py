@@ -63,3 +63,15 @@ def test_offsets_are_source_offsets_and_each_field_is_kept_once() -> None:
                             end_char=124),
                    DocField(name="author", value="Lee Wong", place="About", start_char=403,
                             end_char=411)]
+
+
+def test_a_date_on_a_line_of_its_own_at_the_start_is_the_document_s_date() -> None:
+    text = "Equities • Electronic Equipment\n1 November 2023\nOversupply misconceptions\n"
+    got = document_fields([(text, "p. 1", 10), ("2 December 2023\n", "p. 2", 200)])
+    assert got == [DocField(name="date", value="1 November 2023", place="p. 1",
+                            start_char=42, end_char=57)]
+    # a labelled date wins; a year alone, or a date inside a line of prose, is none
+    assert [f.value for f in document_fields([("Date: 3 May 2024\n1 June 2024\n", "", 0)])] \
+        == ["3 May 2024"]
+    assert document_fields([("Annual report\n2023\n", "", 0)]) == []
+    assert document_fields([("The plant opened on 1 June 2024 after a delay.\n", "", 0)]) == []

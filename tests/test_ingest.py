@@ -1120,3 +1120,41 @@ def test_a_header_s_abbreviation_dot_does_not_end_its_rows() -> None:
                          ["Clock frequency", "f (SMBCLK)", "10", "400", "kHz"]], header=True)
     assert lines[1] == ("PARAMETER: Clock frequency; SYMBOL: f (SMBCLK); MIN: 10; MAX: 400; "
                         "UNIT: kHz")
+
+
+def test_a_header_is_told_from_figures_by_kind_and_not_carried_into_them() -> None:
+    from ragctl.index.ingest import pdf_rows, table_lines, typed_header
+
+    # an election table: long names with dates in them over columns of figures; the
+    # first column merged down the body (None) takes nothing from the header
+    raw = [["REGIONE", "COMUNE", "NUMERO\nCOMUNI", "POPOLAZIONE\nal 31/12/2021\nD.P.R. 20/01/2023",
+            "ELETTORI\nRilevazione al\n31/12/2023"],
+           [None, "CORVARA", "1", "206", "510"], [None, "FARINDOLA", "1", "1.357", "1.578"]]
+    rows = pdf_rows(raw)
+    assert rows[1] == ["", "CORVARA", "1", "206", "510"] and typed_header(rows)
+    assert table_lines(rows, header=True)[2] == (
+        "COMUNE: FARINDOLA; NUMERO COMUNI: 1; POPOLAZIONE al 31/12/2021 D.P.R. 20/01/2023: "
+        "1.357; ELETTORI Rilevazione al 31/12/2023: 1.578")
+    # a first row of figures, or one of names over names, is no header by kind
+    assert not typed_header([["2021", "Oslo", "Bergen"], ["1", "2", "3"], ["4", "5", "6"]])
+    assert not typed_header([["Name", "Role", "Team"], ["Ana", "Lead", "Core"],
+                             ["Bo", "Dev", "Web"]])
+
+
+def test_a_table_found_by_alignment_keeps_its_centred_words_whole(tmp_path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    f = tmp_path / "boiling.pdf"
+    c = canvas.Canvas(str(f))
+    rows = [("Boiling Points °C", "min", "max", "avg"), ("Noble gases", "-269", "-62", "-170.5"),
+            ("Nonmetals", "-253", "4827", "414.1"), ("Metalloids", "335", "3900", "741.5"),
+            ("Metals", "357", ">5000", "2755.9")]
+    for i, row in enumerate(rows):  # labels centred, so "Noble gases" starts left of the rest
+        y = 700 - 20 * i
+        c.line(100, y - 6, 500, y - 6)  # lines between rows only: no ruled columns
+        for x, text in zip((150, 250, 350, 450), row, strict=True):
+            c.drawCentredString(x, y, text)
+    c.save()
+    text = "\n\n".join(s.text for s in parse(f, f.read_bytes()).sections)
+    assert "Boiling Points °C: Noble gases; min: -269; max: -62; avg: -170.5" in text
+    assert "Boiling Points °C: Metals; min: 357; max: >5000; avg: 2755.9" in text

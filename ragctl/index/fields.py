@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ragctl.records import FIELD_LABELS, DocField
-from ragctl.text import MONTHS
+from ragctl.text import MONTHS, dated_spans
 
 HEADER_LINES = 12  # lines at the start of a section read for fields
 MAX_VALUE_CHARS = 200  # a longer value is prose after a colon, not a field
@@ -71,13 +71,34 @@ def section_fields(text: str, place: str = "", offset: int = 0) -> list[DocField
     return out
 
 
+def dateline(text: str, place: str = "", offset: int = 0) -> DocField | None:
+    """The date of a document that states it on a line of its own among its first
+    :data:`HEADER_LINES` lines, unlabelled (a letter's or a report's "1 November 2023"
+    under its heading), as a "date" field; None when no line is a date alone."""
+    for a, b in list(_lines(text))[:HEADER_LINES]:
+        line = text[a:b].strip()
+        found = dated_spans(line)
+        if len(found) == 1 and found[0][0][2] is not None and found[0][2] - found[0][1] >= \
+                len(line) - 1:
+            start = a + text[a:b].index(line) + found[0][1]
+            end = start + found[0][2] - found[0][1]
+            return DocField(name="date", value=text[start:end], place=place,
+                            start_char=offset + start, end_char=offset + end)
+    return None
+
+
 def document_fields(sections: Iterable[tuple[str, str, int]]) -> list[DocField]:
     """The fields of every section ``(text, place, offset)`` of a document, in order,
-    each (name, value, place) once, at most :data:`MAX_FIELDS`."""
+    each (name, value, place) once, at most :data:`MAX_FIELDS`; the first section's
+    date line (:func:`dateline`) when no label states its date."""
     seen: set[tuple[str, str, str]] = set()
     out: list[DocField] = []
-    for text, place, offset in sections:
-        for f in section_fields(text, place, offset):
+    for k, (text, place, offset) in enumerate(sections):
+        found = section_fields(text, place, offset)
+        if k == 0 and not any(f.name == "date" for f in found) and (
+                line := dateline(text, place, offset)) is not None:
+            found.append(line)
+        for f in found:
             if (f.name, f.value, f.place) not in seen:
                 seen.add((f.name, f.value, f.place))
                 out.append(f)

@@ -358,12 +358,15 @@ class Indexer:
         # language read with its model too, when Tesseract has it; 25 — a PDF table's
         # header written above its ruled body (a financial statement's periods) read;
         # 26 — and one of several rows inside the table, names merged over columns; 27 —
-        # a header's abbreviation dot left out of its rows' keys ("MIN.: 10" split them)
+        # a header's abbreviation dot left out of its rows' keys ("MIN.: 10" split them);
+        # 28 — a table found by alignment keeps its outer words whole, a header told
+        # from figures by kind, and a date on a line of its own at a document's start
+        # kept as its date
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 6,
-                "readers": 27}
+                "readers": 28}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

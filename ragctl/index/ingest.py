@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
@@ -1558,7 +1558,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
                 if len(rows) < 2 or width < 2 or \
                         sum(map(len, cells)) > MAX_CELL_CHARS * len(cells):
                     continue
-                if _header_row(rows[0]):
+                if _header_row(rows[0]) or typed_header(rows):
                     header = rows[0]
                     tables.append((t.bbox, table_lines(rows, header=True)))
                 elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
@@ -1574,7 +1574,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines(rows, header=False)))
             if not tables:  # a table drawn without lines: by its words' alignment
                 for t in page.find_tables(_BY_ALIGNMENT):
-                    rows = aligned_rows(t.extract())
+                    rows = aligned_rows(whole_words(t, words()))
                     if rows:
                         tables.append((t.bbox, table_lines(rows, header=True)))
             if tables:
@@ -1660,11 +1660,31 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
 # pdfplumber's table finder by the alignment of words, for a page whose lined tables it
 # found none of (a table ruled with three lines, as papers print them)
 _BY_ALIGNMENT = {"vertical_strategy": "text", "horizontal_strategy": "text"}
-_FIGURE = re.compile(r"[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
+_FIGURE = re.compile(r"[<>≤≥~≈]?[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
 MIN_ALIGNED_ROWS = 3
 
 
-def aligned_rows(raw: list[list[str | None]]) -> list[list[str]]:
+def whole_words(table: Any, words: list[dict[str, Any]]) -> list[list[str]]:
+    """The cells of a table found by alignment, each made of the whole words whose middle
+    lies in it. The finder's columns start where most of a column's words start, so a word
+    set further out (a centred "Boiling Points", "Noble gases") would lose the letters
+    outside; here the outer columns take every word that reaches into the table."""
+    x0, _, x1, _ = table.bbox
+    edges = [c.bbox[0] for c in table.columns[1:]]
+    out: list[list[str]] = []
+    for row in table.rows:
+        _, top, _, bottom = row.bbox
+        cells: list[list[str]] = [[] for _ in table.columns]
+        for w in words:
+            if not top <= (w["top"] + w["bottom"]) / 2 <= bottom or w["x1"] <= x0 or \
+                    w["x0"] >= x1:
+                continue
+            cells[bisect.bisect_right(edges, (w["x0"] + w["x1"]) / 2)].append(w["text"])
+        out.append([" ".join(c) for c in cells])
+    return out
+
+
+def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     """The table in what the finder by alignment returns, which runs on into the text
     around a table: its first run of at least :data:`MIN_ALIGNED_ROWS` rows whose cells
     are mostly figures, under the rows of names just above it (read down each column:
@@ -1720,7 +1740,7 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
         rows = [list(names), *rows[2:]]
     out: list[list[str | None]] = []
     for r in rows:
-        if out and r and r[0] is None:
+        if out and r and r[0] is None and not (len(out) == 1 and _names_over_figures(out[0], r)):
             above = out[-1]
             r = [above[j] if c is None and j < len(above) else c for j, c in enumerate(r)]
         out.append(r)
@@ -1832,6 +1852,33 @@ def _without_overlaid_blanks(page: Any) -> Any:
     return page.filter(lambda obj: obj.get("object_type") != "char"
                        or (obj["x0"], obj["top"], obj["x1"]) not in drop
                        or bool(obj["text"].strip()))
+
+
+def _names_over_figures(head: list[str | None], row: list[str | None]) -> bool:
+    """Whether ``head`` is all names where ``row`` holds figures under them: a header row,
+    whose merged cells are not carried down into the data."""
+    under = [(h, c) for h, c in zip(head, row, strict=False) if c and c.strip()]
+    return bool(under) and all(h and not _NUMBER_CELL.fullmatch(" ".join(h.split()))
+                               for h in head if h is not None) and any(
+        _NUMBER_CELL.fullmatch(" ".join(c.split())) for _, c in under if c)
+
+
+def typed_header(rows: list[list[str]]) -> bool:
+    """Column names told by their kind rather than their length: a first row of distinct
+    names, none a figure, over at least two columns of figures (an election table's
+    "POPOLAZIONE al 31/12/2021 D.P.R. 20/01/2023" over "1.357"), where
+    :func:`_header_row`'s short-label test fails."""
+    head, body = rows[0], rows[1:]
+    if len(head) < 3 or len(body) < 2 or not all(head) or len(set(head)) < len(head) or any(
+            _NUMBER_CELL.fullmatch(c) or len(c) > 2 * MAX_CELL_CHARS for c in head):
+        return False
+    columns = 0
+    for j in range(len(head)):
+        filled = [r[j] for r in body if j < len(r) and r[j]]
+        if len(filled) >= 2 and sum(1 for c in filled if _NUMBER_CELL.fullmatch(c)) >= \
+                0.8 * len(filled):
+            columns += 1
+    return columns >= 2
 
 
 def _header_row(row: list[str]) -> bool:
