@@ -262,7 +262,10 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     assert off.kind != "computed"
     # a count or a sum the lookup left without a comparison is not the cue's to make
     assert plain.kind != "computed"
-    assert cued("What is the highest 2023 turnout?") == ["max", "argmax"]
+    # "what is the highest …" asks the value, not which row holds it
+    assert cued("What is the highest 2023 turnout?") == ["max"]
+    assert cued("What is the minimum boiling point of halogens?") == ["min"]
+    assert cued("What county had the highest 2023 turnout?") == ["argmax"]
     assert cued("Who came after Ana Ruiz?") == []
 
 

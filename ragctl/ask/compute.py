@@ -819,7 +819,10 @@ def cued(question: str) -> list[str]:
     """The operations the question's form asks for (:data:`OPERATION_CUES`), in turn;
     after a leading phrase ("In the Lesson 1 table, how many …")."""
     q = " ".join(main_clause(question).lower().split())
-    return [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
+    ops = [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
+    if {"max", "min"} & set(ops):  # "what is the minimum boiling point of halogens" asks
+        ops = [op for op in ops if op not in ("argmax", "argmin")]  # a value, not a row
+    return ops
 
 
 # A question the model is this sure needs a computation is refused when the table cannot

@@ -68,7 +68,7 @@ _OWNER = re.compile(r"^(?P<ask>[Ww]hat(?:'s| is| was| are| were)?) (?:the )?"
 _DUE_QUESTION = re.compile(r"^(?:when|by what date|by when) (?:is|was|are|were|should|must) "
                            r".*\b(?:due|paid|be paid)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
-                            r"signed|sign)\b", re.I)
+                            r"signed|sign|published|publish|issued|issue|released)\b", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
                "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
 _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
