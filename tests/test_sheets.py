@@ -19,6 +19,7 @@ from ragctl.index.sheets import (
     format_cell,
     read_delimited,
     read_ods,
+    read_xls,
     read_xlsx,
 )
 
@@ -359,7 +360,7 @@ def _corrupt_member(tmp_path: Path) -> bytes:
             + "EncryptedPackage".encode("utf-16-le") + b"\0" * 400,
             r"^password-protected workbook; skipped$",
         ),
-        (lambda _: sheets.OLE_MAGIC + b"\0" * 508, r"old binary \(OLE\) file"),
+        (lambda _: sheets.OLE_MAGIC + b"\0" * 508, r"^not a valid XLS workbook \(.+\)$"),
     ],
 )
 def test_bad_xlsx_gives_one_line_sheet_error(
@@ -508,3 +509,38 @@ def test_a_header_of_two_levels_names_each_column_by_its_group() -> None:
     # names that repeat with no row of groups above them name no columns
     assert sheet_lines([["Price", "Nb", "Price"], ["6", "272", "9.5"]]) == [
         "Price | Nb | Price", "6 | 272 | 9.5"]
+
+
+def test_a_legacy_xls_workbook_is_read_with_its_formats(tmp_path: Path) -> None:
+    import xlwt
+
+    from ragctl.index.ingest import parse
+
+    wb = xlwt.Workbook()
+    ws = wb.add_sheet("Costs")
+    money = xlwt.easyxf(num_format_str="$#,##0.00")
+    day = xlwt.easyxf(num_format_str="yyyy-mm-dd")
+    for j, head in enumerate(["Item", "Year 1", "Units", "Since"]):
+        ws.write(0, j, head)
+    ws.write(1, 0, "Office 365 E5")
+    ws.write(1, 1, 192000, money)
+    ws.write(1, 2, 500)
+    ws.write(1, 3, dt.date(2021, 3, 1), day)
+    ws.write(2, 0, "AD Premium")
+    ws.write(2, 2, 12.5)
+    wb.add_sheet("Empty")
+    f = tmp_path / "costs.xls"
+    wb.save(str(f))
+    data = f.read_bytes()
+    got = read_xls(data, "costs")
+    assert [s.name for s in got] == ["Costs", "Empty"]
+    assert got[0].rows == [["Item", "Year 1", "Units", "Since"],
+                           ["Office 365 E5", "$192,000.00", "500", "2021-03-01"],
+                           ["AD Premium", "", "12.5"]]
+    assert read_xlsx(data, "costs")[0].rows == got[0].rows  # saved under the newer name
+    # indexed as a sheet: each row keyed by its header
+    doc = parse(f, data)
+    assert "Item: Office 365 E5; Year 1: $192,000.00; Units: 500; Since: 2021-03-01" in \
+        doc.sections[0].text
+    with pytest.raises(SheetError, match=r"^not a valid XLS workbook \(not an OLE"):
+        read_xls(b"<html><table></table></html>", "page.xls")

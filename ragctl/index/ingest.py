@@ -35,7 +35,7 @@ TEXT_FORMATS = {".txt": "text", ".text": "text", ".md": "markdown", ".markdown":
                 ".rst": "rst"}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff")
 SHEET_FORMATS = {".csv": "csv", ".tsv": "csv", ".tab": "csv", ".xlsx": "xlsx", ".xlsm": "xlsx",
-                 ".ods": "ods"}
+                 ".xls": "xls", ".ods": "ods"}
 FORMATS = {**TEXT_FORMATS, ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx",
            ".eml": "email", ".mbox": "mbox", **SHEET_FORMATS,
            **dict.fromkeys(IMAGE_SUFFIXES, "image")}
@@ -2494,10 +2494,10 @@ def _kept_quote(block: str, found: Callable[[list[str]], bool]) -> str:
 
 
 def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:
-    """A spreadsheet (CSV/TSV, XLSX, ODS; :mod:`ragctl.index.sheets`): each sheet one
+    """A spreadsheet (CSV/TSV, XLSX, XLS, ODS; :mod:`ragctl.index.sheets`): each sheet one
     section, placed by its name, each row one line that carries its column names
     (:func:`sheet_lines`); formula results, never formulas."""
-    from ragctl.index.sheets import SheetError, read_delimited, read_ods, read_xlsx
+    from ragctl.index.sheets import SheetError, read_delimited, read_ods, read_xls, read_xlsx
 
     fmt = FORMATS[path.suffix.lower()]
     notes: list[str] = []
@@ -2508,7 +2508,7 @@ def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:
             sheets = [read_delimited(decoded.text, path.stem,
                                      delimiter="\t" if path.suffix.lower() == ".tsv" else None)]
         else:
-            sheets = (read_xlsx if fmt == "xlsx" else read_ods)(data, path.stem)
+            sheets = {"xlsx": read_xlsx, "xls": read_xls, "ods": read_ods}[fmt](data, path.stem)
     except SheetError as e:
         raise SkipFile(str(e)) from None
     sections: list[Section] = []
@@ -2612,5 +2612,5 @@ def _names_columns(row: list[str]) -> bool:
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     "text": _parse_text, "markdown": _parse_markdown, "rst": _parse_rst, "html": _parse_html,
     "docx": _parse_docx, "email": _parse_email, "mbox": _parse_mbox, "csv": _parse_sheet,
-    "xlsx": _parse_sheet, "ods": _parse_sheet,
+    "xlsx": _parse_sheet, "xls": _parse_sheet, "ods": _parse_sheet,
 }

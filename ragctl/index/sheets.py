@@ -321,8 +321,10 @@ def _scan_sheet_xml(archive: zipfile.ZipFile, path: str) -> tuple[int, bool]:
 
 def read_xlsx(data: bytes, name: str) -> list[Sheet]:
     """Every worksheet of an XLSX workbook (chartsheets skipped), with the saved formula
-    results, never the formula text. ``name`` is the file's name, unused but for symmetry.
-    """
+    results, never the formula text; a legacy binary workbook under this name is read as
+    one (:func:`read_xls`). ``name`` is the file's name, unused but for symmetry."""
+    if data[:4] == OLE_MAGIC and "EncryptedPackage".encode("utf-16-le") not in data:
+        return read_xls(data, name)  # a legacy workbook saved under the newer name
     archive = _zip(data, "XLSX workbook")
     try:
         if "[Content_Types].xml" not in archive.namelist():
@@ -393,6 +395,79 @@ def _damaged(kind: str, exc: BaseException) -> str:
 def _one_line(exc: BaseException) -> str:
     text = _collapse(str(exc)) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+# ----------------------------------------------------------------------------- XLS
+
+
+def read_xls(data: bytes, name: str) -> list[Sheet]:
+    """Every worksheet of a legacy binary Excel workbook (.xls, Excel 97–2003), read by
+    xlrd: the saved formula results, numbers in their cells' number formats, dates as
+    dates. ``name`` is unused but for symmetry."""
+    if data[:4] != OLE_MAGIC:
+        raise SheetError("not a valid XLS workbook (not an OLE compound file)")
+    if "EncryptedPackage".encode("utf-16-le") in data:
+        raise SheetError("password-protected workbook; skipped")
+    import xlrd  # heavy: kept out of start-up
+
+    book = None
+    for formatting in (True, False):  # number formats, when the file's styles can be read
+        try:
+            book = xlrd.open_workbook(file_contents=data, formatting_info=formatting,
+                                      on_demand=True, logfile=io.StringIO())
+            break
+        except NotImplementedError:
+            continue
+        except Exception as exc:
+            raise SheetError(_damaged("XLS workbook", exc)) from None
+    if book is None:
+        raise SheetError("not a valid XLS workbook")
+    try:
+        return [_xls_sheet(book, book.sheet_by_index(i)) for i in range(book.nsheets)]
+    except SheetError:
+        raise
+    except Exception as exc:
+        raise SheetError(_damaged("XLS workbook", exc)) from None
+    finally:
+        book.release_resources()
+
+
+def _xls_sheet(book: Any, sheet: Any) -> Sheet:
+    out = _Rows(str(sheet.name))
+    for r in range(sheet.nrows):
+        cells = [_xls_cell_text(book, sheet, r, c) for c in range(min(sheet.ncols, MAX_COLUMNS))]
+        if sheet.ncols > MAX_COLUMNS and any(_xls_cell_text(book, sheet, r, c)
+                                             for c in range(MAX_COLUMNS, sheet.ncols)):
+            out.columns_cut = True
+        if any(cells) and not out.add(cells):
+            break
+    return out.sheet()
+
+
+def _xls_cell_text(book: Any, sheet: Any, r: int, c: int) -> str:
+    import xlrd
+
+    cell = sheet.cell(r, c)
+    if cell.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR):
+        return ""
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return format_cell(bool(cell.value))
+    if cell.ctype == xlrd.XL_CELL_DATE:
+        try:
+            return format_cell(xlrd.xldate.xldate_as_datetime(cell.value, book.datemode))
+        except (ValueError, OverflowError, xlrd.xldate.XLDateError):
+            return format_cell(cell.value)
+    if cell.ctype == xlrd.XL_CELL_NUMBER:
+        number_format = None
+        if book.formatting_info:
+            xf = book.xf_list[sheet.cell_xf_index(r, c)]
+            fmt = book.format_map.get(xf.format_key)
+            number_format = fmt.format_str if fmt is not None else None
+        value = cell.value
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+            value = int(value)
+        return format_cell(value, number_format)
+    return format_cell(cell.value)
 
 
 # ----------------------------------------------------------------------------- ODS
