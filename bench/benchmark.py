@@ -55,6 +55,7 @@ SETS: dict[str, str] = {
     "doctables-dev": "blind/doctables-dev.json",
     "forms-dev": "blind/forms-dev.json",
     "pdfreports-dev": "blind/pdfreports-dev.json",
+    "computedocs-dev": "blind/computedocs-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",

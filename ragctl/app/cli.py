@@ -169,7 +169,7 @@ def index(paths: tuple[Path, ...], index_name: str | None, embedder: str | None,
     """Add files and folders to an index, or bring it up to date.
 
     Reads .txt .md .rst .html .pdf .docx .eml .mbox, spreadsheets (.csv .tsv .xlsx
-    .ods), and scans (.pdf pages without text, .png .jpg .tiff) through OCR when
+    .xls .ods), and scans (.pdf pages without text, .png .jpg .tiff) through OCR when
     Tesseract is installed. Unchanged files are skipped,
     changed ones re-read, deleted ones removed. With no PATH, every folder indexed
     before is refreshed.
