@@ -1135,6 +1135,9 @@ def test_a_header_is_told_from_figures_by_kind_and_not_carried_into_them() -> No
     assert table_lines(rows, header=True)[2] == (
         "COMUNE: FARINDOLA; NUMERO COMUNI: 1; POPOLAZIONE al 31/12/2021 D.P.R. 20/01/2023: "
         "1.357; ELETTORI Rilevazione al 31/12/2023: 1.578")
+    # two columns: a year and a price under their names; not a label and its value
+    assert typed_header([["Year", "Average Price"], ["1850", "18.93"], ["1851", "18.93"]])
+    assert not typed_header([["Name", "Ana"], ["Age", "34"], ["Height", "1.70"]])
     # a first row of figures, or one of names over names, is no header by kind
     assert not typed_header([["2021", "Oslo", "Bergen"], ["1", "2", "3"], ["4", "5", "6"]])
     assert not typed_header([["Name", "Role", "Team"], ["Ana", "Lead", "Core"],

@@ -1866,10 +1866,10 @@ def _names_over_figures(head: list[str | None], row: list[str | None]) -> bool:
 def typed_header(rows: list[list[str]]) -> bool:
     """Column names told by their kind rather than their length: a first row of distinct
     names, none a figure, over at least two columns of figures (an election table's
-    "POPOLAZIONE al 31/12/2021 D.P.R. 20/01/2023" over "1.357"), where
-    :func:`_header_row`'s short-label test fails."""
+    "POPOLAZIONE al 31/12/2021 D.P.R. 20/01/2023" over "1.357"; "Year | Average Price"
+    over "1850 | 18.93"), where :func:`_header_row`'s test of three short labels fails."""
     head, body = rows[0], rows[1:]
-    if len(head) < 3 or len(body) < 2 or not all(head) or len(set(head)) < len(head) or any(
+    if len(head) < 2 or len(body) < 2 or not all(head) or len(set(head)) < len(head) or any(
             _NUMBER_CELL.fullmatch(c) or len(c) > 2 * MAX_CELL_CHARS for c in head):
         return False
     columns = 0
