@@ -161,3 +161,24 @@ def test_a_name_may_be_in_a_retrieved_passage_in_another_form() -> None:
     # another shop is not the one named
     assert not loosely_in(first("What did Larkspur Hardware charge?"), "Birch & Co hardware")
     assert not loosely_in(first("What did Grumman charge?"), "Graham and sons")
+
+
+def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
+        tmp_path: Path, fake_embedder: str) -> None:
+    root = tmp_path / "club"
+    root.mkdir()
+    (root / "accounting.csv").write_text("Date,Item,Amount\n2018-03-01,Room booking,120.00\n"
+                                         "2018-04-02,Coffee,40.50\n")
+    (root / "invoice-britain.txt").write_text("Contoso Ltd\nInvoice 654123\nTotal: GBP 118\n")
+    with Collection.open(load_settings(chunk_words=30), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+        # the ledger never names its club: the file's name says which document is meant
+        g = ground(c.store, "What was the largest expense in the Larkspur Coders accounting "
+                            "ledger?")
+        assert not g.missing and g.grounded(str(root / "accounting.csv"))
+        assert not g.grounded(str(root / "invoice-britain.txt"))
+        # a word that names a kind of document ("invoice"), or a format ("PDF"), names none
+        assert [n.text for n in ground(c.store, "What is the total on the Quillfeather "
+                                       "invoice?").missing] == ["Quillfeather"]
+        assert names("What is the total on the PDF invoice from Contoso?") == ["Contoso"]

@@ -31,9 +31,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragctl.ask.documents import document_name
+from ragctl.ask.switches import fired, on
 from ragctl.records import Hit
 
 if TYPE_CHECKING:
@@ -50,7 +52,18 @@ _NOT_NAMES = frozenset(
     "mr mrs ms dr prof sir "
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "monday tuesday wednesday thursday friday saturday sunday".split())
+    "monday tuesday wednesday thursday friday saturday sunday "
+    # a file's format: "the ODS parts budget", "the PDF invoice"
+    "pdf csv tsv ods xlsx xls xlsm docx doc html htm txt md rst eml mbox png jpg jpeg tiff "
+    "json xml".split())
+# words that name a kind of document, not one document: a question's "accounting ledger"
+# names accounting.csv by "accounting", not by "ledger"
+_DOCUMENT_WORDS = frozenset(
+    "invoice invoices receipt receipts bill bills report reports table tables list lists file "
+    "files data document documents spreadsheet spreadsheets sheet sheets workbook workbooks "
+    "statement statements letter letters mail mails email emails note notes form forms log "
+    "logs ledger record records page pages test sample example draft copy final new old "
+    "version scan scans".split())
 # joining words inside a name: "Bank of America", "Casa de Campo", "Procter & Gamble"
 _JOINERS = frozenset("of de da di del der van von du la le y & the".split())
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+|[,;:!?()\[\]{}]")
@@ -293,7 +306,33 @@ def _ground(store: Store, question: str) -> Grounding:
     if identified:  # a code or a number names one document: the others are not meant
         counts = {p: n for p, n in counts.items() if p in identified}
         passages = [(pid, path) for pid, path in passages if path in identified]
+    if missing and on("named_by_file"):
+        filed = named_by_file(question, store, missing)
+        if filed:  # "the UofTCoders accounting ledger": accounting.csv, which never says
+            fired("named_by_file")  # whose it is
+            for path in filed:
+                counts[path] = counts.get(path, 0) + 1
+            missing = []
     return Grounding(tuple(names), tuple(missing), counts, passages)
+
+
+def named_by_file(question: str, store: Store, missing: Sequence[Name]) -> list[str]:
+    """The documents the question names by a word of their file's name ("the accounting
+    ledger": accounting.csv; "the attendance log": Attendance.csv) other than a word of
+    the ``missing`` names or one that names a kind of document (:data:`_DOCUMENT_WORDS`):
+    the owner or source the question gives them ("UofTCoders'") is one their text need
+    not state."""
+    unsaid = {w for n in missing for w in n.words}
+    asked = {w for w in re.findall(r"[^\W\d_]+", _plain(question)) if len(w) >= 4} - unsaid - \
+        _DOCUMENT_WORDS - _NOT_NAMES
+    if not asked:
+        return []
+    out = []
+    for d in store.documents():
+        stem = set(re.findall(r"[^\W\d_]+", _plain(Path(d.path).stem)))
+        if any(_has_word(w, " ".join(stem)) for w in asked):
+            out.append(d.path)
+    return out
 
 
 def _has_word(word: str, title: str) -> bool:

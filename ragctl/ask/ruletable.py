@@ -135,6 +135,14 @@ RULES: tuple[Rule, ...] = (
                    'tables-dev exact': -1, 'policies-dev': 0, 'receipts-dev': 2,
                    'receipts-folder-dev': 9, 'receipts-folder-dev exact': 7, 'mail-notes-dev': 1,
                    'mail-notes-dev exact': 1, 'reports-dev': 2, 'reports-dev exact': -2}),
+    Rule("named_by_file", "passages",
+         "a name no document mentions is not missing when the question names a document "
+         "by a word of its file's name (\"the UofTCoders accounting ledger\": "
+         "accounting.csv): that document is meant, and the name is its owner or source, "
+         "which its text need not state",
+         tested_by="test_grounding.py::test_a_document_named_by_its_file_is_meant_though_"
+                   "its_owner_is_unsaid", written_for="computedocs dev",
+         measured={}),
     Rule("with_identifier", "passages",
          "a passage of the document the question names by number (\"PEP 723\") takes the "
          "last kept place when the relevance estimator kept none",
