@@ -170,9 +170,14 @@ def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
     (root / "accounting.csv").write_text("Date,Item,Amount\n2018-03-01,Room booking,120.00\n"
                                          "2018-04-02,Coffee,40.50\n")
     (root / "invoice-britain.txt").write_text("Contoso Ltd\nInvoice 654123\nTotal: GBP 118\n")
+    (root / "AmazonWebServices.txt").write_text("Amazon Web Services\nStorage: $4.11\n")
     with Collection.open(load_settings(chunk_words=30), create=True) as c:
         c.lock()
         Indexer(c).run([root])
+        # a file named by a name the question gives: a missing name is what is asked of
+        # it, not its owner
+        assert [n.text for n in ground(c.store, "How many EC2 hours were billed on the "
+                                       "Amazon invoice?").missing] == ["EC2"]
         # the ledger never names its club: the file's name says which document is meant
         g = ground(c.store, "What was the largest expense in the Larkspur Coders accounting "
                             "ledger?")

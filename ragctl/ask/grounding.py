@@ -307,7 +307,7 @@ def _ground(store: Store, question: str) -> Grounding:
         counts = {p: n for p, n in counts.items() if p in identified}
         passages = [(pid, path) for pid, path in passages if path in identified]
     if missing and on("named_by_file"):
-        filed = named_by_file(question, store, missing)
+        filed = named_by_file(question, store, names)
         if filed:  # "the UofTCoders accounting ledger": accounting.csv, which never says
             fired("named_by_file")  # whose it is
             for path in filed:
@@ -316,13 +316,14 @@ def _ground(store: Store, question: str) -> Grounding:
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
-def named_by_file(question: str, store: Store, missing: Sequence[Name]) -> list[str]:
+def named_by_file(question: str, store: Store, names: Sequence[Name]) -> list[str]:
     """The documents the question names by a word of their file's name ("the accounting
     ledger": accounting.csv; "the attendance log": Attendance.csv) other than a word of
-    the ``missing`` names or one that names a kind of document (:data:`_DOCUMENT_WORDS`):
-    the owner or source the question gives them ("UofTCoders'") is one their text need
-    not state."""
-    unsaid = {w for n in missing for w in n.words}
+    its ``names`` (those name documents by their text: "EC2" is no owner of the "Amazon
+    Web Services invoice", but what is asked of it) or one that names a kind of document
+    (:data:`_DOCUMENT_WORDS`): the owner or source the question gives them
+    ("UofTCoders'") is one their text need not state."""
+    unsaid = {w for n in names for w in n.words}
     asked = {w for w in re.findall(r"[^\W\d_]+", _plain(question)) if len(w) >= 4} - unsaid - \
         _DOCUMENT_WORDS - _NOT_NAMES
     if not asked:
