@@ -1161,3 +1161,14 @@ def test_a_table_found_by_alignment_keeps_its_centred_words_whole(tmp_path: Path
     text = "\n\n".join(s.text for s in parse(f, f.read_bytes()).sections)
     assert "Boiling Points °C: Noble gases; min: -269; max: -62; avg: -170.5" in text
     assert "Boiling Points °C: Metals; min: 357; max: >5000; avg: 2755.9" in text
+
+
+def test_an_html_header_of_td_cells_in_thead_names_the_columns() -> None:
+    from ragctl.index.ingest import html_to_sections
+
+    _, sections = html_to_sections(
+        "<table><thead><tr><td>Country or Area</td><td>M49 Code</td><td>ISO-alpha3 Code</td>"
+        "</tr></thead><tbody><tr><td>Germany</td><td>276</td><td>DEU</td></tr>"
+        "<tr><td>Switzerland</td><td>756</td><td>CHE</td></tr></tbody></table>")
+    assert "Country or Area: Switzerland; M49 Code: 756; ISO-alpha3 Code: CHE" in \
+        sections[0].text
