@@ -433,3 +433,28 @@ def test_a_year_the_table_lacks_and_the_table_the_question_names() -> None:
     q = "In how many counties was 2023 turnout above 50%?"
     done = best_done(q, "count", [polls, turnout], e)
     assert done is not None and done.result == "2" and done.working.startswith("2 rows with 2023")
+
+
+def test_a_percentage_change_a_rank_and_a_year_of_dates() -> None:
+    e = embed().embed
+    gold = read_csv_text("Year,Average Price\n2011,1571.52\n2012,1668.98\n2013,1411.23\n"
+                         "2014,1266.40\n2015,1160.60\n")
+    asked = cued("What was the percentage change in the average gold price from 2012 to 2015?")
+    assert "percent_change" in asked and "difference" not in asked
+    change = execute("percent_change", "What was the percentage change in the average gold "
+                     "price from 2012 to 2015?", gold, e)
+    assert change is not None and change.result == "-30.46%"
+    assert change.working == "= (1160.60 − 1668.98) / 1668.98: 2012 Average Price 1668.98, " \
+        "2015 Average Price 1160.60"
+    # the second in order, not the first
+    second = execute("argmax", "Which year had the second-highest average price?", gold, e)
+    assert second is not None and second.result == "2011"
+    assert second.working.startswith("the second most Average Price: 1571.52")
+    # a difference asked with its unit between "how many" and "higher"
+    assert "difference" in cued("How many points higher is o3's GPQA score than gpt-4o's?")
+    # "in 2017" of a column of dates: the rows of that year
+    log = read_csv_text("Date,Session,Attendance\n2017-09-14,Intro R,37\n"
+                        "2017-10-05,Intro Git,12\n2017-11-02,Pandas,18\n2018-01-11,SQL,25\n")
+    count = execute("count", "How many sessions in 2017 had 15 or more attendees?", log, e)
+    assert count is not None and count.result == "2", count
+    assert "Date in 2017" in count.working

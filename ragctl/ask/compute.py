@@ -4,9 +4,11 @@
 highest use?", "Who finished after Ana Ruiz?", "What is the average price of the plans?":
 the answer is no one cell. A table (the rows of one sheet or table as indexed, "Header:
 value; Header: value", :class:`Table`) answers them by an operation over its typed
-columns (:data:`OPERATIONS`): a count of the rows that hold a value the question names,
-a sum, an average, the largest or smallest value of a column, the row with the largest or
-smallest, the difference of two rows' values, the first or last row, the row after or
+columns (:data:`~ragctl.models.tableops.OPERATIONS`, and the percentage change, which only
+the question's form asks for): a count of the rows that hold a value the question names
+(a date of the year it names, too), a sum, an average, the largest or smallest value of a
+column, the row with the largest or smallest (or the second largest …), the difference of
+two rows' values or its percentage of the first, the first or last row, the row after or
 before the one the question names.
 
 - **Which operation** is chosen by a model (:class:`OperationModel`, ``models/minilm-
@@ -51,9 +53,8 @@ from ragctl.ask.cells import (
 from ragctl.ask.documents import _YEAR
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
-from ragctl.models.tableops import OPERATIONS
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, normalize_answer
+from ragctl.text import STOPWORDS, dated_spans, normalize_answer
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -61,8 +62,8 @@ if TYPE_CHECKING:
 
 SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
-        "difference": "difference", "first": "first", "last": "last", "next": "next",
-        "previous": "previous"}
+        "difference": "difference", "percent_change": "percentage change", "first": "first",
+        "last": "last", "next": "next", "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)
@@ -171,6 +172,9 @@ class Condition:
         c = row.cell(self.column)
         if self.op == "blank":  # "no alpha date": the cell left empty, or "--"
             return c is None or blank(c.value)
+        if self.op == "year":  # "sessions in 2017": a date of that year
+            return c is not None and any(d[0] == int(self.value) for d, _, _ in
+                                         dated_spans(c.value))
         if not self.op or self.op == "is":  # a cell named, or a flag asked for
             if c is None:
                 return False
@@ -183,6 +187,8 @@ class Condition:
     def said(self) -> str:
         if self.op == "blank":
             return f"no {self.column}"
+        if self.op == "year":
+            return f"{self.column} in {self.value}"
         return f"{self.column} {self.value}" if self.op in ("", "is") else \
             f"{self.column} {self.op} {self.value}"
 
@@ -274,11 +280,31 @@ def conditions(question: str, table: Table) -> list[Condition]:
         flag = None if col in named else flagged(q, col, table.values(col))
         if flag is not None:
             found[f"\0{col}"] = flag
+    for year in dict.fromkeys(_YEAR.findall(question)):  # "sessions in 2017": a column of
+        if year in found:  # dates, some of that year (a cell "2017" is named as it is)
+            continue
+        dated = dated_column(table, int(year))
+        at = q.find(f" {year} ")
+        if dated is not None and at >= 0:
+            found[year] = (at, at + len(year) + 1, Condition(dated, year, "year"))
     taken: list[tuple[int, int, Condition]] = []
     for a, b, cond in sorted(found.values(), key=lambda x: -(x[1] - x[0])):
         if all(b <= x or a >= y for x, y, _ in taken):
             taken.append((a, b, cond))
     return [cond for _, _, cond in sorted(taken, key=lambda x: x[0])]
+
+
+def dated_column(table: Table, year: int) -> str | None:
+    """The column of dates (nine in ten of its filled cells name a day or a month) that
+    holds some of ``year`` and some of other years, or None."""
+    for col in table.columns:
+        values = [v for v in table.values(col) if v.strip()]
+        dates = [d for v in values if (d := dated_spans(v)) and d[0][0][1] is not None]
+        if len(values) >= 2 and len(dates) >= 0.9 * len(values):
+            years = {d[0][0][0] for d in dates}
+            if year in years and len(years) > 1:
+                return col
+    return None
 
 
 # A column of flags ("Banned by 538: yes / no"): the question that names its header asks
@@ -478,7 +504,7 @@ def _label(row: TableRow) -> str:
 def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | None:
     """Carry out ``op`` on ``table`` for ``question``; None when the table cannot (no
     numeric column, no row named, fewer than two values)."""
-    if not table.rows or op == "lookup" or op not in OPERATIONS:
+    if not table.rows or op == "lookup" or op not in _RUN:
         return None
     found, rest = comparisons(question, table, embed)
     if not holds_years(rest, table):
@@ -619,9 +645,14 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     if len(vals) < 2:
         return None
     among = f" of {len(vals)}" + (f" with {_said(used)}" if used else "")
-    row, cell, _ = (max if op in ("max", "argmax") else min)(vals, key=lambda x: x[2])
+    place = ranked(question)  # "the second-highest": the second in order
+    if place > len(vals):
+        return None
+    order = sorted(vals, key=lambda x: x[2], reverse=op in ("max", "argmax"))
+    row, cell, _ = order[place - 1]
+    nth = f"{_ORDINALS[place - 1]} " if place > 1 else ""
     if op in ("max", "min"):
-        return Computed(op, cell.value, f"the {SAYS[op]} {col}{among}: {_label(row)}",
+        return Computed(op, cell.value, f"the {nth}{SAYS[op]} {col}{among}: {_label(row)}",
                         column=col, conditions=tuple(used), cells=[(row, cell)],
                         count=len(vals))
     target = asked_column(question, table, [col])
@@ -631,9 +662,25 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     other = row.cell(target)
     if other is None or not other.value:
         return None
-    return Computed(op, other.value, f"{SAYS[op]} {col}: {cell.value}{among}",
+    return Computed(op, other.value, f"{SAYS[op].replace('the ', 'the ' + nth)} {col}: "
+                    f"{cell.value}{among}",
                     column=col, conditions=tuple(used), cells=[(row, cell), (row, other)],
                     count=len(vals))
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+_RANKED = re.compile(r"\b(second|third|fourth|fifth|2nd|3rd|4th|5th)[- ]?(?:most|highest|"
+                     r"largest|biggest|greatest|longest|lowest|least|fewest|smallest|"
+                     r"shortest|cheapest)\b", re.I)
+
+
+def ranked(question: str) -> int:
+    """The place the question asks of an order: 2 for "the second-highest", else 1."""
+    m = _RANKED.search(question)
+    if m is None:
+        return 1
+    word = m.group(1).lower()
+    return {"2nd": 2, "3rd": 3, "4th": 4, "5th": 5}.get(word) or _ORDINALS.index(word) + 1
 
 
 # headers of a column that names its rows ("which item …": its Name)
@@ -683,11 +730,27 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
     two = _values(table, rows[:2], col)
     if len(two) < 2:
         return None
+    if op == "percent_change":  # from the first named to the second
+        return _percent(op, two[0], two[1], col, tuple(conds[:2]))
     big, small = sorted(two, key=lambda x: -x[2])
     return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
                     f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
                     column=col, conditions=tuple(conds[:2]),
                     cells=[(big[0], big[1]), (small[0], small[1])])
+
+
+def _percent(op: str, before: tuple[TableRow, Cell, float], after: tuple[TableRow, Cell, float],
+             column: str, conds: tuple[Condition, ...] = ()) -> Computed | None:
+    """The change from ``before`` to ``after`` as a percentage of ``before``."""
+    if before[2] == 0:
+        return None
+    change = (after[2] - before[2]) / abs(before[2]) * 100
+    return Computed(op, f"{shown(round(change, 2))}%",
+                    f"= ({after[1].value} − {before[1].value}) / {before[1].value}: "
+                    f"{_label(before[0])} {before[1].column} {before[1].value}, "
+                    f"{_label(after[0])} {after[1].column} {after[1].value}",
+                    column=column, conditions=conds,
+                    cells=[(before[0], before[1]), (after[0], after[1])])
 
 
 def _keys(text: str) -> set[str]:
@@ -734,6 +797,11 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
     two = _values(table, rows, columns[0]) + _values(table, rows, columns[1])
     if len(two) != 2:
         return None
+    if op == "percent_change":  # from the earlier period to the later
+        periods = [[int(y) for y in _YEAR.findall(c)] for c in columns]
+        if all(periods) and max(periods[0]) > max(periods[1]):
+            two.reverse()
+        return _percent(op, two[0], two[1], f"{columns[0]}, {columns[1]}")
     big, small = sorted(two, key=lambda x: -x[2])
     return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
                     f"{_label(rows[0])} {big[1].column} {big[1].value}, {small[1].column} "
@@ -783,7 +851,8 @@ def _place(op: str, question: str, table: Table, embed: Embed,
 _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | None]] = {
     "count": _count, "sum": _aggregate, "average": _aggregate, "max": _extreme,
     "min": _extreme, "argmax": _extreme, "argmin": _extreme, "difference": _difference,
-    "first": _place, "last": _place, "next": _place, "previous": _place}
+    "percent_change": _difference, "first": _place, "last": _place, "next": _place,
+    "previous": _place}
 
 
 # What the question's form says it asks of a table, when the operation model leaves it to
@@ -805,14 +874,16 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much more … than …",
     # "what was the difference between …", "the change in revenue from 2020 to 2021"
-    (r"\bby how (?:much|many)\b|\bhow (?:much|many) (?:more|less|fewer|higher|lower|"
-     r"longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
+    (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
+     r"\bby what (?:percent|percentage)\b", "percent_change"),
+    (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
+     r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
      r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b",
      "difference"),
 )
 
 
-BEFORE_LOOKUP = frozenset({"difference"})  # a cue no single cell answers
+BEFORE_LOOKUP = frozenset({"difference", "percent_change"})  # cues no single cell answers
 
 
 def cued(question: str) -> list[str]:
@@ -822,6 +893,8 @@ def cued(question: str) -> list[str]:
     ops = [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
     if {"max", "min"} & set(ops):  # "what is the minimum boiling point of halogens" asks
         ops = [op for op in ops if op not in ("argmax", "argmin")]  # a value, not a row
+    if "percent_change" in ops:  # "the percentage change from 2012 to 2015": not the
+        ops = [op for op in ops if op != "difference"]  # difference
     return ops
 
 
