@@ -1172,3 +1172,9 @@ def test_an_html_header_of_td_cells_in_thead_names_the_columns() -> None:
         "<tr><td>Switzerland</td><td>756</td><td>CHE</td></tr></tbody></table>")
     assert "Country or Area: Switzerland; M49 Code: 756; ISO-alpha3 Code: CHE" in \
         sections[0].text
+    # no <thead>, no <th> (as a content extractor gives it): short names over figures
+    _, sections = html_to_sections(
+        "<table><tr><td>Country or Area</td><td>M49 Code</td><td>Population</td></tr>"
+        "<tr><td>Germany</td><td>276</td><td>83.2</td></tr>"
+        "<tr><td>Switzerland</td><td>756</td><td>8.7</td></tr></table>")
+    assert "Country or Area: Switzerland; M49 Code: 756; Population: 8.7" in sections[0].text

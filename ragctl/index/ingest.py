@@ -964,7 +964,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     head = rows[0]
     width = len(head)
     if header is None:
-        header = _header_row(head)
+        header = _header_row(head) or typed_header(rows)
     elif header and not (width >= 2 and all(head[1:])):
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
@@ -1020,7 +1020,7 @@ _ALONE_BEFORE = frozenset("$€£¥₹")  # a cell of a sign written before the 
 _ALONE_AFTER = frozenset({")", "%", ")%"})  # … or after it: "(2,208,887" ")"
 
 
-def _statement_rows(rows: list[list[str]]) -> tuple[list[list[str]], bool]:
+def _statement_rows(rows: list[list[str]]) -> tuple[list[list[str]], bool | None]:
     """A table of ``td`` cells laid out as financial statements are: a first row of
     column names (years, "High ($)") over a first column of row labels, each name spanning
     the cells of its column (with ``colspan``, or followed by empty cells as a content
@@ -1028,7 +1028,8 @@ def _statement_rows(rows: list[list[str]]) -> tuple[list[list[str]], bool]:
     empty cells between the columns; perhaps a second row of names under the first. The
     rows with each sign joined to its number, the columns no row fills left out and the
     names spread over the cells they span, and whether the first row names the columns.
-    Other tables are returned as they are, less their empty columns."""
+    Other tables are returned as they are, less their empty columns, with None: whether
+    their first row names the columns is for :func:`table_lines` to tell."""
     width = len(rows[0]) if rows else 0
     if len(rows) < 2 or any(len(r) != width for r in rows):
         return rows, False
@@ -1055,7 +1056,7 @@ def _statement_rows(rows: list[list[str]]) -> tuple[list[list[str]], bool]:
             _YEAR_OR_LABEL.fullmatch(c) for c in head[1:]) or not all(
             r[0] for r in body if any(r[1:])) or not (
             not head[0] or head[0].endswith(":") or any(_YEAR.search(c) for c in head[1:])):
-        return [[r[j] for j in keep] for r in joined], False
+        return [[r[j] for j in keep] for r in joined], None
     under = [_filled_on(joined[1])[j] for j in keep]
     if len({c for c in under[1:] if c}) >= 2 and all(
             _YEAR_OR_LABEL.fullmatch(c) and not _NUMBER_CELL.fullmatch(c) for c in under[1:]):
