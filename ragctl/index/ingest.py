@@ -1106,7 +1106,7 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
         trs = table.find_all("tr")
         rows = [_spanned(tr.find_all(["th", "td"])) for tr in trs]
         first = trs[0].find_all(["th", "td"]) if trs else []
-        header = bool(first) and (all(c.name == "th" for c in first) or (
+        header: bool | None = bool(first) and (all(c.name == "th" for c in first) or (
             trs[0].find_parent("thead") is not None and len(trs) > 1))  # <thead> of <td>s
         if header:  # an empty header cell after a named one: a colspan an extractor spread
             rows[0] = [c or (rows[0][i - 1] if i else "") for i, c in enumerate(rows[0])]
