@@ -256,7 +256,15 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
         # a row the question names answers first: its cell, not a count
         cell = p.ask("How many members does the Bergen Sailing Club have?",
                      AskOptions(re_threshold=0.0))
+        # the row after the one named, not the named row's own cell
+        after = p.ask("Which club is listed right after the Oslo Sailing Club?",
+                      AskOptions(re_threshold=0.0))
+        # which row has the most, though the question names a row's words
+        which = p.ask("Which club founded in 1921 has the most members?",
+                      AskOptions(re_threshold=0.0))
     assert cell.kind != "computed" and cell.raw_answer == "315"
+    assert after.kind == "computed" and after.raw_answer == "Bergen Sailing Club", after.answer
+    assert which.kind == "computed" and which.raw_answer == "Oslo Sailing Club", which.answer
     assert most.kind == "computed" and most.raw_answer == "Oslo Sailing Club"
     assert count.kind == "computed" and count.raw_answer == "2"
     assert off.kind != "computed"
@@ -266,7 +274,9 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     assert cued("What is the highest 2023 turnout?") == ["max"]
     assert cued("What is the minimum boiling point of halogens?") == ["min"]
     assert cued("What county had the highest 2023 turnout?") == ["argmax"]
-    assert cued("Who came after Ana Ruiz?") == []
+    assert cued("Who came after Ana Ruiz?") == []  # in time, perhaps: not the next row
+    assert cued("Which session came right after 'Intro Git'?") == ["next"]
+    assert cued("What was the single largest expense recorded?") == ["max"]
 
 
 def test_a_question_naming_another_sheet_is_about_that_sheets_table(

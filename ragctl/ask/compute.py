@@ -864,12 +864,19 @@ _SUPERLATIVE_MOST = (r"(?<!at )(?:highest|most|largest|biggest|greatest|longest|
 _SUPERLATIVE_LEAST = r"(?<!at )(?:lowest|least|fewest|smallest|shortest|minimum|cheapest)"
 OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # "what is the highest turnout": the value; "which county had the highest": the row
-    (r"^(?:what|how much) (?:is|was|were|are) the (?:highest|largest|biggest|greatest|"
-     r"longest|maximum|top)\b", "max"),
-    (rf"^(?:what|how much) (?:is|was|were|are) the {_SUPERLATIVE_LEAST}\b", "min"),
+    (r"^(?:what|how much) (?:is|was|were|are) the (?:single |very )?(?:highest|largest|"
+     r"biggest|greatest|longest|maximum|top)\b", "max"),
+    (rf"^(?:what|how much) (?:is|was|were|are) the (?:single |very )?{_SUPERLATIVE_LEAST}\b",
+     "min"),
     (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_MOST}\b", "argmax"),
     (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_LEAST}\b", "argmin"),
     (r"^(?:on |in |for )?how many\b", "count"),
+    # "which session came right after 'Intro Blockchain'", "… is listed directly after
+    # Germany": the next row of the table (not "who won after 2010")
+    (r"\b(?:(?:right|directly|immediately|just) (?:after|below|under)|listed (?:after|below))\b",
+     "next"),
+    (r"\b(?:(?:right|directly|immediately|just) (?:before|above)|listed (?:before|above))\b",
+     "previous"),
     (r"^(?:what (?:is|was|were|are) the )?(?:total|combined|sum)\b", "sum"),
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much more … than …",
@@ -883,7 +890,11 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
 )
 
 
-BEFORE_LOOKUP = frozenset({"difference", "percent_change"})  # cues no single cell answers
+# cues no single cell answers: not the named row's own cell, for "next" and "previous"
+BEFORE_LOOKUP = frozenset({"difference", "percent_change", "next", "previous"})
+# "which line item has the largest total", "who scored the most": a row, which the lookup
+# would answer with the number it has the most of (rule `operation_cue`)
+_ASKS_ROW = re.compile(r"^(?:which|who)\b", re.I)
 
 
 def cued(question: str) -> list[str]:
@@ -1029,7 +1040,9 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     ``before_lookup``: asked before the lookup, for the operations that are never one
     cell (:data:`BEFORE_LOOKUP`)."""
     model = stages.tableops
-    ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP) == before_lookup]
+    ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
+        op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
+        is not None)) == before_lookup]
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
