@@ -177,9 +177,10 @@ _OPENING = frozenset("([")
 def _joined(previous: str, word: str) -> bool:
     """Whether ``word`` follows ``previous`` without a space: closing punctuation (";",
     ")." or "...") does, a word that only starts with it (":=", "!=", ".NET", ".5")
-    does not."""
+    does not, nor a label's value ("Attendance: ?", a table cell left unknown)."""
     return (word[0] in _CLOSING and (len(word) == 1 or not (word[1].isalnum()
-                                                           or word[1] in "=<>")))\
+                                                           or word[1] in "=<>"))
+            and not (previous.endswith(":") and len(previous) > 1))\
         or previous[-1] in _OPENING
 
 
