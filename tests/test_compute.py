@@ -468,3 +468,23 @@ def test_a_percentage_change_a_rank_and_a_year_of_dates() -> None:
     count = execute("count", "How many sessions in 2017 had 15 or more attendees?", log, e)
     assert count is not None and count.result == "2", count
     assert "Date in 2017" in count.working
+
+
+def test_a_row_of_totals_is_no_item_and_a_share_is_of_the_total() -> None:
+    e = embed().embed
+    costs = read_csv_text("Item,Year 1,Total\nOffice 365 E5,192000,1152000\n"
+                          "AD Premium P1,31200,187200\nBarracuda Essentials,36000,216000\n"
+                          "Total,259200,1555200\n")
+    most = execute("argmax", "Which line item has the largest total?", costs, e)
+    assert most is not None and most.result == "Office 365 E5"
+    count = execute("count", "How many line items are there?", costs, e)
+    assert count is not None and count.result == "3"
+    assert cued("What percentage of the grand total is the Office 365 E5 line?") == ["share"]
+    share = execute("share", "What percentage of the grand total is the Office 365 E5 line?",
+                    costs, e)
+    assert share is not None and share.result == "74.07%"
+    assert share.working == "= 1152000 / 1555200: Office 365 E5 Total"
+    # without a row of totals: of the rows' sum
+    plain = read_csv_text("Item,Total\nA,30\nB,10\n")
+    assert (execute("share", "What share of the total is A?", plain, e) or share).result \
+        == "75%"

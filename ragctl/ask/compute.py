@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 
 SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
-        "difference": "difference", "percent_change": "percentage change", "first": "first",
+        "difference": "difference", "percent_change": "percentage change", "share": "share",
+    "first": "first",
         "last": "last", "next": "next", "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
@@ -510,8 +511,60 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     if not holds_years(rest, table):
         return None  # "births in 2015" of a table of 2000–2014 (not "after 1970")
     conds = conditions(rest, table) + found
+    if op == "share":
+        return _share(op, question, table, embed, conds)
+    # a row of totals is no item: not the largest, nor counted or added again, unless
+    # named (by a word that is not also a column's name: "the largest total")
+    headers = {normalize_answer(c) for c in table.columns}
+    items = tuple(r for r in table.rows if not totals_row(r) or any(
+        c.holds(r) for c in conds if not c.op and normalize_answer(c.value) not in headers))
+    if len(items) < len(table.rows):
+        table = _replace(table, rows=items)
     run = _RUN[op]
     return run(op, question, table, embed, conds)
+
+
+_TOTALS = re.compile(r"(?:grand |sub-?)?totals?\b|sum\b|all\b|overall\b", re.I)
+
+
+def totals_row(row: TableRow) -> bool:
+    """Whether a row sums the others: its label (first filled cell) is "Total", "Grand
+    total", "Subtotal", "Sum", "All" or "Overall"."""
+    label = next((c.value for c in row.cells if c.value.strip()), "")
+    return _TOTALS.match(label.strip()) is not None and len(label.split()) <= 3
+
+
+def _share(op: str, question: str, table: Table, embed: Embed,
+           conds: list[Condition]) -> Computed | None:
+    """The named row's value as a percentage of the table's total: its row of totals
+    when it has one, else the sum of the other rows' values."""
+    named = [c for c in conds if not c.op]
+    rows = [r for r in table.rows if not totals_row(r) and any(c.holds(r) for c in named)]
+    if len(rows) != 1:
+        return None
+    col = best_column(embed, question, table, numeric=True,
+                      not_in=list({c.column for c in named}))
+    if col is None or table.ordinal(col):
+        return None
+    part = _values(table, rows, col)
+    totals = [r for r in table.rows if totals_row(r)]
+    whole = _values(table, totals[-1:], col)
+    if not part or part[0][2] < 0:
+        return None
+    if whole:
+        total, cited = whole[0][2], [(part[0][0], part[0][1]), (whole[0][0], whole[0][1])]
+        said = whole[0][1].value
+    else:
+        vals = _values(table, [r for r in table.rows if not totals_row(r)], col)
+        if len(vals) < 2:
+            return None
+        total, cited, said = sum(v for _, _, v in vals), [(part[0][0], part[0][1])], \
+            f"{shown(sum(v for _, _, v in vals))} (the sum of {len(vals)} rows)"
+    if total <= 0 or part[0][2] > total:
+        return None
+    return Computed(op, f"{shown(round(part[0][2] / total * 100, 2))}%",
+                    f"= {part[0][1].value} / {said}: {_label(part[0][0])} {col}",
+                    column=col, conditions=tuple(named[:1]), cells=cited)
 
 
 def holds_years(question: str, table: Table) -> bool:
@@ -851,7 +904,7 @@ def _place(op: str, question: str, table: Table, embed: Embed,
 _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | None]] = {
     "count": _count, "sum": _aggregate, "average": _aggregate, "max": _extreme,
     "min": _extreme, "argmax": _extreme, "argmin": _extreme, "difference": _difference,
-    "percent_change": _difference, "first": _place, "last": _place, "next": _place,
+    "percent_change": _difference, "share": _share, "first": _place, "last": _place, "next": _place,
     "previous": _place}
 
 
@@ -883,6 +936,8 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # "what was the difference between …", "the change in revenue from 2020 to 2021"
     (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
      r"\bby what (?:percent|percentage)\b", "percent_change"),
+    # "what share of the total came from …", "what percentage of the grand total is …"
+    (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of\b", "share"),
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
      r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b",
@@ -891,7 +946,7 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
 
 
 # cues no single cell answers: not the named row's own cell, for "next" and "previous"
-BEFORE_LOOKUP = frozenset({"difference", "percent_change", "next", "previous"})
+BEFORE_LOOKUP = frozenset({"difference", "percent_change", "share", "next", "previous"})
 # "which line item has the largest total", "who scored the most": a row, which the lookup
 # would answer with the number it has the most of (rule `operation_cue`)
 _ASKS_ROW = re.compile(r"^(?:which|who)\b", re.I)
