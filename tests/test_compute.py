@@ -488,3 +488,16 @@ def test_a_row_of_totals_is_no_item_and_a_share_is_of_the_total() -> None:
     plain = read_csv_text("Item,Total\nA,30\nB,10\n")
     assert (execute("share", "What share of the total is A?", plain, e) or share).result \
         == "75%"
+
+
+def test_a_column_marked_in_some_rows_is_a_flag() -> None:
+    e = embed().embed
+    m49 = read_csv_text("Region Name,Country or Area,Least Developed Countries (LDC)\n"
+                        "Asia,Nepal,x\nAsia,Japan,\nAsia,Yemen,x\nEurope,Germany,\n")
+    count = execute("count", "How many countries in Asia are Least Developed Countries "
+                    "(LDC)?", m49, e)
+    assert count is not None and count.result == "2", count
+    other = execute("count", "How many countries in Asia are not Least Developed Countries "
+                    "(LDC)?",
+                    m49, e)
+    assert other is not None and other.result == "1", other

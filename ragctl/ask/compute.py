@@ -314,6 +314,7 @@ FLAGS = {"yes": True, "no": False, "true": True, "false": False, "y": True, "n":
          "✅": True, "✔": True, "✔️": True, "✓": True, "☑": True, "☑️": True,
          "❌": False, "✗": False, "✘": False, "🚫": False, "⛔": False, "✖": False, "✖️": False}
 _NEGATION = frozenset({"not", "never", "no", "nt", "non", "without"})
+MARKS = frozenset({"x", "✓", "✔", "✔️", "☑", "☑️", "yes", "y", "*", "•", "●", "✅"})
 
 
 def flagged(q: str, column: str, values: Sequence[str]
@@ -322,13 +323,22 @@ def flagged(q: str, column: str, values: Sequence[str]
     normalized question ``q`` holds, in order: its place in ``q`` and the value asked."""
     said = {v.strip().lower(): v.strip() for v in values if v.strip()}
     words = [w for w in _words(column) if w not in STOPWORDS]
-    if not said or not words or not set(said) <= set(FLAGS) or len(set(said)) < 2:
+    # a column marked in some rows and left blank in the others ("Least Developed
+    # Countries (LDC)": "x" or nothing)
+    marked = len(said) == 1 and next(iter(said)) in MARKS and any(
+        not v.strip() for v in values)
+    if not said or not words or (not marked and (
+            not set(said) <= set(FLAGS) or len(set(said)) < 2)):
         return None
     m = re.search(r" " + r" (?:\S+ ){0,2}?".join(map(re.escape, words)) + " ", q)
     if m is None:
         return None
     before = q[:m.start()].split()[-3:]
     want = not any(w in _NEGATION for w in before)
+    if marked:
+        cond = Condition(column, next(iter(said.values())), "is") if want else \
+            Condition(column, "", "blank")
+        return m.start(), m.end(), cond
     value = next((v for k, v in said.items() if FLAGS[k] == want), None)
     return (m.start(), m.end(), Condition(column, value, "is")) if value is not None else None
 
