@@ -501,3 +501,13 @@ def test_a_column_marked_in_some_rows_is_a_flag() -> None:
                     "(LDC)?",
                     m49, e)
     assert other is not None and other.result == "1", other
+
+
+def test_the_first_row_past_a_threshold() -> None:
+    e = embed().embed
+    glaciers = read_csv_text("Year,Mean cumulative mass balance,Number of observations\n"
+                             "1993,-9.2,38\n1994,-9.8,39\n1995,-10.4,39\n1996,-10.6,40\n")
+    q = "In which year did the mean cumulative mass balance first fall below -10?"
+    assert cued(q)[0] == "first"
+    first = execute("first", q, glaciers, e)
+    assert first is not None and first.result == "1995", first

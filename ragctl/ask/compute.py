@@ -363,7 +363,7 @@ COMPARED_AFTER: tuple[tuple[str, str], ...] = (("or more|or above|or over|or hig
 YEAR_COMPARATORS: tuple[tuple[str, str], ...] = (("after|later than", ">"),
                                                  ("before|earlier than|prior to", "<"),
                                                  ("since", ">="))  # of a year only
-_COMPARED_NUMBER = (r"(?P<number>[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|"
+_COMPARED_NUMBER = (r"(?P<number>[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|"
                     r"thousand\b|million\b|billion\b)?|half\b)")
 _BEFORE = re.compile(r"\b(?P<phrase>" + "|".join(p for p, _ in COMPARATORS + YEAR_COMPARATORS)
                      + r")\s+(?:the\s+)?" + _COMPARED_NUMBER, re.I)
@@ -934,6 +934,11 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_MOST}\b", "argmax"),
     (rf"^(?:which|who|what)\b.*\b{_SUPERLATIVE_LEAST}\b", "argmin"),
     (r"^(?:on |in |for )?how many\b", "count"),
+    # "in which year did the balance first fall below -10": the first row that does
+    (r"\bfirst (?:fell|fall|dropped|drop|rose|rise|exceeded|exceed|reached|reach|went|go|"
+     r"passed|pass|topped|top|surpassed|surpass|crossed|cross|hit)\b", "first"),
+    (r"\blast (?:fell|fall|dropped|drop|rose|rise|exceeded|exceed|reached|reach|went|go|"
+     r"passed|pass|topped|top|surpassed|surpass|crossed|cross|hit)\b", "last"),
     # "which session came right after 'Intro Blockchain'", "… is listed directly after
     # Germany": the next row of the table (not "who won after 2010")
     (r"\b(?:(?:right|directly|immediately|just) (?:after|below|under)|listed (?:after|below))\b",
