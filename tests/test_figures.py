@@ -167,3 +167,17 @@ def test_a_comparison_of_amounts_is_not_one_of_the_dates_naming_them(
                   AskOptions(re_threshold=0.0))
     assert "day" not in a.answer, a.answer
     assert not a.answer or a.answer.startswith("Yes"), a.answer
+
+
+def test_a_percentage_change_of_two_stated_figures(tmp_path: Path,
+                                                   fake_embedder: str) -> None:
+    indexed(tmp_path / "notes", {"results.md": (
+        "# Results\n\n## 2024\n\nRevenue in 2024 was $533 million, a record.\n\n"
+        "## 2025\n\nRevenue in 2025 was $497 million after the plant closed.\n")})
+    what = asked("What was the percentage change in revenue from 2024 to 2025?")
+    assert what is not None and what.operation == "percent_change"
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("533")) as p:
+        a = p.ask("What was the percentage change in revenue from 2024 to 2025?",
+                  AskOptions(re_threshold=0.0))
+    assert a.kind == "computed" and a.raw_answer == "-6.75%", a.answer
+    assert a.answer.startswith("-6.75% (= ($497 − $533) / $533)")

@@ -62,6 +62,9 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
     (r"\bby how (?:much|many)(?: (?P<unit>[a-z]+))?\b(?P<a>.+?)\bthan\b(?P<b>.+)",
      "difference"),
     (r"\bdifference (?:in (?P<m>.+?) )?between (?P<a>.+?) and (?P<b>.+)", "difference"),
+    # "the percentage change in revenue from 2024 to 2025": of the first, signed
+    (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|fall|decline) in "
+     r"(?P<m>.+?) (?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "percent_change"),
     (r"\b(?:change|increase|decrease|growth|rise|drop|fall|decline) in (?P<m>.+?) "
      r"(?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "difference"),
     # "how many days after the end of the billing period is the bill due", "how many
@@ -84,7 +87,7 @@ MEASURED_BY: dict[str, str] = {
     "wider": "width wide", "narrower": "width", "deeper": "depth deep",
     "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
     "larger": "size area", "smaller": "size area"}
-SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−"}
+SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−", "percent_change": "−"}
 # "Is A's current higher than B's?": a yes/no question that compares two stated figures;
 # the comparatives that say the first is the larger (the rest: the smaller)
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|will|would|can|could)"
@@ -444,7 +447,7 @@ def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
                 continue
             if not across and fa.sentence.path != fb.sentence.path:
                 continue  # two documents, when the question names neither
-            if what.operation in ("difference", "dates") and compute(
+            if what.operation in ("difference", "dates", "percent_change") and compute(
                     what.operation, fa, fb) == 0:
                 continue  # "how much longer" of two equal figures: not these two
             same = 0.5 if fa.column and fa.column == fb.column else 0.0
@@ -476,6 +479,8 @@ def compute(op: str, fa: Figure, fb: Figure) -> float:
         return abs(a - b)
     a = fa.value
     b = fb.value * _kind(fb.unit)[1] / _kind(fa.unit)[1]
+    if op == "percent_change":  # from the first to the second, of the first
+        return (b - a) / abs(a) * 100 if a else 0.0
     return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
 
 
@@ -564,6 +569,14 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         return False
     fa, fb = pair
     value = compute(what.operation, fa, fb)
+    if what.operation == "percent_change":
+        done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
+                        f"= ({written(fb.value, [fb])} − {written(fa.value, [fa])}) / "
+                        f"{written(fa.value, [fa])}",
+                        cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
+        fired("stated_figures")
+        cite(ans, ev, done, 1.0)
+        return True
     big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
         fb.value * _kind(fb.unit)[1] else (fb, fa)
     result = written(value, [fa, fb])
