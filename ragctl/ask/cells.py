@@ -483,7 +483,10 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
                for t in _tokens(c.column)}  # of every row of its document found
     named = frozenset().union(*(r.named for r in rows if r.sentence.path == path)) - headers
-    rows = [r for r in subject if r.sentence.path == path and r.named >= named]
+    # of the rows of its own table (headers mostly shared): a list of exhibits that names
+    # "Gaming" is another table than the revenue by region
+    rows = [r for r in subject if r.sentence.path == path and r.named >= frozenset().union(
+        *(o.named for o in rows if o.sentence.path == path and _same_columns(o, r))) - headers]
     if not rows:
         return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
             else CellVerdict()
@@ -528,6 +531,13 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
     return CellVerdict(choice=best)
+
+
+def _same_columns(a: Row, b: Row) -> bool:
+    """Whether two rows are of one table: more than half the headers of the one with fewer
+    are the other's too."""
+    ca, cb = {c.column for c in a.cells}, {c.column for c in b.cells}
+    return 2 * len(ca & cb) > min(len(ca), len(cb))
 
 
 def written_code(value: str, question: str) -> bool:

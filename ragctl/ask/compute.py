@@ -470,18 +470,19 @@ def _unnamed_rank(table: Table, column: str) -> bool:
 
 def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | None,
                 not_in: Sequence[str] = ()) -> str | None:
-    """The column whose header comes nearest the question (the index's embedder; a word
-    the header and the question share counts too), among the numeric ones (``numeric``
-    True; not a rank under another header, :func:`_unnamed_rank`), the others (False)
-    or all (None)."""
+    """The column whose header, as spoken, comes nearest the question (the index's
+    embedder; a word the header and the question share counts too), among the numeric
+    ones (``numeric`` True; not a rank under another header, :func:`_unnamed_rank`), the
+    others (False) or all (None)."""
     options = [c for c in table.columns if c and c not in not_in
                and (numeric is None or table.numeric(c) == numeric)
                and not (numeric and _unnamed_rank(table, c))]
     if not options:
         return None
-    vecs = embed([question, *options])
+    # each header as spoken ("MAX" is "maximum", "net_generation" "net generation")
+    vecs = embed([question, *(spoken(c) for c in options)])
     asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
-    scores = [float(vecs[0] @ v) + 0.5 * bool({word_key(w) for w in _words(c)} & asked)
+    scores = [float(vecs[0] @ v) + 0.5 * bool({word_key(w) for w in _words(spoken(c))} & asked)
               + year_weight(question, c) for c, v in zip(options, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 

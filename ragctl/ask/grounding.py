@@ -307,7 +307,7 @@ def _ground(store: Store, question: str) -> Grounding:
         counts = {p: n for p, n in counts.items() if p in identified}
         passages = [(pid, path) for pid, path in passages if path in identified]
     if missing and on("named_by_file"):
-        filed = named_by_file(question, store, names)
+        filed = named_by_file(question, store, names, missing)
         if filed:  # "the UofTCoders accounting ledger": accounting.csv, which never says
             fired("named_by_file")  # whose it is
             for path in filed:
@@ -316,16 +316,25 @@ def _ground(store: Store, question: str) -> Grounding:
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
-def named_by_file(question: str, store: Store, names: Sequence[Name]) -> list[str]:
+OWNER_GAP = 3  # words at most between an owner's name and the word naming its file
+
+
+def named_by_file(question: str, store: Store, names: Sequence[Name],
+                  missing: Sequence[Name]) -> list[str]:
     """The documents the question names by a word of their file's name ("the accounting
     ledger": accounting.csv; "the attendance log": Attendance.csv) other than a word of
     its ``names`` (those name documents by their text: "EC2" is no owner of the "Amazon
     Web Services invoice", but what is asked of it) or one that names a kind of document
-    (:data:`_DOCUMENT_WORDS`): the owner or source the question gives them
-    ("UofTCoders'") is one their text need not state."""
+    (:data:`_DOCUMENT_WORDS`), just after a ``missing`` name (at most :data:`OWNER_GAP`
+    words between): the owner or source the question gives them ("the UofTCoders
+    accounting ledger", "OSSU's great-courses list") is one their text need not state. A
+    missing name elsewhere ("the … data model meeting in Halifax") is what is asked."""
     unsaid = {w for n in names for w in n.words}
-    asked = {w for w in re.findall(r"[^\W\d_]+", _plain(question)) if len(w) >= 4} - unsaid - \
-        _DOCUMENT_WORDS - _NOT_NAMES
+    words = re.findall(r"[^\W\d_]+", _plain(question))
+    ends = [i for i, w in enumerate(words) for n in missing
+            if n.words and w == n.words[-1]]
+    asked = {w for i, w in enumerate(words) if len(w) >= 4 and any(
+        0 < i - e <= OWNER_GAP + 1 for e in ends)} - unsaid - _DOCUMENT_WORDS - _NOT_NAMES
     if not asked:
         return []
     out = []
