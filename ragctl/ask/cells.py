@@ -61,7 +61,7 @@ COLUMN_WEIGHTS = {"embedding": 1.0, "words": 0.5, "fit": 0.1, "misfit": -0.3, "f
 # "VAT amount" then answered a receipt's VAT the documents do not give).
 FORM_COLUMNS: tuple[tuple[str, frozenset[str]], ...] = (
     (r"^how many\b", frozenset(
-        "units qty quantity quantities count nb pcs pieces items menge anzahl "
+        "units qty quantity quantities count number nb pcs pieces items menge anzahl "
         "stück qté quantité cantidad quantità aantal".split())),
     (r"^what (?:share|percentage|percent|proportion|fraction|part)\b", frozenset(
         "percentage percent pct share proportion % stake".split())),
