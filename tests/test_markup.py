@@ -164,3 +164,14 @@ def test_a_list_item_is_a_sentence_of_its_own_without_its_bullet(tmp_path: Path)
         doc = parse(path, path.read_bytes())
         said = [s.text for sec in doc.sections for s in splitter.split(sec.text)]
         assert "Barry Warsaw" in said and "Donghee Na" in said, (name, said)
+
+
+def test_footnote_references_are_markup_and_footnotes_are_text() -> None:
+    from ragctl.index.markup import pipe_tables, plain_markdown
+
+    table = "| Model | GPQA [^8] | MGSM[^5] |\n|---|---|---|\n| o3-high [^10] | 83.4 | 92.0 |\n"
+    assert pipe_tables(table)[0].rows == [["Model", "GPQA", "MGSM"], ["o3-high", "83.4", "92.0"]]
+    text = "Scores[^1] are high.\n\n[^1]: From the paper.\n[ref]: https://example.org\n"
+    plain = plain_markdown(text)
+    assert len(plain) == len(text) and plain.split() == ["Scores", "are", "high.", "From",
+                                                         "the", "paper."]

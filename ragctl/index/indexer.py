@@ -364,12 +364,13 @@ class Indexer:
         # from figures by kind, and a date on a line of its own at a document's start
         # kept as its date; 29 — a two-column header ("Year | Average Price") told by
         # kind too; 30 — an HTML table's <thead> row of <td> cells read as its header;
-        # 31 — and a first row of <td> names, when no statement's layout decides
+        # 31 — and a first row of <td> names, when no statement's layout decides; 32 —
+        # Markdown footnote references ("GPQA [^8]") blanked, a footnote's text kept
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 7,
-                "readers": 31}
+                "readers": 32}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -34,12 +34,14 @@ def _keep_group(name: str) -> Callable[[re.Match[str]], str]:
 
 _MD_CODE = re.compile(r"(?P<q>`+)(?P<t>[^`\n]+?)(?P=q)")  # `code`, ``code``
 _MD_LINE = [  # (pattern, replacement) applied to each line outside code fences
-    (re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$"), _blank),  # [ref]: http://...
+    (re.compile(r"^[ \t]*\[(?!\^)[^\]\n]+\]:[ \t]+\S.*$"), _blank),  # [ref]: http://...
+    (re.compile(r"^[ \t]*\[\^[^\]\s]+\]:"), _blank),  # "[^1]:" before a footnote's text
     (re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$"), _blank),  # horizontal rule
     (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"),
      _blank),  # table alignment row
     (re.compile(r"^[ \t]*(?:>[ \t]?)+"), _blank),  # block quote markers
     (re.compile(r"<!--.*?-->"), _blank),
+    (re.compile(r"\[\^[^\]\s]+\](?!:)"), _blank),  # a footnote reference: "GPQA [^8]"
     (re.compile(r"!\[(?P<t>[^\]\n]*)\]\([^)\n]*\)"), _keep_group("t")),  # image: alt text
     (re.compile(r"\[(?P<t>[^\]\n]+)\]\([^)\n]*\)"), _keep_group("t")),  # [text](url)
     (re.compile(r"\[(?P<t>[^\]\n]+)\]\[[^\]\n]*\]"), _keep_group("t")),  # [text][ref]
