@@ -511,3 +511,18 @@ def test_the_first_row_past_a_threshold() -> None:
     assert cued(q)[0] == "first"
     first = execute("first", q, glaciers, e)
     assert first is not None and first.result == "1995", first
+
+
+def test_blank_marks_leave_a_column_numeric_and_a_section_is_named_by_its_heading() -> None:
+    from ragctl.ask.compute import named_place
+
+    e = embed().embed
+    courses = read_csv_text("Courses,Duration,Effort\nAlgorithms I,6 weeks,6-12 hours/week\n"
+                            "Data Structures,25 weeks,3-10 hours/week\nThinking 1,-,-\n"
+                            "Thinking 2,-,-\nMechanics,-,-\n")
+    longest = execute("argmax", "Which course has the longest duration?", courses, e)
+    assert longest is not None and longest.result == "Data Structures"
+    places = {"Great Courses", "Great Courses > Math", "Great Courses > Theory"}
+    assert named_place("Which course in the Theory section has the longest duration?",
+                       places) == "Great Courses > Theory"
+    assert named_place("Which course has the longest duration?", places) is None

@@ -140,9 +140,9 @@ class Table:
         return [number(v) if v else None for v in self.values(column)]
 
     def numeric(self, column: str) -> bool:
-        """Whether most of a column's cells are numbers."""
+        """Whether most of a column's filled cells are numbers (a "-" or "n/a" fills none)."""
         nums = self.numbers(column)
-        filled = [v for v in self.values(column) if v]
+        filled = [v for v in self.values(column) if v and not blank(v)]
         return bool(filled) and sum(n is not None for n in nums) >= 0.7 * len(filled)
 
     def ordinal(self, column: str) -> bool:
@@ -1026,10 +1026,16 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
 
 def named_place(question: str, places: Iterable[str]) -> str | None:
     """The longest of ``places`` (a document's sections: a workbook's sheets) whose words
-    the question all names ("March", "Kentucky"), or None."""
+    the question all names ("March", "Kentucky"), else the one section whose own heading
+    it names ("… in the Theory section"), or None."""
     asked = set(_words(question))
     named = [p for p in places if (words := set(_words(p)) - STOPWORDS) and words <= asked]
-    return max(named, key=len) if named else None
+    if not named:  # a section by its own heading ("the Theory section" of "Computer
+        # Science - Great Courses > Theory"), when one place alone has it
+        own = [p for p in places if (words := set(_words(p.split(" > ")[-1])) - STOPWORDS)
+               and words <= asked and " > " in p]
+        return own[0] if len(own) == 1 else None
+    return max(named, key=len)
 
 
 def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
