@@ -174,6 +174,16 @@ _CLOSING = frozenset(",.;:!?)]")
 _OPENING = frozenset("([")
 
 
+# what a table or a form writes where it holds nothing ("--", "n/a"): never an answer
+BLANKS = frozenset({"", "-", "--", "---", "—", "–", "n/a", "na", "none", "nil", "tbd", "tba",
+                    "?", "…"})
+
+
+def blank(value: str) -> bool:
+    """Whether a cell's or a field's value says it holds nothing (:data:`BLANKS`)."""
+    return value.strip().lower() in BLANKS
+
+
 def _joined(previous: str, word: str) -> bool:
     """Whether ``word`` follows ``previous`` without a space: closing punctuation (";",
     ")." or "...") does, a word that only starts with it (":=", "!=", ".NET", ".5")

@@ -355,3 +355,16 @@ def test_rows_come_from_the_document_the_question_names_most(tmp_path: Path,
     b = _ask("What growth does the World Economic Outlook give Australia for 2023?",
              FakeReader("2.4"))
     assert not (b.sources and "Market Rates" in (b.sources[0].row or "")), b.answer
+
+
+def test_a_cell_that_holds_nothing_is_refused_not_its_neighbour(tmp_path: Path,
+                                                                fake_embedder: str) -> None:
+    indexed(tmp_path / "evals", {"evals.csv": "Model,MMLU,HumanEval,SimpleQA\n"
+                                              "o1,91.8,-,42.6\no3-high,93.3,88.4,48.6\n"})
+    a = _ask("What is the HumanEval of o1?", FakeReader("42.6"))
+    # refused, not "-" (the row's field) nor its neighbour's 42.6; with the real embedder
+    # the reason names the empty cell: "the table's row for o1 gives no HumanEval ('-' in
+    # evals.csv)"; the hashed test embedder finds no column near enough
+    assert a.abstained and a.answer_text == "" and "row for o1" in (a.abstain_reason or "")
+    b = _ask("What is the HumanEval of o3-high?", FakeReader("x"))
+    assert b.answer_text == "88.4"

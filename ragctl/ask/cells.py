@@ -35,7 +35,14 @@ from ragctl.ask.documents import _YEAR, document_name, question_names
 from ragctl.ask.rules import answer_types
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, CalendarDate, content_words, dated_spans, same_date
+from ragctl.text import (
+    STOPWORDS,
+    CalendarDate,
+    blank,
+    content_words,
+    dated_spans,
+    same_date,
+)
 
 if TYPE_CHECKING:
     from ragctl.ask.question import Expected
@@ -449,6 +456,7 @@ class CellVerdict:
     columns: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()  # names the table holds, but never in one row
     path: str = ""
+    empty: CellChoice | None = None  # the cell that answers holds nothing ("-", "n/a")
 
 
 def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
@@ -530,6 +538,8 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict()  # several rows named alike, with different values
     if not measure_named(stages, ev.question, best):
         return CellVerdict()  # "Spain's GDP in 2010" from a table of child mortality
+    if blank(best.cell.value):  # the table's "-": it gives no value, and no neighbour's
+        return CellVerdict(empty=best)
     return CellVerdict(choice=best)
 
 
@@ -690,6 +700,14 @@ def row_unit(row: Row, cell: Cell) -> str:
     unit = next((c.value.strip() for c in row.cells
                  if spoken(c.column).lower() in _UNIT_HEADERS), "")
     return unit if 0 < len(unit) <= 12 and any(ch.isalpha() for ch in unit) else ""
+
+
+def refuse_empty(ans: Answer, choice: CellChoice) -> None:
+    """Refuse the question whose cell holds nothing ("-", "n/a"), naming the cell."""
+    key = "; ".join(choice.row.cells[i].value for i in choice.row.key)
+    ans.abstained = True
+    ans.abstain_reason = (f"the table's row for {key} gives no {choice.cell.column} "
+                          f"({choice.cell.value!r} in {Path(choice.row.sentence.path).name})")
 
 
 def refuse_neighbour(ans: Answer, verdict: CellVerdict) -> bool:

@@ -43,6 +43,7 @@ import numpy as np
 from ragctl.ask.cells import (
     MAX_TABLE_ROWS,
     Cell,
+    blank,
     candidate_rows,
     header_years,
     row_cells,
@@ -192,15 +193,6 @@ class Condition:
             return f"{self.column} in {self.value}"
         return f"{self.column} {self.value}" if self.op in ("", "is") else \
             f"{self.column} {self.op} {self.value}"
-
-
-# what a table writes in a cell that holds nothing ("--", "n/a")
-BLANKS = frozenset({"", "-", "--", "---", "—", "–", "n/a", "na", "none", "nil", "tbd", "tba",
-                    "?", "…"})
-
-
-def blank(value: str) -> bool:
-    return value.strip().lower() in BLANKS
 
 
 def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
@@ -439,8 +431,8 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
 
 def _left_blank(table: Table, context: str) -> str | None:
     """The column that "no …" names by its header's words ("no alpha release date":
-    Alpha) when some of its cells hold nothing (:data:`BLANKS`) and the others do: the
-    column the most words name, or None."""
+    Alpha) when some of its cells hold nothing (:data:`~ragctl.text.BLANKS`) and the
+    others do: the column the most words name, or None."""
     asked = _keys(context)
     best, most = None, 0
     said = " ".join(_words(context))

@@ -32,7 +32,7 @@ from ragctl.ask.documents import (
 from ragctl.ask.rules import echo, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import FIELD_LABELS, AnswerSentence, Citation, Hit, Sentence
-from ragctl.text import STOPWORDS, content_words, line_starts
+from ragctl.text import STOPWORDS, blank, content_words, line_starts
 
 if TYPE_CHECKING:
     from ragctl.ask.question import QuestionType
@@ -365,8 +365,11 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         if scored[0][0] == scored[1][0]:
             return False
         given = [scored[0][1]]
-    rule_answer(ans, *given[0], "the document's labelled field",
-                relevance[best.passage_id], ev.also)
+    s, a, b = given[0]
+    if blank(s.text[a:b]):  # "HumanEval: -" states no value: the reader may find one
+        return False
+    rule_answer(ans, s, a, b, "the document's labelled field", relevance[best.passage_id],
+                ev.also)
     return True
 
 

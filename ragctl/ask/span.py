@@ -51,6 +51,10 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         cells.cite(ans, ev, verdict.choice)
         fired("table_cell")
         return
+    if verdict.empty is not None:  # the table says "-": not stated, and no neighbour's
+        cells.refuse_empty(ans, verdict.empty)
+        fired("table_cell")
+        return
     if compute.by_cue(stages, ans, ev):  # no row's cell: what the question's form asks
         return
     # a document the question's names point to alone ("invoice R0005532486") is the one
