@@ -526,3 +526,16 @@ def test_blank_marks_leave_a_column_numeric_and_a_section_is_named_by_its_headin
     assert named_place("Which course in the Theory section has the longest duration?",
                        places) == "Great Courses > Theory"
     assert named_place("Which course has the longest duration?", places) is None
+
+
+def test_which_value_the_most_rows_hold() -> None:
+    e = embed().embed
+    proposals = read_csv_text("Proposal,Author,Expected Publication Year\nA,Ana,2025\n"
+                              "B,Bo,2025\nC,Cy,2026\nD,Di,2025\nE,Ed,2027\n")
+    most = execute("argmax", "Which expected publication year has the most proposals?",
+                   proposals, e)
+    assert most is not None and most.result == "2025", most
+    assert most.working == "3 of 5 rows, the most"
+    # a column of numbers the superlative names is compared, not counted
+    assert execute("argmax", "Which club has the most members?", read_csv_text(CLUBS),
+                   e).result == "Oslo Sailing Club"  # type: ignore[union-attr]

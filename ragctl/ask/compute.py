@@ -688,7 +688,10 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
 
 def _extreme(op: str, question: str, table: Table, embed: Embed,
              conds: list[Condition]) -> Computed | None:
-    """max, min: the value; argmax, argmin: another cell of the row that holds it."""
+    """max, min: the value; argmax, argmin: another cell of the row that holds it, or the
+    value of the asked column that the most (fewest) rows hold (:func:`_most_rows`)."""
+    if op in ("argmax", "argmin") and (most := _most_rows(op, question, table, conds)):
+        return most
     col = best_column(embed, question, table, numeric=True)
     if col is None:
         return None
@@ -737,6 +740,37 @@ def ranked(question: str) -> int:
         return 1
     word = m.group(1).lower()
     return {"2nd": 2, "3rd": 3, "4th": 4, "5th": 5}.get(word) or _ORDINALS.index(word) + 1
+
+
+def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
+               ) -> Computed | None:
+    """"Which expected publication year has the most proposals?": the value of the column
+    "which" names by its header (one whose values repeat) that the most rows hold (the
+    fewest, for argmin), when the words after the superlative name no numeric column (the
+    rows themselves are counted); None on a tie."""
+    m = _WHICH.search(question)
+    what = word_key(m.group("what")) if m is not None else ""
+    target = next((c for c in table.columns if c and what in {
+        word_key(w) for w in _words(spoken(c))}), None)  # "which … year": a Year too
+    if target is None or (table.numeric(target) and not _years(table, target)) or _apart(
+            table, target) or any(_after_superlative(question, c) for c in table.columns
+                                  if c and table.numeric(c) and c != target):
+        return None
+    rows, used = selected(table.rows, [c for c in conds if c.column != target])
+    groups: dict[str, list[TableRow]] = {}
+    for r in rows:
+        cell = r.cell(target)
+        if cell is not None and not blank(cell.value):
+            groups.setdefault(cell.value, []).append(r)
+    if len(groups) < 2:
+        return None
+    ranked = sorted(groups.items(), key=lambda g: len(g[1]), reverse=op == "argmax")
+    (value, members), (_, runner) = ranked[0], ranked[1]
+    if len(members) == len(runner):
+        return None
+    return Computed(op, value, f"{len(members)} of {len(rows)} rows, the {SAYS[op][4:]}",
+                    column=target, conditions=tuple(used), count=len(members),
+                    cells=[(r, c) for r in members[:MAX_CITED] if (c := r.cell(target))])
 
 
 # headers of a column that names its rows ("which item …": its Name)
