@@ -182,6 +182,7 @@ def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
         g = ground(c.store, "What was the largest expense in the Larkspur Coders accounting "
                             "ledger?")
         assert not g.missing and g.grounded(str(root / "accounting.csv"))
+        assert not ground(c.store, "What was paid in the LC42's accounting ledger?").missing
         assert not g.grounded(str(root / "invoice-britain.txt"))
         # a missing name that is no owner of the file named ("… in Halifax"): missing
         assert [n.text for n in ground(c.store, "When did the accounting meeting in Halifax "

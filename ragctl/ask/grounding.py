@@ -330,10 +330,10 @@ def named_by_file(question: str, store: Store, names: Sequence[Name],
     accounting ledger", "OSSU's great-courses list") is one their text need not state. A
     missing name elsewhere ("the … data model meeting in Halifax") is what is asked."""
     unsaid = {w for n in names for w in n.words}
-    words = re.findall(r"[^\W\d_]+", _plain(question))
+    words = re.findall(r"\w+", _plain(question))  # as a name's words are: "tc39"
     ends = [i for i, w in enumerate(words) for n in missing
             if n.words and w == n.words[-1]]
-    asked = {w for i, w in enumerate(words) if len(w) >= 4 and any(
+    asked = {w for i, w in enumerate(words) if len(w) >= 4 and w.isalpha() and any(
         0 < i - e <= OWNER_GAP + 1 for e in ends)} - unsaid - _DOCUMENT_WORDS - _NOT_NAMES
     if not asked:
         return []
