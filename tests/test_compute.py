@@ -539,3 +539,11 @@ def test_which_value_the_most_rows_hold() -> None:
     # a column of numbers the superlative names is compared, not counted
     assert execute("argmax", "Which club has the most members?", read_csv_text(CLUBS),
                    e).result == "Oslo Sailing Club"  # type: ignore[union-attr]
+
+
+def test_a_column_of_identifiers_is_never_compared() -> None:
+    e = embed().embed
+    polls = read_csv_text("Pollster Rating ID,Pollster,# of Polls\n758,Thomas Partners,3\n"
+                          "325,SurveyUSA,856\n12,Siena College,210\n")
+    most = execute("argmax", "Which pollster has the most polls?", polls, e)
+    assert most is not None and most.result == "SurveyUSA", most

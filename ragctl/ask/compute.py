@@ -460,15 +460,23 @@ def _unnamed_rank(table: Table, column: str) -> bool:
     return table.ordinal(column) and not any(w in INDEX_HEADERS for w in _words(column))
 
 
+# a column of identifiers ("Pollster Rating ID", "ZIP code"): numbers that measure nothing
+IDENTIFIER_HEADERS = frozenset({"id", "code", "zip", "isbn", "ean", "sku", "fips"})
+
+
+def _identifies(column: str) -> bool:
+    return any(w in IDENTIFIER_HEADERS for w in _words(spoken(column)))
+
+
 def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | None,
                 not_in: Sequence[str] = ()) -> str | None:
     """The column whose header, as spoken, comes nearest the question (the index's
     embedder; a word the header and the question share counts too), among the numeric
-    ones (``numeric`` True; not a rank under another header, :func:`_unnamed_rank`), the
-    others (False) or all (None)."""
+    ones (``numeric`` True; not a rank under another header, :func:`_unnamed_rank`, nor a
+    column of identifiers), the others (False) or all (None)."""
     options = [c for c in table.columns if c and c not in not_in
                and (numeric is None or table.numeric(c) == numeric)
-               and not (numeric and _unnamed_rank(table, c))]
+               and not (numeric and (_unnamed_rank(table, c) or _identifies(c)))]
     if not options:
         return None
     # each header as spoken ("MAX" is "maximum", "net_generation" "net generation")
