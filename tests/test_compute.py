@@ -10,6 +10,7 @@ import pytest
 
 from ragctl.ask.compute import (
     Condition,
+    best_column,
     compared,
     comparisons,
     conditions,
@@ -547,3 +548,5 @@ def test_a_column_of_identifiers_is_never_compared() -> None:
                           "325,SurveyUSA,856\n12,Siena College,210\n")
     most = execute("argmax", "Which pollster has the most polls?", polls, e)
     assert most is not None and most.result == "SurveyUSA", most
+    assert best_column(e, "Which pollster rating is the highest?", polls, numeric=True) == \
+        "# of Polls"
