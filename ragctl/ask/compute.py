@@ -1151,16 +1151,21 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     ``before_lookup``: asked before the lookup, for the operations that are never one
     cell (:data:`BEFORE_LOOKUP`)."""
     model = stages.tableops
+    # "in how many counties was turnout above 50%": a count with a comparison, which no
+    # one row's cell answers
+    compares = _BEFORE.search(ev.question) is not None or _AFTER.search(ev.question) is not None
     ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
         op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
-        is not None)) == before_lookup]
+        is not None) or (op == "count" and compares)) == before_lookup]
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
     embed = cached(stages.retriever.embedder.embed)
     for op in ops:
         done = best_done(ev.question, op, tables, embed)
-        if done is None or done.count == 1 or (op in ("max", "min") and not _after_superlative(
+        counted = op == "count" and any(c.op for c in done.conditions) if done else False
+        if done is None or (done.count == 1 and not counted) or (
+                op in ("max", "min") and not _after_superlative(
                 ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value
         if op in ("count", "sum", "average") and not any(c.op for c in done.conditions):
