@@ -232,9 +232,14 @@ RULES: tuple[Rule, ...] = (
          "its form asks for (ragctl.ask.compute.OPERATION_CUES: \"which … has the most\", "
          "\"how many\", \"the total\", \"the average\") on the first table that can carry "
          "it out for what the question names (a count or a sum only with a comparison: "
-         "\"more than 10 matches\"); none can: the lookup answers. A difference (\"by how "
-         "much … from 2020 to 2021\", \"how many more\") is tried before the lookup: two "
-         "rows, or two columns of one row, never one cell",
+         "\"more than 10 matches\"); none can: the lookup answers. Tried before the "
+         "lookup, as no one cell answers them: a difference (\"by how much … from 2020 to "
+         "2021\", \"how many more\"; two rows, or two columns of one row), a percentage "
+         "change, a share of the total, the row right after or before the one named, a "
+         "count with a comparison, and the row with the most or least when the question "
+         "asks \"which\" or \"who\". Also the first or last row past a threshold (\"first "
+         "fell below -10\"), the second largest, and the value most rows hold (\"which year "
+         "has the most proposals\"). \"What is the lowest …\" asks the value, not a row",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="sheets-dev (superlatives and counts the model left to a lookup)",
          measured={'wtq-dev': 7}),
