@@ -554,3 +554,17 @@ def test_a_column_of_identifiers_is_never_compared() -> None:
     assert most is not None and most.result == "SurveyUSA", most
     assert best_column(e, "Which pollster rating is the highest?", polls, numeric=True) == \
         "# of Polls"
+
+
+def test_a_comparison_alone_ties_no_count_to_a_table_the_question_never_names() -> None:
+    from ragctl.ask.compute import tied
+
+    e = embed().embed
+    axes = read_csv_text("PROFIL,i,d\nP8.2,1,100\nP8.3,2,101\nP8.4,3,6000\n")
+    q = "How many comuni have more than 5,000 voters?"
+    done = execute("count", q, axes, e)
+    assert done is not None and not tied(q, done, axes)  # computed, but on no named column
+    clubs = read_csv_text(CLUBS)
+    q = "How many clubs have more than 300 members?"
+    done = execute("count", q, clubs, e)
+    assert done is not None and tied(q, done, clubs)

@@ -851,6 +851,9 @@ def _percent(op: str, before: tuple[TableRow, Cell, float], after: tuple[TableRo
                     cells=[(before[0], before[1]), (after[0], after[1])])
 
 
+_STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)
+
+
 def _keys(text: str) -> set[str]:
     """The words of ``text`` as :func:`~ragctl.ask.cells.word_key` keys them, split at
     hyphens and apostrophes too ("licensing-fee" is "licensing fee")."""
@@ -1138,7 +1141,7 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
     done: list[tuple[int, int, Computed]] = []
     for i, table in enumerate(tables):
         d = first if i == 0 and first is not None else execute(op, question, table, embed)
-        if d is not None and tied(question, d):
+        if d is not None and tied(question, d, table):
             done.append((-header_share(question, table), i, d))
     return min(done, key=lambda x: x[:2])[2] if done else None
 
@@ -1164,6 +1167,10 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     for op in ops:
         done = best_done(ev.question, op, tables, embed)
         counted = op == "count" and any(c.op for c in done.conditions) if done else False
+        if before_lookup and op == "count" and done is not None and not any(
+                c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
+                for c in done.conditions):
+            continue  # before the lookup, only a comparison of a column the question names
         if done is None or (done.count == 1 and not counted) or (
                 op in ("max", "min") and not _after_superlative(
                 ev.question, done.column)):
@@ -1361,12 +1368,16 @@ def _from_a_table(stages: LoadedStages, ans: Answer, ev: Evidence, rule: str, ki
     return False
 
 
-def tied(question: str, done: Computed) -> bool:
+def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     """Whether the question names what a computation used: the value it counted by, or
     its column ("how many *players* …", a column "Player"; for a count of every row, the
     column that names the rows). "How many records were returned?" is not a count of the
-    rows of a table of notices that a retrieved passage holds."""
+    rows of a table of notices that a retrieved passage holds. A comparison alone ("more
+    than 5,000") ties it to a ``table`` some header of which the question names."""
     asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    if done.conditions and all(c.op for c in done.conditions) and table is not None and \
+            not header_share(question, table):
+        return False  # "… more than 5.000 voters" of a table of profiles' axes
     header = {word_key(w) for w in [*_words(done.column), *_words(spoken(done.column))]}
     # two cells of the one row the question names by its label ("iPad net sales …
     # compared with a year earlier", two periods' columns)
