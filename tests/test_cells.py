@@ -368,3 +368,24 @@ def test_a_cell_that_holds_nothing_is_refused_not_its_neighbour(tmp_path: Path,
     assert a.abstained and a.answer_text == "" and "row for o1" in (a.abstain_reason or "")
     b = _ask("What is the HumanEval of o3-high?", FakeReader("x"))
     assert b.answer_text == "88.4"
+
+
+def test_the_sheet_the_question_names_holds_the_row(tmp_path: Path, fake_embedder: str) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    first = book.active
+    first.title = "PROFILEDEF"
+    for r in (["PROFIL", "a", "d"], ["P8.2", 100, 103], ["P8.3", 112, 115]):
+        first.append(r)
+    axes = book.create_sheet("AXISDEF")
+    for r in (["PROFIL", "i", "d"], ["P8.2", 1, 100], ["P8.3", 2, 101]):
+        axes.append(r)
+    root = tmp_path / "book"
+    root.mkdir()
+    book.save(root / "profiles.xlsx")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    a = _ask("What is d for P8.3 in the AXISDEF sheet?", FakeReader("115"))
+    assert a.answer_text == "101", a.answer

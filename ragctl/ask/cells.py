@@ -24,7 +24,7 @@ other words than the header. So:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +41,7 @@ from ragctl.text import (
     blank,
     content_words,
     dated_spans,
+    normalize_answer,
     same_date,
 )
 
@@ -459,6 +460,24 @@ class CellVerdict:
     empty: CellChoice | None = None  # the cell that answers holds nothing ("-", "n/a")
 
 
+def _place_words(text: str) -> list[str]:
+    return normalize_answer(text).split()
+
+
+def named_place(question: str, places: Iterable[str]) -> str | None:
+    """The longest of ``places`` (a document's sections: a workbook's sheets) whose words
+    the question all names ("March", "Kentucky"), else the one section whose own heading
+    it names ("… in the Theory section"), or None."""
+    asked = set(_place_words(question))
+    named = [p for p in places if (words := set(_place_words(p)) - STOPWORDS) and words <= asked]
+    if not named:  # a section by its own heading ("the Theory section" of "Computer
+        # Science - Great Courses > Theory"), when one place alone has it
+        own = [p for p in places if (words := set(_place_words(p.split(" > ")[-1])) - STOPWORDS)
+               and words <= asked and " > " in p]
+        return own[0] if len(own) == 1 else None
+    return max(named, key=len)
+
+
 def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
     """The cell that answers, from the rows the question names best (:func:`candidate_rows`);
     an empty verdict when no row is named, or the best-named rows disagree."""
@@ -473,6 +492,10 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         rows = [r for r in rows if ev.grounding.documents.get(r.sentence.path, 0) == most_named]
         if not rows:
             return CellVerdict()
+    # a sheet or section the question names ("P8.3 in the AXISDEF sheet"): its rows
+    place = named_place(ev.question, {r.sentence.place for r in rows if r.sentence.place})
+    if place is not None:
+        rows = [r for r in rows if r.sentence.place == place]
     # when no row names the question's subject: the rows of the one document that names
     # most of its names elsewhere ("Galaxy Gaming" in the text of a 10-K whose rows never
     # say it)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from pathlib import Path
@@ -46,6 +46,7 @@ from ragctl.ask.cells import (
     blank,
     candidate_rows,
     header_years,
+    named_place,
     row_cells,
     spoken,
     word_key,
@@ -1059,20 +1060,6 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
         if len(out) >= TABLES_TRIED:
             break
     return out
-
-
-def named_place(question: str, places: Iterable[str]) -> str | None:
-    """The longest of ``places`` (a document's sections: a workbook's sheets) whose words
-    the question all names ("March", "Kentucky"), else the one section whose own heading
-    it names ("… in the Theory section"), or None."""
-    asked = set(_words(question))
-    named = [p for p in places if (words := set(_words(p)) - STOPWORDS) and words <= asked]
-    if not named:  # a section by its own heading ("the Theory section" of "Computer
-        # Science - Great Courses > Theory"), when one place alone has it
-        own = [p for p in places if (words := set(_words(p.split(" > ")[-1])) - STOPWORDS)
-               and words <= asked and " > " in p]
-        return own[0] if len(own) == 1 else None
-    return max(named, key=len)
 
 
 def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
