@@ -389,3 +389,16 @@ def test_the_sheet_the_question_names_holds_the_row(tmp_path: Path, fake_embedde
         Indexer(c).run([root])
     a = _ask("What is d for P8.3 in the AXISDEF sheet?", FakeReader("115"))
     assert a.answer_text == "101", a.answer
+
+
+def test_of_two_documents_with_the_named_row_the_one_whose_column_answers(
+        tmp_path: Path, fake_embedder: str) -> None:
+    indexed(tmp_path / "statements", {
+        "q1.csv": "Product,Mac net sales in the three months ended December 31 2022,"
+                  "Mac net sales in the three months ended December 25 2021\n"
+                  "Mac,7735,10852\niPad,9396,7248\n",
+        "q4.csv": "Product,Three Months Ended September 30 2023,Three Months Ended September 24 "
+                  "2022\nMac,7614,11508\niPad,6443,7174\n"})
+    a = _ask("What were Mac net sales in the three months ended September 30 2023?",
+             FakeReader("7735"))
+    assert a.answer_text == "7614", a.answer

@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragctl.ask.cells import Cell
 from ragctl.ask.compute import (
     Condition,
+    TableRow,
     best_column,
     compared,
     comparisons,
@@ -17,6 +19,7 @@ from ragctl.ask.compute import (
     cued,
     execute,
     number,
+    totals_row,
 )
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
@@ -485,6 +488,8 @@ def test_a_row_of_totals_is_no_item_and_a_share_is_of_the_total() -> None:
     count = execute("count", "How many line items are there?", costs, e)
     assert count is not None and count.result == "3"
     assert cued("What percentage of the grand total is the Office 365 E5 line?") == ["share"]
+    assert cued("What percentage of librarians are men?") == []  # a cell, of no total
+    assert not totals_row(TableRow((Cell("Airline", "All Nippon Airways", 0, 0),)))
     share = execute("share", "What percentage of the grand total is the Office 365 E5 line?",
                     costs, e)
     assert share is not None and share.result == "74.07%"

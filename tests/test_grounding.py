@@ -187,6 +187,9 @@ def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
         # a missing name that is no owner of the file named ("… in Halifax"): missing
         assert [n.text for n in ground(c.store, "When did the accounting meeting in Halifax "
                                        "take place?").missing] == ["Halifax"]
+        # an owner may stand anywhere, as long as it is no place ("… in Halifax")
+        assert not ground(c.store, "Which Larkspur Coders expense was the largest in the "
+                                   "accounting?").missing
         # a word that names a kind of document ("invoice"), or a format ("PDF"), names none
         assert [n.text for n in ground(c.store, "What is the total on the Quillfeather "
                                        "invoice?").missing] == ["Quillfeather"]

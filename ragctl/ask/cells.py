@@ -509,7 +509,20 @@ def find(stages: LoadedStages, ev: Evidence, expects: Expected) -> CellVerdict:
         return CellVerdict()
     # the question's names and numbers that this table holds: the row it asks about holds
     # them all ("France" and "1973"), or the table has no such row
-    path = subject[0].sentence.path
+    # the documents whose rows the question names best, in turn (two statements with a
+    # row "Mac" each): the one whose cell answers best, told by its column's header
+    best_score = max(r.score for r in subject)
+    paths = list(dict.fromkeys(r.sentence.path for r in subject if r.score == best_score))
+    verdicts = [_verdict_in(stages, ev, expects, rows, subject, p) for p in paths]
+    chosen = [v for v in verdicts if v.choice is not None]
+    if len(chosen) > 1:
+        return max(chosen, key=lambda v: v.choice.score if v.choice else 0.0)
+    return chosen[0] if chosen else verdicts[0]
+
+
+def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: list[Row],
+                subject: list[Row], path: str) -> CellVerdict:
+    """What the rows of the document ``path`` say (:func:`find`)."""
     # a name or number that heads one of the row's columns ("1990") is what it asks of it
     headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
                for t in _tokens(c.column)}  # of every row of its document found

@@ -530,20 +530,21 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     headers = {normalize_answer(c) for c in table.columns}
     items = tuple(r for r in table.rows if not totals_row(r) or any(
         c.holds(r) for c in conds if not c.op and normalize_answer(c.value) not in headers))
-    if len(items) < len(table.rows):
-        table = _replace(table, rows=items)
+    if len(items) < len(table.rows) and op != "count":  # a count leaves it out of what it
+        table = _replace(table, rows=items)  # counts, not of the table it reads (_count)
     run = _RUN[op]
     return run(op, question, table, embed, conds)
 
 
-_TOTALS = re.compile(r"(?:grand |sub-?)?totals?\b|sum\b|all\b|overall\b", re.I)
+_TOTALS = re.compile(r"(?:grand |sub-?)?totals?\b.{0,30}|(?:sum|all|overall)\W*", re.I)
 
 
 def totals_row(row: TableRow) -> bool:
     """Whether a row sums the others: its label (first filled cell) is "Total", "Grand
-    total", "Subtotal", "Sum", "All" or "Overall"."""
+    total", "Subtotal", "Total net sales" (three words at most), or "Sum", "All" or
+    "Overall" alone ("All Nippon Airways" is an item)."""
     label = next((c.value for c in row.cells if c.value.strip()), "")
-    return _TOTALS.match(label.strip()) is not None and len(label.split()) <= 3
+    return _TOTALS.fullmatch(label.strip()) is not None and len(label.split()) <= 3
 
 
 def _share(op: str, question: str, table: Table, embed: Embed,
@@ -649,6 +650,7 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     rows, used = selected(table.rows, conds)
+    rows = [r for r in rows if not totals_row(r) or any(c.holds(r) for c in used if not c.op)]
     keys = [c.column for c in used if not c.op]
     col = counted_column(question, table, keys)
     if col is not None:  # a column's values, not the rows: their sum, or the one row's
@@ -991,7 +993,9 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
      r"\bby what (?:percent|percentage)\b", "percent_change"),
     # "what share of the total came from …", "what percentage of the grand total is …"
-    (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of\b", "share"),
+    # (of a total the question names: "what percentage of librarians are men" is a cell)
+    (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of (?:the )?"
+     r"(?:[\w-]+ ){0,6}?total\b", "share"),
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
      r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b",

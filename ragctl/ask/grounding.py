@@ -316,7 +316,27 @@ def _ground(store: Store, question: str) -> Grounding:
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
-OWNER_GAP = 3  # words at most between an owner's name and the word naming its file
+# words before a name that make it a place or a party of what is asked ("the meeting in
+# Halifax", "paid at Larkspur"), not the owner of a document ("the UofTCoders ledger")
+_BEFORE_PLACE = frozenset("in at from to on by with for into near of via".split())
+
+
+def owners(question: str, missing: Sequence[Name]) -> list[Name]:
+    """The ``missing`` names the question gives as a document's owner or source: one with
+    a possessive ("OSSU's great-courses list"), or not after a preposition ("the
+    UofTCoders accounting ledger", "Which UofTCoders session …"; not "… in Halifax")."""
+    words = re.findall(r"\w+", _plain(question))  # as a name's words are: "tc39"
+    out = []
+    for n in missing:
+        k = len(n.words)
+        at = next((i for i in range(len(words) - k + 1) if tuple(words[i:i + k]) == n.words),
+                  None)
+        if at is None:
+            continue
+        possessive = at + k < len(words) and words[at + k] == "s"
+        if possessive or at == 0 or words[at - 1] not in _BEFORE_PLACE:
+            out.append(n)
+    return out
 
 
 def named_by_file(question: str, store: Store, names: Sequence[Name],
@@ -325,16 +345,16 @@ def named_by_file(question: str, store: Store, names: Sequence[Name],
     ledger": accounting.csv; "the attendance log": Attendance.csv) other than a word of
     its ``names`` (those name documents by their text: "EC2" is no owner of the "Amazon
     Web Services invoice", but what is asked of it) or one that names a kind of document
-    (:data:`_DOCUMENT_WORDS`), just after a ``missing`` name (at most :data:`OWNER_GAP`
-    words between): the owner or source the question gives them ("the UofTCoders
+    (:data:`_DOCUMENT_WORDS`), when every ``missing`` name is given as an owner
+    (:func:`owners`): the owner or source the question gives them ("the UofTCoders
     accounting ledger", "OSSU's great-courses list") is one their text need not state. A
-    missing name elsewhere ("the … data model meeting in Halifax") is what is asked."""
+    missing name that is a place ("the … data model meeting in Halifax") is what is
+    asked."""
+    if len(owners(question, missing)) < len(missing):
+        return []
     unsaid = {w for n in names for w in n.words}
-    words = re.findall(r"\w+", _plain(question))  # as a name's words are: "tc39"
-    ends = [i for i, w in enumerate(words) for n in missing
-            if n.words and w == n.words[-1]]
-    asked = {w for i, w in enumerate(words) if len(w) >= 4 and w.isalpha() and any(
-        0 < i - e <= OWNER_GAP + 1 for e in ends)} - unsaid - _DOCUMENT_WORDS - _NOT_NAMES
+    asked = {w for w in re.findall(r"\w+", _plain(question)) if len(w) >= 4 and w.isalpha()
+             } - unsaid - _DOCUMENT_WORDS - _NOT_NAMES
     if not asked:
         return []
     out = []
