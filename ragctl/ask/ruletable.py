@@ -138,8 +138,9 @@ RULES: tuple[Rule, ...] = (
     Rule("named_by_file", "passages",
          "a name no document mentions is not missing when the question names a document "
          "by a word of its file's name (\"the UofTCoders accounting ledger\": "
-         "accounting.csv): that document is meant, and the name is its owner or source, "
-         "which its text need not state",
+         "accounting.csv) and gives the name as an owner (possessive, or not after a "
+         "preposition: not \"… in Halifax\"): that document is meant, and the name is its "
+         "owner or source, which its text need not state",
          tested_by="test_grounding.py::test_a_document_named_by_its_file_is_meant_though_"
                    "its_owner_is_unsaid", written_for="computedocs dev",
          measured={}),
