@@ -65,8 +65,7 @@ if TYPE_CHECKING:
 SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
         "difference": "difference", "percent_change": "percentage change", "share": "share",
-    "first": "first",
-        "last": "last", "next": "next", "previous": "previous"}
+        "first": "first", "last": "last", "next": "next", "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
 MAX_CITED = 6  # rows cited for a count or a sum (the rest are counted, not cited)
@@ -237,6 +236,9 @@ def _said(conds: Sequence[Condition]) -> str:
 
 def _words(text: str) -> list[str]:
     return normalize_answer(text).split()
+
+
+_STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)  # stopwords as word_key keys them
 
 
 _FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
@@ -617,7 +619,7 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     if m is None:
         return None
     phrase = _VERB.sub("", m.group("what"))
-    what = {word_key(w) for w in _words(phrase)} - {word_key(w) for w in STOPWORDS}
+    what = {word_key(w) for w in _words(phrase)} - _STOP_KEYS
     for col in table.columns:
         words = _words(spoken(col))
         if not col or col in not_in or not table.numeric(col) or _years(table, col) or \
@@ -641,7 +643,7 @@ def _names_the_rows(table: Table, column: str) -> bool:
 
 def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
     """Whether the question names a numeric column by a word of its header."""
-    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
     return any(col and col not in not_in and table.numeric(col) and not _years(table, col)
                and not table.ordinal(col) and asked & {word_key(w) for w in _words(spoken(col))}
                for col in table.columns)
@@ -775,8 +777,8 @@ def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
             groups.setdefault(cell.value, []).append(r)
     if len(groups) < 2:
         return None
-    ranked = sorted(groups.items(), key=lambda g: len(g[1]), reverse=op == "argmax")
-    (value, members), (_, runner) = ranked[0], ranked[1]
+    order = sorted(groups.items(), key=lambda g: len(g[1]), reverse=op == "argmax")
+    (value, members), (_, runner) = order[0], order[1]
     if len(members) == len(runner):
         return None
     return Computed(op, value, f"{len(members)} of {len(rows)} rows, the {SAYS[op][4:]}",
@@ -854,9 +856,6 @@ def _percent(op: str, before: tuple[TableRow, Cell, float], after: tuple[TableRo
                     cells=[(before[0], before[1]), (after[0], after[1])])
 
 
-_STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)
-
-
 def _keys(text: str) -> set[str]:
     """The words of ``text`` as :func:`~ragctl.ask.cells.word_key` keys them, split at
     hyphens and apostrophes too ("licensing-fee" is "licensing fee")."""
@@ -870,7 +869,7 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
     """The larger less the smaller of two cells of one row: the row the question names
     by its label, the columns it names by their headers ("licensing fees … from 2020 to
     2021" of a statement with a column a year)."""
-    stop = {word_key(w) for w in STOPWORDS}
+    stop = _STOP_KEYS
     asked = _keys(question) - stop
     numeric = [c for c in table.columns if c and table.numeric(c)]
     columns = [c for c in numeric if (words := _keys(spoken(c)) - stop) and words <= asked]
@@ -955,8 +954,8 @@ def _place(op: str, question: str, table: Table, embed: Embed,
 _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | None]] = {
     "count": _count, "sum": _aggregate, "average": _aggregate, "max": _extreme,
     "min": _extreme, "argmax": _extreme, "argmin": _extreme, "difference": _difference,
-    "percent_change": _difference, "share": _share, "first": _place, "last": _place, "next": _place,
-    "previous": _place}
+    "percent_change": _difference, "share": _share, "first": _place, "last": _place,
+    "next": _place, "previous": _place}
 
 
 # What the question's form says it asks of a table, when the operation model leaves it to
@@ -1157,16 +1156,18 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     embed = cached(stages.retriever.embedder.embed)
     for op in ops:
         done = best_done(ev.question, op, tables, embed)
-        counted = op == "count" and any(c.op for c in done.conditions) if done else False
-        if before_lookup and op == "count" and done is not None and not any(
+        if done is None:
+            continue
+        compared = any(c.op for c in done.conditions)
+        if before_lookup and op == "count" and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
             continue  # before the lookup, only a comparison of a column the question names
-        if done is None or (done.count == 1 and not counted) or (
-                op in ("max", "min") and not _after_superlative(
-                ev.question, done.column)):
-            continue  # "the largest city": a row, not the largest value
-        if op in ("count", "sum", "average") and not any(c.op for c in done.conditions):
+        if (done.count == 1 and not (op == "count" and compared)) or (
+                op in ("max", "min") and not _after_superlative(ev.question, done.column)):
+            continue  # "the largest city": a row, not the largest value; a count of one
+            # row is one only by a comparison
+        if op in ("count", "sum", "average") and not compared:
             # a count the lookup missed is no count without a comparison ("How many
             # Series EE bonds were outstanding …" is a cell, not a count of rows)
             continue
@@ -1365,7 +1366,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds. A comparison alone ("more
     than 5,000") ties it to a ``table`` some header of which the question names."""
-    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
     if done.conditions and all(c.op for c in done.conditions) and table is not None and \
             not header_share(question, table):
         return False  # "… more than 5.000 voters" of a table of profiles' axes
@@ -1382,7 +1383,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
 def header_share(question: str, table: Table) -> int:
     """How many of the question's words the table's headers hold (by their stems): which
     of the tables a computation can be carried out on the question is about."""
-    asked = {word_key(w) for w in _words(question)} - {word_key(w) for w in STOPWORDS}
+    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
     return len(asked & {word_key(w) for c in table.columns for w in _words(spoken(c))})
 
 

@@ -307,7 +307,8 @@ def _ground(store: Store, question: str) -> Grounding:
         counts = {p: n for p, n in counts.items() if p in identified}
         passages = [(pid, path) for pid, path in passages if path in identified]
     if missing and on("named_by_file"):
-        filed = named_by_file(question, store, names, missing)
+        known = list(titles) if titles is not None else [d.path for d in store.documents()]
+        filed = named_by_file(question, known, names, missing)
         if filed:  # "the UofTCoders accounting ledger": accounting.csv, which never says
             fired("named_by_file")  # whose it is
             for path in filed:
@@ -339,13 +340,13 @@ def owners(question: str, missing: Sequence[Name]) -> list[Name]:
     return out
 
 
-def named_by_file(question: str, store: Store, names: Sequence[Name],
+def named_by_file(question: str, paths: Sequence[str], names: Sequence[Name],
                   missing: Sequence[Name]) -> list[str]:
-    """The documents the question names by a word of their file's name ("the accounting
-    ledger": accounting.csv; "the attendance log": Attendance.csv) other than a word of
-    its ``names`` (those name documents by their text: "EC2" is no owner of the "Amazon
-    Web Services invoice", but what is asked of it) or one that names a kind of document
-    (:data:`_DOCUMENT_WORDS`), when every ``missing`` name is given as an owner
+    """The documents (of ``paths``) the question names by a word of their file's name
+    ("the accounting ledger": accounting.csv; "the attendance log": Attendance.csv) other
+    than a word of its ``names`` (those name documents by their text: "EC2" is no owner of
+    the "Amazon Web Services invoice", but what is asked of it) or one that names a kind of
+    document (:data:`_DOCUMENT_WORDS`), when every ``missing`` name is given as an owner
     (:func:`owners`): the owner or source the question gives them ("the UofTCoders
     accounting ledger", "OSSU's great-courses list") is one their text need not state. A
     missing name that is a place ("the … data model meeting in Halifax") is what is
@@ -357,12 +358,8 @@ def named_by_file(question: str, store: Store, names: Sequence[Name],
              } - unsaid - _DOCUMENT_WORDS - _NOT_NAMES
     if not asked:
         return []
-    out = []
-    for d in store.documents():
-        stem = set(re.findall(r"[^\W\d_]+", _plain(Path(d.path).stem)))
-        if any(_has_word(w, " ".join(stem)) for w in asked):
-            out.append(d.path)
-    return out
+    stems = {p: " ".join(re.findall(r"[^\W\d_]+", _plain(Path(p).stem))) for p in paths}
+    return [p for p in paths if any(_has_word(w, stems[p]) for w in asked)]
 
 
 def _has_word(word: str, title: str) -> bool:
