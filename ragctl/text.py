@@ -187,10 +187,11 @@ def blank(value: str) -> bool:
 def _joined(previous: str, word: str) -> bool:
     """Whether ``word`` follows ``previous`` without a space: closing punctuation (";",
     ")." or "...") does, a word that only starts with it (":=", "!=", ".NET", ".5")
-    does not, nor a label's value ("Attendance: ?", a table cell left unknown)."""
+    does not, nor a label's value that is a question mark ("Attendance: ?", a table cell
+    left unknown; "Date: ," in prose is still joined)."""
     return (word[0] in _CLOSING and (len(word) == 1 or not (word[1].isalnum()
                                                            or word[1] in "=<>"))
-            and not (previous.endswith(":") and len(previous) > 1))\
+            and not (previous.endswith(":") and len(previous) > 1 and word[0] == "?"))\
         or previous[-1] in _OPENING
 
 

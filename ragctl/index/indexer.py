@@ -334,7 +334,8 @@ class Indexer:
         # 4 — a table row is one sentence, "(212) 555-0147" is no list item; 5 — each
         # line of a paragraph written line by line (a receipt, a form) is one; 6 — without
         # its bullet, a line of a list written line by line; 7 — a label's value that is
-        # punctuation ("Attendance: ?") keeps its space, so its row's cells stay apart
+        # punctuation ("Attendance: ?") keeps its space, so its row's cells stay apart; 8
+        # — only a question mark does ("Date: ," in prose is joined as before)
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -369,7 +370,7 @@ class Indexer:
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 7,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 8,
                 "readers": 32}
 
     def _check_model(self) -> None:
