@@ -143,7 +143,10 @@ RULES: tuple[Rule, ...] = (
          "owner or source, which its text need not state",
          tested_by="test_grounding.py::test_a_document_named_by_its_file_is_meant_though_"
                    "its_owner_is_unsaid", written_for="computedocs dev",
-         measured={}),
+         # bench/rules.py at 3fd0a25 (home-s34): computedocs-dev is the set it was written
+         # for; doctables-dev's four (TC39's table) were read when the digits in "TC39"
+         # were mended
+         measured={'computedocs-dev': 7, 'doctables-dev': 4}),
     Rule("with_identifier", "passages",
          "a passage of the document the question names by number (\"PEP 723\") takes the "
          "last kept place when the relevance estimator kept none",
@@ -243,7 +246,9 @@ RULES: tuple[Rule, ...] = (
          "has the most proposals\"). \"What is the lowest …\" asks the value, not a row",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="sheets-dev (superlatives and counts the model left to a lookup)",
-         measured={'wtq-dev': 7}),
+         # wtq-dev: 2026-11-27; computedocs-dev (the cues added for it) and doctables-dev:
+         # bench/rules.py at 3fd0a25 (home-s34)
+         measured={'wtq-dev': 7, 'computedocs-dev': 12, 'doctables-dev': 9}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
