@@ -19,6 +19,7 @@ import xml.parsers.expat
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -28,6 +29,7 @@ MAX_ROWS = 100_000  # non-empty rows kept per sheet
 MAX_COLUMNS = 200  # columns kept per row
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # an OLE compound file: encrypted OOXML or a legacy .xls
+ENCRYPTED = "EncryptedPackage".encode("utf-16-le")  # in an OLE file: an encrypted workbook
 ZIP_MAGIC = b"PK"
 
 _SNIFF_CHARS = 64 * 1024
@@ -265,7 +267,7 @@ def read_delimited(text: str, name: str, *, delimiter: str | None = None) -> She
 def _zip(data: bytes, kind: str) -> zipfile.ZipFile:
     """``data`` opened as a zip, or a SheetError that says what the bytes are instead."""
     if data[:4] == OLE_MAGIC:
-        if "EncryptedPackage".encode("utf-16-le") in data:
+        if ENCRYPTED in data:
             raise SheetError("password-protected workbook; skipped")
         raise SheetError(f"an old binary (OLE) file such as .xls, not a valid {kind}; skipped")
     if not data.startswith(ZIP_MAGIC):
@@ -323,7 +325,7 @@ def read_xlsx(data: bytes, name: str) -> list[Sheet]:
     """Every worksheet of an XLSX workbook (chartsheets skipped), with the saved formula
     results, never the formula text; a legacy binary workbook under this name is read as
     one (:func:`read_xls`). ``name`` is the file's name, unused but for symmetry."""
-    if data[:4] == OLE_MAGIC and "EncryptedPackage".encode("utf-16-le") not in data:
+    if data[:4] == OLE_MAGIC and ENCRYPTED not in data:
         return read_xls(data, name)  # a legacy workbook saved under the newer name
     archive = _zip(data, "XLSX workbook")
     try:
@@ -341,11 +343,8 @@ def read_xlsx(data: bytes, name: str) -> list[Sheet]:
             except Exception as exc:
                 raise SheetError(_damaged("XLSX workbook", exc)) from None
             try:
-                return [_xlsx_sheet(ws, archive) for ws in wb.worksheets]
-            except SheetError:
-                raise
-            except Exception as exc:
-                raise SheetError(_damaged("XLSX workbook", exc)) from None
+                with _damage_reported("XLSX workbook"):
+                    return [_xlsx_sheet(ws, archive) for ws in wb.worksheets]
             finally:
                 wb.close()
     finally:
@@ -385,6 +384,18 @@ def _xlsx_cell_text(cell: Any) -> str:
     return format_cell(value)
 
 
+@contextmanager
+def _damage_reported(kind: str) -> Iterator[None]:
+    """Any error a library raises while reading a ``kind`` file, as a SheetError of one
+    line (:func:`_damaged`); a SheetError passes as it is."""
+    try:
+        yield
+    except SheetError:
+        raise
+    except Exception as exc:
+        raise SheetError(_damaged(kind, exc)) from None
+
+
 def _damaged(kind: str, exc: BaseException) -> str:
     """The one-line reason for a library's exception while reading a ``kind`` file."""
     if isinstance(exc, zipfile.BadZipFile | zlib.error | EOFError):  # e.g. "Bad CRC-32"
@@ -406,7 +417,7 @@ def read_xls(data: bytes, name: str) -> list[Sheet]:
     dates. ``name`` is unused but for symmetry."""
     if data[:4] != OLE_MAGIC:
         raise SheetError("not a valid XLS workbook (not an OLE compound file)")
-    if "EncryptedPackage".encode("utf-16-le") in data:
+    if ENCRYPTED in data:
         raise SheetError("password-protected workbook; skipped")
     import xlrd  # heavy: kept out of start-up
 
@@ -423,11 +434,8 @@ def read_xls(data: bytes, name: str) -> list[Sheet]:
     if book is None:
         raise SheetError("not a valid XLS workbook")
     try:
-        return [_xls_sheet(book, book.sheet_by_index(i)) for i in range(book.nsheets)]
-    except SheetError:
-        raise
-    except Exception as exc:
-        raise SheetError(_damaged("XLS workbook", exc)) from None
+        with _damage_reported("XLS workbook"):
+            return [_xls_sheet(book, book.sheet_by_index(i)) for i in range(book.nsheets)]
     finally:
         book.release_resources()
 
@@ -480,23 +488,20 @@ def read_ods(data: bytes, name: str) -> list[Sheet]:
     """
     archive = _zip(data, "ODS spreadsheet")
     try:
-        names = set(archive.namelist())
-        if "content.xml" not in names:
-            raise SheetError("not a valid ODS spreadsheet (no content.xml)")
-        if "META-INF/manifest.xml" in names:
-            if b"encryption-data" in archive.read("META-INF/manifest.xml"):
-                raise SheetError("password-protected spreadsheet; skipped")
-        else:
-            raise SheetError("not a valid ODS spreadsheet (no META-INF/manifest.xml)")
-        if "mimetype" in names:
-            mimetype = archive.read("mimetype").decode("utf-8", "replace").strip()
-            if not mimetype.startswith("application/vnd.oasis.opendocument.spreadsheet"):
-                raise SheetError(f"not an ODS spreadsheet (its type is {mimetype[:80]})")
-        _check_well_formed(archive, "content.xml")
-    except SheetError:
-        raise
-    except Exception as exc:
-        raise SheetError(_damaged("ODS spreadsheet", exc)) from None
+        with _damage_reported("ODS spreadsheet"):
+            names = set(archive.namelist())
+            if "content.xml" not in names:
+                raise SheetError("not a valid ODS spreadsheet (no content.xml)")
+            if "META-INF/manifest.xml" in names:
+                if b"encryption-data" in archive.read("META-INF/manifest.xml"):
+                    raise SheetError("password-protected spreadsheet; skipped")
+            else:
+                raise SheetError("not a valid ODS spreadsheet (no META-INF/manifest.xml)")
+            if "mimetype" in names:
+                mimetype = archive.read("mimetype").decode("utf-8", "replace").strip()
+                if not mimetype.startswith("application/vnd.oasis.opendocument.spreadsheet"):
+                    raise SheetError(f"not an ODS spreadsheet (its type is {mimetype[:80]})")
+            _check_well_formed(archive, "content.xml")
     finally:
         archive.close()
 
@@ -510,12 +515,8 @@ def read_ods(data: bytes, name: str) -> list[Sheet]:
     body = getattr(doc, "spreadsheet", None)
     if body is None:
         raise SheetError("not an ODS spreadsheet (no spreadsheet body)")
-    try:
+    with _damage_reported("ODS spreadsheet"):
         return [_ods_sheet(t) for t in body.childNodes if _qname(t) == (_TABLE_NS, "table")]
-    except SheetError:
-        raise
-    except Exception as exc:
-        raise SheetError(_damaged("ODS spreadsheet", exc)) from None
 
 
 def _check_well_formed(archive: zipfile.ZipFile, member: str) -> None:
