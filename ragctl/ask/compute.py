@@ -529,11 +529,9 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
         return _share(op, question, table, embed, conds)
     # a row of totals is no item: not the largest, nor counted or added again, unless
     # named (by a word that is not also a column's name: "the largest total")
-    headers = {normalize_answer(c) for c in table.columns}
-    items = tuple(r for r in table.rows if not totals_row(r) or any(
-        c.holds(r) for c in conds if not c.op and normalize_answer(c.value) not in headers))
+    items = _items(table.rows, conds, {normalize_answer(c) for c in table.columns})
     if len(items) < len(table.rows) and op != "count":  # a count leaves it out of what it
-        table = _replace(table, rows=items)  # counts, not of the table it reads (_count)
+        table = _replace(table, rows=tuple(items))  # counts, not of the table it reads
     run = _RUN[op]
     return run(op, question, table, embed, conds)
 
@@ -547,6 +545,15 @@ def totals_row(row: TableRow) -> bool:
     "Overall" alone ("All Nippon Airways" is an item)."""
     label = next((c.value for c in row.cells if c.value.strip()), "")
     return _TOTALS.fullmatch(label.strip()) is not None and len(label.split()) <= 3
+
+
+def _items(rows: Sequence[TableRow], conds: Sequence[Condition],
+           headers: frozenset[str] | set[str] = frozenset()) -> list[TableRow]:
+    """``rows`` less its rows of totals (:func:`totals_row`) that no cell condition of
+    ``conds`` names (a value among ``headers`` names none: "the largest total" names the
+    column)."""
+    return [r for r in rows if not totals_row(r) or any(
+        c.holds(r) for c in conds if not c.op and normalize_answer(c.value) not in headers)]
 
 
 def _share(op: str, question: str, table: Table, embed: Embed,
@@ -652,7 +659,7 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     rows, used = selected(table.rows, conds)
-    rows = [r for r in rows if not totals_row(r) or any(c.holds(r) for c in used if not c.op)]
+    rows = _items(rows, used)
     keys = [c.column for c in used if not c.op]
     col = counted_column(question, table, keys)
     if col is not None:  # a column's values, not the rows: their sum, or the one row's
