@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -48,11 +50,15 @@ def test_the_question_names_a_row_by_its_values() -> None:
     assert key_cells(cells, "How many members does the Oslo club have?") == ((), 0.0)
 
 
-def indexed(root: Path, files: dict[str, str]) -> Path:
-    """A new folder ``root`` holding ``files`` (name → text), indexed."""
+def indexed(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """A new folder ``root`` holding ``files`` (name → text, or bytes: a workbook),
+    indexed."""
     root.mkdir()
-    for name, text in files.items():
-        (root / name).write_text(text)
+    for name, content in files.items():
+        if isinstance(content, bytes):
+            (root / name).write_bytes(content)
+        else:
+            (root / name).write_text(content)
     with Collection.open(load_settings(), create=True) as c:
         c.lock()
         Indexer(c).run([root])
@@ -381,12 +387,9 @@ def test_the_sheet_the_question_names_holds_the_row(tmp_path: Path, fake_embedde
     axes = book.create_sheet("AXISDEF")
     for r in (["PROFIL", "i", "d"], ["P8.2", 1, 100], ["P8.3", 2, 101]):
         axes.append(r)
-    root = tmp_path / "book"
-    root.mkdir()
-    book.save(root / "profiles.xlsx")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    data = io.BytesIO()
+    book.save(data)
+    indexed(tmp_path / "book", {"profiles.xlsx": data.getvalue()})
     a = _ask("What is d for P8.3 in the AXISDEF sheet?", FakeReader("115"))
     assert a.answer_text == "101", a.answer
 

@@ -3,6 +3,7 @@ working, the operation model, and answers through ``ask`` that show and cite the
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from ragctl.models.tableops import OPERATIONS, OperationModel
 from ragctl.store.collection import Collection
 from ragctl.training.tableops import fit, matches, read_csv_text
 from tests.fakes import FakeReader, HashEmbedder
+from tests.test_cells import indexed
 
 CLUBS = ("Club,Members,Founded,Town\nOslo Sailing Club,412,1921,Oslo\n"
          "Bergen Sailing Club,315,1921,Bergen\nTrondheim Yacht Club,280,1950,Trondheim\n")
@@ -299,12 +301,9 @@ def test_a_question_naming_another_sheet_is_about_that_sheets_table(
         for i, pay in enumerate(payments):
             sheet.append([f"{month[:3]}-{i}", pay, 10 * (i + 1)])
     del book["Sheet"]
-    root = tmp_path / "sales"
-    root.mkdir()
-    book.save(root / "sales.xlsx")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    data = io.BytesIO()
+    book.save(data)
+    indexed(tmp_path / "sales", {"sales.xlsx": data.getvalue()})
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("1")) as p:
         p._tableops, p._tableops_loaded = _always("count"), True
         a = p.ask("How many Ewallet payments were there in March?", AskOptions(re_threshold=0.0))
