@@ -41,8 +41,8 @@ from ragctl.text import (
     blank,
     content_words,
     dated_spans,
-    normalize_answer,
     same_date,
+    tokens,
 )
 
 if TYPE_CHECKING:
@@ -460,19 +460,15 @@ class CellVerdict:
     empty: CellChoice | None = None  # the cell that answers holds nothing ("-", "n/a")
 
 
-def _place_words(text: str) -> list[str]:
-    return normalize_answer(text).split()
-
-
 def named_place(question: str, places: Iterable[str]) -> str | None:
     """The longest of ``places`` (a document's sections: a workbook's sheets) whose words
     the question all names ("March", "Kentucky"), else the one section whose own heading
     it names ("… in the Theory section"), or None."""
-    asked = set(_place_words(question))
-    named = [p for p in places if (words := set(_place_words(p)) - STOPWORDS) and words <= asked]
+    asked = set(tokens(question))
+    named = [p for p in places if (words := set(tokens(p)) - STOPWORDS) and words <= asked]
     if not named:  # a section by its own heading ("the Theory section" of "Computer
         # Science - Great Courses > Theory"), when one place alone has it
-        own = [p for p in places if (words := set(_place_words(p.split(" > ")[-1])) - STOPWORDS)
+        own = [p for p in places if (words := set(tokens(p.split(" > ")[-1])) - STOPWORDS)
                and words <= asked and " > " in p]
         return own[0] if len(own) == 1 else None
     return max(named, key=len)

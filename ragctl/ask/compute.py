@@ -56,7 +56,7 @@ from ragctl.ask.documents import _YEAR
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, dated_spans, normalize_answer
+from ragctl.text import STOPWORDS, dated_spans, normalize_answer, tokens
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -234,8 +234,7 @@ def _said(conds: Sequence[Condition]) -> str:
     return ", ".join(parts)
 
 
-def _words(text: str) -> list[str]:
-    return normalize_answer(text).split()
+_words = tokens  # a text's words as answers are compared (ragctl.text.normalize_answer)
 
 
 _STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)  # stopwords as word_key keys them
