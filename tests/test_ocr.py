@@ -531,7 +531,7 @@ def test_a_page_of_short_lines_is_read_in_rows_with_the_words_found_as_sparse_te
     assert ocr.short_lines(layout)
     found = layout + ocr.unseen(sparse, layout)
     assert [w.box.text for w in found][-1] == "104.92" and len(found) == 5
-    assert ocr.lines_to_text([w.box for w in found]) == "Daily Parking 6.00\nTotal 104.92"
+    assert ocr.lines_to_text([w.box for w in found]) == "Daily Parking: 6.00\nTotal: 104.92"
     # a page of long lines keeps Tesseract's order, a blank line between its paragraphs
     long = [ocr._Word((1, p, 1), _Box(20 * p, 20 * p + 10, 40 * k, 40 * k + 30, f"w{p}{k}"))
             for p in (1, 2) for k in range(8)]
@@ -545,8 +545,8 @@ def test_real_tesseract_reads_a_small_receipt_row_by_row() -> None:
     text = ocr.Tesseract().read(small_receipt())
     lines = [" ".join(line.split()) for line in text.splitlines()]
     for label, amount in RECEIPT_ROWS:
-        if label and amount:
-            assert f"{label} {amount}" in lines, text
+        if label and amount:  # each amount far right of its label: "Label: amount"
+            assert f"{label}: {amount}" in lines, text
 
 
 @pytest.mark.skipif(shutil.which("tesseract") is None or not Path(FONT).exists(),
@@ -619,7 +619,42 @@ def test_the_lines_under_a_header_are_keyed_by_its_columns() -> None:
         "Acme Tools", "QTY DESCRIPTION UNIT PRICE AMOUNT",
         "QTY: 2; DESCRIPTION: Pedal arms; UNIT PRICE: 15.00; AMOUNT: 30.00",
         "QTY: 1; DESCRIPTION: Brake cable; UNIT PRICE: 9.50; AMOUNT: 9.50",
-        "Subtotal 39.50"]
+        "Subtotal: 39.50"]
+
+
+def test_a_label_and_its_value_set_apart_are_written_as_a_labelled_line() -> None:
+    def line(*words: tuple[float, str]) -> list[_Box]:
+        return [_Box(0, 10, left, left + 8 * len(text), text) for left, text in words]
+
+    assert ocr.labelled(line((0, "Total"), (48, "Amount"), (104, "Due"), (400, "164,390.91"))
+                        ) == "Total Amount Due: 164,390.91"
+    assert ocr.labelled(line((0, "Change"), (300, "1,01"), (340, "EUR"))) == "Change: 1,01 EUR"
+    assert ocr.labelled(line((0, "Total"), (48, "104.92"))) is None  # not set apart
+    # two addresses side by side, a number first, three groups: none is a label's value
+    assert ocr.labelled(line((0, "New"), (40, "York,"), (90, "NY"), (120, "12210"),
+                             (400, "Cambridge,"), (490, "MA"), (520, "02139"))) is None
+    assert ocr.labelled(line((0, "2"), (40, "Coffee"), (300, "4.80"))) is None
+    assert ocr.labelled(line((0, "Tea"), (200, "2.90"), (400, "2.90"))) is None
+
+
+def test_row_labels_left_of_a_header_start_their_rows() -> None:
+    def line(top: float, *words: tuple[float, str]) -> list[_Box]:
+        return [_Box(top, top + 10, left, left + 8 * len(text), text) for left, text in words]
+
+    boxes = [*line(0, (200, "Rate"), (300, "Units"), (400, "Amount")),
+             *line(20, (0, "Energy"), (56, "Charges")),
+             *line(40, (0, "Tier"), (40, "1"), (200, "0.0947"), (300, "424.9"), (400, "40.22")),
+             *line(60, (0, "Tier"), (40, "2"), (300, "192.6"), (400, "13.47")),
+             *line(80, (20, "Charges"), (84, "Total"), (400, "53.69")),
+             *line(100, (0, "Payment"), (64, "Slip"), (200, "Your"), (240, "payment"),
+                   (304, "will"), (344, "be"), (368, "debited"), (432, "via"), (464, "GIRO"),
+                   (504, "on"), (530, "10-04-2020"))]
+    assert lines_to_text(boxes).splitlines() == [
+        "Rate Units Amount", "Energy Charges",
+        "Tier 1; Rate: 0.0947; Units: 424.9; Amount: 40.22",
+        "Tier 2; Units: 192.6; Amount: 13.47",
+        "Charges Total; Amount: 53.69",  # set in under the first column: its row's label
+        "Payment Slip Your payment will be debited via GIRO on 10-04-2020"]  # prose
 
 
 def test_a_page_in_another_language_is_told_by_its_own_words() -> None:

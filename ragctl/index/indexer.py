@@ -366,12 +366,14 @@ class Indexer:
         # kept as its date; 29 — a two-column header ("Year | Average Price") told by
         # kind too; 30 — an HTML table's <thead> row of <td> cells read as its header;
         # 31 — and a first row of <td> names, when no statement's layout decides; 32 —
-        # Markdown footnote references ("GPQA [^8]") blanked, a footnote's text kept
+        # Markdown footnote references ("GPQA [^8]") blanked, a footnote's text kept; 33
+        # — a scanned line of a label and its value set apart written "Label: value", and
+        # a scanned table's rows whose labels stand left of its header keyed by it
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 8,
-                "readers": 32}
+                "readers": 33}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -139,7 +139,7 @@ def lines_to_text(boxes: list[_Box]) -> str:
     keyed = table_rows(ordered)
     out: list[str] = []
     for i, line in enumerate(ordered):
-        text = keyed.get(i) or " ".join(x.text.strip() for x in line)
+        text = keyed.get(i) or labelled(line) or " ".join(x.text.strip() for x in line)
         if i and tops[i] - tops[i - 1] > max(1.6 * step, 2.2 * usual):
             out.append("")
         out.append(text)
@@ -157,6 +157,7 @@ def lines_to_text(boxes: list[_Box]) -> str:
 COLUMN_GAP = 1.2
 HEADER_COLUMNS = 3
 HEADER_WORDS = 3  # words of one column's header, at most
+CELL_WORDS = 8  # words of one cell, at most: a longer group is a line of prose
 
 
 def _groups(line: list[_Box]) -> list[list[_Box]]:
@@ -186,7 +187,12 @@ def _column_of(group: list[_Box], columns: list[tuple[float, float]]) -> int | N
 
 
 def table_rows(lines: list[list[_Box]]) -> dict[int, str]:
-    """Line index → the line as a keyed row, for the lines under a header (see above)."""
+    """Line index → the line as a keyed row, for the lines under a header (see above). A
+    row's label left of the header's first column (a statement's "Energy Charge - Tier 1"
+    under "Rate  Units  Amount") starts its row unnamed, as a table's first column without
+    a header does ("Energy Charge - Tier 1; Units: 424.9; Amount: 40.22"); then one filled
+    column is enough, and a line of such a label alone ("EMC Charges", a group of rows'
+    heading) is passed over, as text, unless the line before it was one too."""
     out: dict[int, str] = {}
     i = 0
     while i < len(lines) - 1:
@@ -199,27 +205,67 @@ def table_rows(lines: list[list[_Box]]) -> dict[int, str]:
             continue
         columns = [(g[0].left, g[-1].right) for g in head]
         rows: dict[int, str] = {}
-        j = i + 1
+        j, passed, stubbed = i + 1, False, False
         while j < len(lines):
             cells: dict[int, list[str]] = {}
+            stub = ""
             placed = True
-            for g in _groups(lines[j]):
+            for n, g in enumerate(_groups(lines[j])):
                 if not any(ch.isalnum() for b in g for ch in b.text):
                     continue  # a speck read as "!" or "|"
+                text = " ".join(b.text.strip() for b in g)
+                # left of the first column; or, once rows have labels there, a label
+                # set in under it ("Energy Charges Total", a subtotal's)
+                if n == 0 and (g[-1].right < columns[0][0] or (
+                        stubbed and not any(ch.isdigit() for ch in text))):
+                    stub = text
+                    continue
                 k = _column_of(g, columns)
-                if k is None:
+                if k is None or len(text.split()) > CELL_WORDS:  # not a cell: prose
                     placed = False
                     break
                 cells.setdefault(k, []).append(" ".join(
                     b.text.strip() for b in g if any(ch.isalnum() for ch in b.text)))
-            if not placed or len(cells) < max(2, len(columns) - 1) or not any(
-                    any(ch.isdigit() for ch in " ".join(v)) for v in cells.values()):
+            digits = any(any(ch.isdigit() for ch in " ".join(v)) for v in cells.values())
+            if placed and stub and not cells and not passed and \
+                    not any(ch.isdigit() for ch in stub):
+                passed = True  # a heading over some of the rows
+                j += 1
+                continue
+            if not placed or not digits or len(cells) < (
+                    1 if stub else max(2, len(columns) - 1)):
                 break
-            rows[j] = "; ".join(f"{names[k]}: {' '.join(cells[k])}" for k in sorted(cells))
-            j += 1
+            rows[j] = "; ".join([stub] * bool(stub) + [f"{names[k]}: {' '.join(cells[k])}"
+                                                     for k in sorted(cells)])
+            j, passed, stubbed = j + 1, False, stubbed or bool(stub)
         out.update(rows)
         i = max(j, i + 1)
     return out
+
+
+# A form's, a bill's or a receipt's line of a label and its value set apart ("Total Amount
+# Due      164,390.91", "Change      1,01"): two groups of words (:data:`COLUMN_GAP`), a
+# label of at most LABEL_WORDS words that starts with a letter, and a value of at most
+# VALUE_WORDS words, half of them or more with a digit. It is written "Label: value", as
+# such a line is printed when its label has a colon, so that the value is found by its
+# label.
+LABEL_WORDS = 6
+VALUE_WORDS = 4
+
+
+def labelled(line: list[_Box]) -> str | None:
+    """A line (its words left to right) of a label and its value set apart, as "Label:
+    value"; None for any other line."""
+    groups = _groups(line)
+    if len(groups) != 2:
+        return None
+    label = " ".join(b.text.strip() for b in groups[0]).rstrip(" .:|")
+    value = " ".join(b.text.strip() for b in groups[1]).strip(" |")
+    if not re.match(r"[^\W\d_]", label) or len(label.split()) > LABEL_WORDS or \
+            len(value.split()) > VALUE_WORDS or \
+            2 * sum(any(ch.isdigit() for ch in w) for w in value.split()) < len(value.split()):
+        return None  # not "New York, NY 12210      Cambridge, MA 02139": two addresses
+    return f"{label}: {value}"
 
 
 def dehyphenate(text: str) -> str:
@@ -445,8 +491,9 @@ class Tesseract:
     # 6: on unevenly lit photos only; 7: a page on its side or upside down turned upright;
     # 8: the lines under a header as keyed rows; 9: a photo read with both thresholds, the
     # one that reads more words surely kept; 10: a page in another language read with its
-    # model too (:data:`LANGUAGE_WORDS`), when Tesseract has it
-    version: int | str = 10
+    # model too (:data:`LANGUAGE_WORDS`), when Tesseract has it; 11: a label and its value
+    # set apart on a line of their own written "Label: value" (:func:`labelled`)
+    version: int | str = 11
 
     def __init__(self) -> None:
         path = shutil.which("tesseract")
