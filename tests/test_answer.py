@@ -880,6 +880,10 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("What was John Stiles' net pay on the statement?") == "net pay"
     assert asked_field("What is Acme's ticker symbol?") == "ticker symbol"
     assert values("solde à payer", "Solde à payer: 470,15 € Notes") == ["470,15 €"]
+    # a bracket qualifies the label before its colon
+    assert values("total amount due", "Total Current Charge: 79,320.26 Total Amount Due "
+                  "(Inclusive of GST): 164,390.91") == ["164,390.91"]
+    assert values("total amount due", "Total Amount Due (see page 2) 164.00") == []
     # where the source's lines end, a value ends with its line (an indented line goes on)
     from ragctl.text import line_starts, normalize_space
 

@@ -153,7 +153,9 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
     ("Booking ID IBZY2087", a receipt's cells) takes an identifier of letters and digits
     only."""
     starts = sorted(lines)
-    label = re.compile(r"(?<![\w])" + label_words(field)
+    # a bracket may qualify the label before its colon: "Total Amount Due (Inclusive of
+    # GST): 164,390.91", "Weight (kg): 5"
+    label = re.compile(r"(?<![\w])" + label_words(field) + r"(?:\s*\([^()]{1,40}\)(?=\s*:))?"
                        + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
     out = []
     for m in label.finditer(text):
@@ -448,7 +450,10 @@ def label_lines(s: Sentence) -> list[LabelLine]:
         m = _LABEL_LINE.match(text[a:b].strip())
         if m is None:
             continue
-        label = m.group("label").strip()
+        # a bracket that qualifies the label ("Total Amount Due (Inclusive of GST)") is
+        # not what it names
+        label = re.sub(r"\s*\([^()]{1,40}\)$", "", m.group("label").strip()) or \
+            m.group("label").strip()
         words = label.split()
         # prose before a colon: a long or lower-case label inside a sentence's text (a
         # wrapped line, "docstrings: what they should contain")
