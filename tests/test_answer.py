@@ -880,6 +880,12 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("What was John Stiles' net pay on the statement?") == "net pay"
     assert asked_field("What is Acme's ticker symbol?") == "ticker symbol"
     assert values("solde à payer", "Solde à payer: 470,15 € Notes") == ["470,15 €"]
+    # "how much <label> was / did …" asks a form's amount by its label
+    assert asked_field("How much delivery fee was charged on the Chicago order?") \
+        == "delivery fee"
+    assert asked_field("How much tip did I leave at Casa Palmera?") == "tip"
+    assert [asked_field(q) for q in ("How much more is A than B?", "How much did I pay?",
+                                     "How much money was raised?")] == [None] * 3
     # a bracket qualifies the label before its colon
     assert values("total amount due", "Total Current Charge: 79,320.26 Total Amount Due "
                   "(Inclusive of GST): 164,390.91") == ["164,390.91"]

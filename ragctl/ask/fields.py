@@ -67,6 +67,14 @@ _OWNER = re.compile(r"^(?P<ask>[Ww]hat(?:'s| is| was| are| were)?) (?:the )?"
                     r"(?:[A-Z][\w.&-]*\s)*[A-Z][\w.&-]*(?:'s|’s|'|’)\s")
 _DUE_QUESTION = re.compile(r"^(?:when|by what date|by when) (?:is|was|are|were|should|must) "
                            r".*\b(?:due|paid|be paid)\b", re.I)
+# "How much delivery fee was charged on …", "how much tip did I leave …": the amount a
+# form labels so
+_NOT_AMOUNT_FIELDS = frozenset({"more", "less", "longer", "larger", "higher", "lower", "bigger",
+                                "smaller", "greater", "money", "time", "of", "in", "on",
+                                "at", "for", "the", "it", "this", "that", "they", "he", "she",
+                                "i", "we", "you"})
+_HOW_MUCH_FIELD = re.compile(r"^how much (?P<field>[a-z][\w-]*(?: [a-z][\w-]*)?) "
+                             r"(?:was|were|is|are|did|do|does|had|has|have)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
                             r"signed|sign|published|publish|issued|issue|released)\b", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
@@ -122,6 +130,10 @@ def asked_field(question: str) -> str | None:
             return field
     if _DUE_QUESTION.match(q):
         return "due date"
+    much = _HOW_MUCH_FIELD.match(q)
+    if much is not None and not {*much.group("field").lower().split()} & (
+            _NOT_FIELDS | _NOT_AMOUNT_FIELDS):
+        return much.group("field").lower()
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
         return "date"
     # "What was John Stiles' net pay …": the field of a named owner
@@ -423,6 +435,10 @@ _LABEL_LINE = re.compile(r"^(?P<label>[^\W\d_][^:;|]{0,60}?)\s*:\s*(?P<value>[^;
 _NOT_LABEL = re.compile(r"https?\b|www\.|_|[()\[\]<>{}=\"“”]")
 
 
+# a number standing on its own (with its currency, its sign or its unit), not inside a code
+_QUANTITY = re.compile(r"(?<![^\W\d_])(?<![\d-])\d[\d,.' ]*(?![\w-]*\d)(?![-/])")
+
+
 @dataclass(frozen=True)
 class LabelLine:
     """A line "Label: value" of a sentence (or "Label:" with its value on the next line):
@@ -521,6 +537,8 @@ def matched_field(stages: LoadedStages, ans: Answer, ev: Evidence,
     if len({x.value for x in given}) != 1:
         return False  # several values so labelled: which one is asked is not known
     line = given[0]
+    if qtype.expects in ("number", "money") and not _QUANTITY.search(line.value):
+        return False  # a code ("L060", "US-001") is no count nor amount
     if echo(f"{question} {line.label}", line.value) or not fits(
             qtype.expects, line.value, qtype.measure) or (
             qtype.expects != "any" and len(line.value.split()) > TYPED_VALUE_WORDS):
