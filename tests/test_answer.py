@@ -121,7 +121,17 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
     assert question_type("How old is Beverly Jones, the curry queen?").measure == "age"
     assert question_type("How often does the mirror job run?").measure == "frequency"
     assert question_type("Which port does the Redis pod listen on?").measure == "integer"
-    assert question_type("How many desks will the office have?").measure == ""
+    # how many things: a count, a whole number; of a unit or a scale, any number
+    assert question_type("How many desks will the office have?").measure == "count"
+    assert question_type("In how many of the deciles was inflation above 6,3%?"
+                         ).measure == "count"
+    assert [question_type(q).measure for q in (
+        "How many hours did the backup take?", "How many times higher is A than B?",
+        "How many million people live there?", "How many more members has Oslo?")] == [
+            "", "", "", ""]
+    assert fits("number", "1,204", "count") and fits("number", "2.5 million", "count")
+    assert fits("number", "five", "count") and fits("number", "80 layers", "count")
+    assert not fits("number", "6,8", "count") and not fits("number", "37.2", "count")
     assert question_type("How large was the crowd?").measure == ""  # a count will do
     # a number with no unit is no length: "magnitude-5.8" for how long the crack is
     assert not fits("number", "magnitude-5.8", "extent")

@@ -23,8 +23,9 @@ from ragctl.ask.documents import identifiers
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
 Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url", "any"]
 # what a number must measure: a length or a time ("how long / far / tall"), an age ("how
-# old"), how often, or a bare whole number (a port)
-Measure = Literal["", "extent", "age", "frequency", "integer"]
+# old"), how often, a bare whole number (a port), or a count of things ("how many of the
+# catchments …": a whole number, never "6,8" nor "37.2")
+Measure = Literal["", "extent", "age", "frequency", "integer", "count"]
 
 # --------------------------------------------------------------------- the question
 
@@ -150,6 +151,8 @@ def _factoid_type(q: str) -> QuestionType:
     how = re.match(r"^how (?P<adj>long|old|often|far|tall|high|deep|wide|heavy|fast)\b", low)
     if how is not None:
         return QuestionType("factoid", "number", HOW_MEASURES.get(how.group("adj"), "extent"))
+    if counted(low):
+        return QuestionType("factoid", "number", "count")
     if re.match(r"^(how (many|much|big|large)|what (is|was) the "
                 r"(number|amount|total|price|cost|percentage|population))\b", low):
         return QuestionType("factoid", "number")
@@ -158,6 +161,20 @@ def _factoid_type(q: str) -> QuestionType:
     if re.match(r"^(where|in what (city|country|place|state))\b", low):
         return QuestionType("factoid", "place")
     return QuestionType("factoid")
+
+
+# "How many of the catchments …", "in how many job categories …": a count of things, a
+# whole number; not of a unit or a scale ("how many hours / million / times / percent")
+_HOW_MANY = re.compile(r"^how many (?:of (?:the|its|their|these|those|them)\s+)?"
+                       r"(?P<noun>[a-z][a-z-]*)", re.I)
+
+
+def counted(question: str) -> bool:
+    """Whether the question asks how many things there are (:data:`_HOW_MANY`)."""
+    from ragctl.ask.rules import is_unit
+
+    m = _HOW_MANY.match(_PREPOSITION.sub("", " ".join(question.split())))
+    return m is not None and not is_unit(m.group("noun"))
 
 
 # --------------------------------------------------------------------- this one or that one

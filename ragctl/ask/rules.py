@@ -118,6 +118,31 @@ _WHOLE_NUMBER = re.compile(r"(?<![\w.-])\d{1,6}(?![\w.-])")
 _AGE_WORDS = 4  # "35", "aged 35", "35 years old": an age is a few words
 
 
+# what "how many" may ask of that is no count of things: a unit, a scale, a share, a
+# comparison ("how many hours / million / times / percent / more …")
+_NOT_COUNTED = re.compile(rf"(?:{_UNITS}|times|fold|million|billion|thousand|hundred|"
+                          r"lakh|crore|dozen|more|fewer|less|per|points?|basis|percentage|"
+                          r"decimal|digits?|significant|people's|a|an|the|of)", re.I)
+# a count: a whole number ("12", "1,204", "five", "2.5 million"), not one with a fraction
+# ("6,8", "37.2")
+_COUNT = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d|[\w])|"
+                    r"\d[.,]?\d*\s?(?:million|billion|trillion|thousand|lakh|crore|bn|m|k)\b|"
+                    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|"
+                    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|none|no|zero|"
+                    r"dozen|single|both|all)\b", re.I)
+
+
+def is_unit(word: str) -> bool:
+    """Whether "how many <word>" asks of a unit or a scale, not a count of things."""
+    return _NOT_COUNTED.fullmatch(word) is not None
+
+
+def counts(span: str) -> bool:
+    """Whether the span gives a count: a whole number, not one with a fraction."""
+    return _COUNT.search(span) is not None
+
+
 def measured(measure: Measure, span: str, after: str = "") -> str | None:
     """The span as the answer to a question that asks a measure (``typed_answer``), or
     None when it is none: for "how long / far / tall" a number with its unit ("4 inches",
@@ -129,6 +154,8 @@ def measured(measure: Measure, span: str, after: str = "") -> str | None:
         return span
     if measure == "integer":
         return span if _WHOLE_NUMBER.search(span) and len(span.split()) <= 3 else None
+    if measure == "count":
+        return span if counts(span) else None
     if measure == "frequency":
         return span if _OFTEN.search(span) else None
     if measure == "age":  # "35", "35 years old"; not "nine" of "nine spoonfuls"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
-from ragctl.ask.rules import asked_arithmetic, states_result
+from ragctl.ask.rules import asked_arithmetic, counts, states_result
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -47,6 +47,10 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     if figures.answer(stages, ans, ev):  # "how many days longer … than …": two figures
         return  # stated in sentences or rows apart
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
+    if verdict.choice is not None and qtype.measure == "count" and on("typed_answer") and \
+            not counts(verdict.choice.cell.value):
+        fired("typed_answer")  # "how many of the deciles …" is no cell of "6,8"
+        verdict = cells.CellVerdict()
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)
         fired("table_cell")
@@ -133,7 +137,7 @@ ASKED = {"date": "date or time", "number": "number", "money": "amount", "person"
          "place": "place", "email": "e-mail address", "phone": "telephone number",
          "url": "web address", "any": "answer"}
 MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
-            "frequency", "integer": "whole number"}
+            "frequency", "integer": "whole number", "count": "count (a whole number)"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
