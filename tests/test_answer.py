@@ -130,6 +130,13 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
         "How many million people live there?", "How many more members has Oslo?")] == [
             "", "", "", ""]
     assert fits("number", "1,204", "count") and fits("number", "2.5 million", "count")
+    # "which <thing>" is named by words, never by a number alone
+    assert question_type("Which service had the largest charge?").expects == "thing"
+    assert question_type("Which of the catchments has the highest BFI?").expects == "thing"
+    assert [question_type(q).expects for q in ("Which quarter had the most sales?",
+                                               "Which year shows the largest drop?")] == [
+        "any", "date"]
+    assert not fits("thing", "$4.11") and fits("thing", "Amazon Glacier")
     assert fits("number", "five", "count") and fits("number", "80 layers", "count")
     assert not fits("number", "6,8", "count") and not fits("number", "37.2", "count")
     assert question_type("How large was the crowd?").measure == ""  # a count will do

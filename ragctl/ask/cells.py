@@ -313,7 +313,7 @@ def _fits(expects: Expected, value: str) -> bool | None:
         return "number" in answer_types(value) and not _FULL_DATE.search(value)
     if expects == "date":
         return bool(_DATE_LIKE.search(value))
-    if expects in ("person", "place"):
+    if expects in ("person", "place", "thing"):
         return not _NUMERIC.match(value.strip())
     return None
 

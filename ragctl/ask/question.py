@@ -21,7 +21,8 @@ from typing import Literal
 from ragctl.ask.documents import identifiers
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
-Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url", "any"]
+Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url",
+                   "thing", "any"]
 # what a number must measure: a length or a time ("how long / far / tall"), an age ("how
 # old"), how often, a bare whole number (a port), or a count of things ("how many of the
 # catchments …": a whole number, never "6,8" nor "37.2")
@@ -122,6 +123,21 @@ HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"
 # "How old …" asks an age, "how often" a frequency, "how long / far / tall …" a length or a
 # time: a number with its unit (:func:`ragctl.ask.rules.measures`)
 HOW_MEASURES: dict[str, Measure] = {"old": "age", "often": "frequency"}
+# "Which service had the largest charge …", "which catchment …": a thing, named by words,
+# never a number alone ("$4.11"); unless the noun is one numbers name (:data:`NUMBERED_HEADS`)
+_WHICH = re.compile(r"^which\s+(?:of\s+the\s+)?(?P<head>[a-z-]+(?:\s+[a-z-]+(?=\s+(?:is|was|are|"
+                    r"were|has|had|have|does|did|do|can|will|would|should|shows?|showed|"
+                    r"came|comes|leaves?|left)\b))?)", re.I)
+NUMBERED_HEADS = frozenset(
+    "year years month months day days date dates time times quarter quarters period periods "
+    "version versions number numbers page pages grade level levels size sizes percentage "
+    "percent amount amounts rate rates value values score scores figure figures price prices "
+    "cost costs total totals sum count age round rounds edition season seasons week weeks "
+    "decade decades century phase step steps chapter section floor room seat gate platform "
+    "line lines route bus track channel port code codes id zip postcode digit digits position "
+    "place rank ranking lap game match episode release build slot row rows column columns item "
+    "items option options plan plans model models issue issues one ones is was are were has "
+    "had have does did do can could will would should may might must".split())
 _HEAD = re.compile(r"^(?:what|which)(?:'s| is| was| are| were)?\s+(?:the\s+|an?\s+|my\s+|"
                    r"our\s+|your\s+|its\s+)?(?:[\w.&-]+(?:\s+[\w.&-]+){0,3}?['’]s\s+)?"
                    r"(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)  # "the Clachan's phone number"
@@ -143,6 +159,10 @@ def _factoid_type(q: str) -> QuestionType:
             if head_words in HEAD_TYPES:
                 return QuestionType("factoid", HEAD_TYPES[head_words],
                                     HEAD_MEASURES.get(head_words, ""))
+    which = _WHICH.match(low)
+    if which is not None and which.group("head").split()[-1] not in NUMBERED_HEADS and \
+            which.group("head").split()[0] not in NUMBERED_HEADS:
+        return QuestionType("factoid", "thing")
     if re.match(r"^(when|((at|on|in|by|from|since|until|during) )?(what|which) (year|date|day|"
                 r"month|time)|by when|until when|since when)\b", low):
         return QuestionType("factoid", "date")

@@ -197,7 +197,7 @@ def fits(expects: Expected, span: str, measure: Measure = "", after: str = "") -
         return sum(ch.isdigit() for ch in span) >= 6
     if expects in ("number", "money"):
         return "number" in kinds
-    # person, place: a word that is no date, number, time or currency word
+    # person, place, thing: a word that is no date, number, time or currency word
     words = [w for w in _WORDY.findall(span) if not _DATE.fullmatch(w)
              and not _NUMBER.fullmatch(w) and w.lower() not in _NOT_NAME_WORDS]
     return bool(words)
@@ -205,8 +205,9 @@ def fits(expects: Expected, span: str, measure: Measure = "", after: str = "") -
 
 def type_agreement(expects: Expected, span: str) -> float:
     """1 when the span is of the type the question asks for, 0 when it is not, 0.5 when
-    the question does not say."""
-    if expects == "any":
+    the question does not say (nor does "which <thing>", whose name may be in lower case:
+    the ranking was fitted without that type)."""
+    if expects in ("any", "thing"):
         return 0.5
     kinds = answer_types(span)
     if expects == "date":

@@ -135,7 +135,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
 # what a question of each expected type asks for, in a refusal's words
 ASKED = {"date": "date or time", "number": "number", "money": "amount", "person": "name",
          "place": "place", "email": "e-mail address", "phone": "telephone number",
-         "url": "web address", "any": "answer"}
+         "url": "web address", "thing": "name of a thing", "any": "answer"}
 MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
             "frequency", "integer": "whole number", "count": "count (a whole number)"}
 
