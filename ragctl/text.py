@@ -80,6 +80,42 @@ def same_date(asked: CalendarDate, given: CalendarDate) -> bool:
 # Money as documents write it. Every currency sign Unicode has (its category Sc), the
 # active ISO 4217 codes, and the abbreviations receipts use before or after an amount
 # ("RM 9.00", "Rs 1939", "45 kr").
+# Units a length, a size, a weight, a speed or a time is given in: what "how long / far /
+# tall …" asks for, written after the number ("4 inches", "120 days", "a four-year term")
+UNIT_WORDS = (
+    r"(?:milli|micro|nano)?seconds?|secs?|ms|minutes?|mins?|hours?|hrs?|days?|nights?|"
+    r"weeks?|wks?|fortnights?|months?|mos?|years?|yrs?|decades?|centuries|century|"
+    r"weekends?|semesters?|terms?|quarters?|seasons?|generations?|"
+    r"(?:milli|centi|kilo)?(?:met(?:er|re)s?)|mm|cm|km|kms|inch(?:es)?|ft|feet|foot|"
+    r"yards?|yds?|miles?|mi|nautical|leagues?|light-years?|"
+    r"(?:milli|kilo)?grams?|mg|kg|kgs|lbs?|pounds?|tons?|tonnes?|ounces?|oz|stones?|"
+    r"mph|km/h|kph|knots?|(?:kilo|mega|giga|tera)?(?:bytes?|bits?)|[kmgt]i?b|"
+    r"(?:milli)?lit(?:er|re)s?|ml|gallons?|gal|acres?|hectares?|ha|square|sq|storeys?|"
+    r"stories|floors?|pages?|words?|characters?|chars?|lines?|laps?|rounds?|steps?|"
+    r"spoonfuls?|innings|episodes?|chapters?|%|percent|degrees?|°")
+# a unit as written → (its kind, how many of the kind's base unit it is); a currency is
+# its own kind. Figures of one kind are converted into the unit of the first.
+UNITS: dict[str, tuple[str, float]] = {
+    **{w: ("time", 0.001) for w in ("ms", "millisecond", "milliseconds", "msec")},
+    **{w: ("time", 1.0) for w in ("s", "sec", "secs", "second", "seconds")},
+    **{w: ("time", 60.0) for w in ("min", "mins", "minute", "minutes")},
+    **{w: ("time", 3600.0) for w in ("h", "hr", "hrs", "hour", "hours")},
+    **{w: ("time", 86400.0) for w in ("day", "days")},
+    **{w: ("time", 604800.0) for w in ("week", "weeks", "wk", "wks")},
+    **{w: ("month", 1.0) for w in ("month", "months")},
+    **{w: ("year", 1.0) for w in ("year", "years", "yr", "yrs")},
+    **{w: ("%", 1.0) for w in ("%", "percent", "pct")},
+    **{w: ("length", 0.001) for w in ("mm",)}, "cm": ("length", 0.01), "m": ("length", 1.0),
+    "km": ("length", 1000.0), "kb": ("data", 1e3), "mb": ("data", 1e6), "gb": ("data", 1e9),
+    "tb": ("data", 1e12), "mg": ("mass", 0.001), "g": ("mass", 1.0), "kg": ("mass", 1000.0),
+    "ft": ("foot", 1.0), "feet": ("foot", 1.0), "lb": ("lb", 1.0), "lbs": ("lb", 1.0),
+    "mi": ("mile", 1.0), "miles": ("mile", 1.0),
+    "v": ("volt", 1.0), "mv": ("volt", 0.001), "ma": ("ampere", 0.001), "a": ("ampere", 1.0),
+    "ua": ("ampere", 1e-6), "µa": ("ampere", 1e-6), "na": ("ampere", 1e-9),
+    "mhz": ("hertz", 1e6), "khz": ("hertz", 1e3), "hz": ("hertz", 1.0), "ghz": ("hertz", 1e9),
+    "°c": ("celsius", 1.0), "°f": ("fahrenheit", 1.0), "w": ("watt", 1.0),
+    "mw": ("watt", 0.001), "kw": ("watt", 1000.0),
+}
 CURRENCY_SIGNS = ("[$\xa2-\xa5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9\u0e3f"
                   "\u17db\u20a0-\u20c0\ua838\ufdfc\ufe69\uff04\uffe0\uffe1\uffe5\uffe6]")
 CURRENCY_CODES = (

@@ -137,6 +137,17 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
                                                "Which year shows the largest drop?")] == [
         "any", "date"]
     assert not fits("thing", "$4.11") and fits("thing", "Amazon Glacier")
+    # a number in a unit of another quantity than the one asked for is no answer
+    current = question_type("What is the maximum supply current of the VEML6075?")
+    assert current.dimension == {"ampere"}
+    assert question_type("What is the current price of gas?").dimension == frozenset()
+    assert not fits("any", "1.7 - 3.6 V", dimension=current.dimension)
+    assert not fits("any", "03.6V", dimension=current.dimension)
+    assert fits("any", "480", "", " μA at 1.8 V", current.dimension)
+    assert fits("any", "480", dimension=current.dimension)  # the unit in the header
+    weight = question_type("What is the operating weight of the excavator?").dimension
+    assert not fits("any", "20 ft", dimension=weight) and fits("any", "12,270 lb",
+                                                                dimension=weight)
     assert fits("number", "five", "count") and fits("number", "80 layers", "count")
     assert not fits("number", "6,8", "count") and not fits("number", "37.2", "count")
     assert question_type("How large was the crowd?").measure == ""  # a count will do

@@ -433,7 +433,7 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
             feats["fits"] = float(fits(qtype.expects, text, qtype.measure,
-                                       sentence.text[a + len(text):]))
+                                       sentence.text[a + len(text):], qtype.dimension))
             feats["header_line"] = header_line(question, sentence.text)
             feats["echo"] = echo(question, text)
             rank = logistic(feats, ranking)

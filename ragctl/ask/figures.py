@@ -42,7 +42,7 @@ from ragctl.ask.compute import _keys as words_keyed
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import Sentence
-from ragctl.text import STOPWORDS, dated_spans
+from ragctl.text import STOPWORDS, UNITS, dated_spans
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -95,29 +95,6 @@ _LARGER = frozenset("more higher longer larger greater bigger heavier older late
                     "taller wider deeper dearer costlier".split())
 COMPARE_FORM = rf"^{_AUX}\b(?P<a>.+?)\b(?P<cmp>{_COMPARATIVE})\b(?P<mid>.*?)\bthan\b(?P<b>.+)"
 
-# a unit as written → (its kind, how many of the kind's base unit it is); a currency is
-# its own kind. Figures of one kind are converted into the unit of the first.
-UNITS: dict[str, tuple[str, float]] = {
-    **{w: ("time", 0.001) for w in ("ms", "millisecond", "milliseconds", "msec")},
-    **{w: ("time", 1.0) for w in ("s", "sec", "secs", "second", "seconds")},
-    **{w: ("time", 60.0) for w in ("min", "mins", "minute", "minutes")},
-    **{w: ("time", 3600.0) for w in ("h", "hr", "hrs", "hour", "hours")},
-    **{w: ("time", 86400.0) for w in ("day", "days")},
-    **{w: ("time", 604800.0) for w in ("week", "weeks", "wk", "wks")},
-    **{w: ("month", 1.0) for w in ("month", "months")},
-    **{w: ("year", 1.0) for w in ("year", "years", "yr", "yrs")},
-    **{w: ("%", 1.0) for w in ("%", "percent", "pct")},
-    **{w: ("length", 0.001) for w in ("mm",)}, "cm": ("length", 0.01), "m": ("length", 1.0),
-    "km": ("length", 1000.0), "kb": ("data", 1e3), "mb": ("data", 1e6), "gb": ("data", 1e9),
-    "tb": ("data", 1e12), "mg": ("mass", 0.001), "g": ("mass", 1.0), "kg": ("mass", 1000.0),
-    "ft": ("foot", 1.0), "feet": ("foot", 1.0), "lb": ("lb", 1.0), "lbs": ("lb", 1.0),
-    "mi": ("mile", 1.0), "miles": ("mile", 1.0),
-    "v": ("volt", 1.0), "mv": ("volt", 0.001), "ma": ("ampere", 0.001), "a": ("ampere", 1.0),
-    "ua": ("ampere", 1e-6), "µa": ("ampere", 1e-6), "na": ("ampere", 1e-9),
-    "mhz": ("hertz", 1e6), "khz": ("hertz", 1e3), "hz": ("hertz", 1.0), "ghz": ("hertz", 1e9),
-    "°c": ("celsius", 1.0), "°f": ("fahrenheit", 1.0), "w": ("watt", 1.0),
-    "mw": ("watt", 0.001), "kw": ("watt", 1000.0),
-}
 CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "₹": "₹", "usd": "$", "eur": "€",
               "gbp": "£", "jpy": "¥", "inr": "₹", "rs": "₹", "chf": "CHF", "dollars": "$",
               "euros": "€", "euro": "€", "pounds": "£"}

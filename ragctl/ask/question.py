@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragctl.ask.documents import identifiers
+from ragctl.text import UNIT_WORDS
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
 Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url",
@@ -59,6 +60,8 @@ class QuestionType:
     kind: QuestionKind
     expects: Expected = "any"
     measure: Measure = ""
+    # the kinds of unit the asked quantity is given in ("current": ampere), if it names one
+    dimension: frozenset[str] = frozenset()
 
 
 # "On Thunderbird Desktop, are OAuth tokens kept …?", "When I pay, does my card …?": a
@@ -96,7 +99,7 @@ def question_type(question: str) -> QuestionType:
     low = q.lower()
     if _QUOTE.match(q) or names_document(q):
         return QuestionType("quote")
-    typed = _factoid_type(q)
+    typed = replace(_factoid_type(q), dimension=dimension(q))
     if choice_options(q) is not None:
         return replace(typed, kind="choice")
     # "Is Paris or Madrid bigger?" asks which (the reader names one); "Can a library be
@@ -183,6 +186,45 @@ def _factoid_type(q: str) -> QuestionType:
     return QuestionType("factoid")
 
 
+# what "how many" may ask of that is no count of things: a unit, a scale, a share, a
+# comparison ("how many hours / million / times / percent / more …")
+_NOT_COUNTED = re.compile(rf"(?:{UNIT_WORDS}|times|fold|million|billion|thousand|hundred|"
+                          r"lakh|crore|dozen|more|fewer|less|per|points?|basis|percentage|"
+                          r"decimal|digits?|significant|people's|a|an|the|of)", re.I)
+def is_unit(word: str) -> bool:
+    """Whether "how many <word>" asks of a unit or a scale, not a count of things."""
+    return _NOT_COUNTED.fullmatch(word) is not None
+
+
+# What a question's noun measures, as the kinds of unit (ragctl.text.UNITS) it is given in:
+# "the maximum supply current" is never "3.6V", "the operating weight" never "20 ft".
+DIMENSIONS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("current", "amperage"), frozenset({"ampere"})),
+    "voltage": frozenset({"volt"}),
+    "frequency": frozenset({"hertz"}),
+    **dict.fromkeys(("power", "wattage"), frozenset({"watt"})),
+    **dict.fromkeys(("weight", "mass"), frozenset({"mass", "lb"})),
+    **dict.fromkeys(("length", "height", "depth", "width", "distance", "diameter",
+                     "thickness", "radius", "altitude", "elevation"),
+                    frozenset({"length", "foot", "mile"})),
+    "temperature": frozenset({"celsius", "fahrenheit"}),
+    **dict.fromkeys(("duration", "latency", "delay"), frozenset({"time", "month", "year"})),
+}
+# words after "current" that make it an adjective ("the current price"), not the noun
+_AFTER_NOUN = frozenset("of at in for on is was are does do did with when drawn draws "
+                        "consumed consumption rating rated given listed specified".split())
+def dimension(question: str) -> frozenset[str]:
+    """The kinds of unit that the quantity a question asks for is given in
+    (:data:`DIMENSIONS`); empty when it names none."""
+    words = re.findall(r"[a-z]+", question.lower())
+    out: set[str] = set()
+    for i, w in enumerate(words):
+        if w in DIMENSIONS and not (w == "current" and i + 1 < len(words)
+                                    and words[i + 1] not in _AFTER_NOUN):
+            out |= DIMENSIONS[w]
+    return frozenset(out)
+
+
 # "How many of the catchments …", "in how many job categories …": a count of things, a
 # whole number; not of a unit or a scale ("how many hours / million / times / percent")
 _HOW_MANY = re.compile(r"^how many (?:of (?:the|its|their|these|those|them)\s+)?"
@@ -191,8 +233,6 @@ _HOW_MANY = re.compile(r"^how many (?:of (?:the|its|their|these|those|them)\s+)?
 
 def counted(question: str) -> bool:
     """Whether the question asks how many things there are (:data:`_HOW_MANY`)."""
-    from ragctl.ask.rules import is_unit
-
     m = _HOW_MANY.match(_PREPOSITION.sub("", " ".join(question.split())))
     return m is not None and not is_unit(m.group("noun"))
 

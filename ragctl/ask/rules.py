@@ -36,7 +36,7 @@ from ragctl.ask.documents import (
 from ragctl.ask.question import Expected, Measure, choice_options
 from ragctl.ask.switches import fired, on
 from ragctl.records import Answer, Hit
-from ragctl.text import CURRENCY_CODES, MONTHS, content_words
+from ragctl.text import CURRENCY_CODES, MONTHS, UNIT_WORDS, UNITS, content_words
 
 _DATE = re.compile(
     rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({MONTHS})\b|\b\d{{1,2}}[/.-]\d{{1,2}}[/.-]\d{{2,4}}\b|"
@@ -83,19 +83,7 @@ _NOT_NAME_WORDS = frozenset(
           "billion thousand percent".split()))
 
 
-# Units a length, a size, a weight, a speed or a time is given in: what "how long / far /
-# tall …" asks for, written after the number ("4 inches", "120 days", "a four-year term")
-_UNITS = (
-    r"(?:milli|micro|nano)?seconds?|secs?|ms|minutes?|mins?|hours?|hrs?|days?|nights?|"
-    r"weeks?|wks?|fortnights?|months?|mos?|years?|yrs?|decades?|centuries|century|"
-    r"weekends?|semesters?|terms?|quarters?|seasons?|generations?|"
-    r"(?:milli|centi|kilo)?(?:met(?:er|re)s?)|mm|cm|km|kms|inch(?:es)?|ft|feet|foot|"
-    r"yards?|yds?|miles?|mi|nautical|leagues?|light-years?|"
-    r"(?:milli|kilo)?grams?|mg|kg|kgs|lbs?|pounds?|tons?|tonnes?|ounces?|oz|stones?|"
-    r"mph|km/h|kph|knots?|(?:kilo|mega|giga|tera)?(?:bytes?|bits?)|[kmgt]i?b|"
-    r"(?:milli)?lit(?:er|re)s?|ml|gallons?|gal|acres?|hectares?|ha|square|sq|storeys?|"
-    r"stories|floors?|pages?|words?|characters?|chars?|lines?|laps?|rounds?|steps?|"
-    r"spoonfuls?|innings|episodes?|chapters?|%|percent|degrees?|°")
+_UNITS = UNIT_WORDS  # a length, a size, a weight, a speed or a time (ragctl.text)
 _NUMBER_WORD = (r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                 r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|a|an|several|"
                 r"many|few|couple(?: of)?|half(?: an?)?|dozen|\d+(?:\.\d+)?[-–]\d+)")
@@ -118,11 +106,6 @@ _WHOLE_NUMBER = re.compile(r"(?<![\w.-])\d{1,6}(?![\w.-])")
 _AGE_WORDS = 4  # "35", "aged 35", "35 years old": an age is a few words
 
 
-# what "how many" may ask of that is no count of things: a unit, a scale, a share, a
-# comparison ("how many hours / million / times / percent / more …")
-_NOT_COUNTED = re.compile(rf"(?:{_UNITS}|times|fold|million|billion|thousand|hundred|"
-                          r"lakh|crore|dozen|more|fewer|less|per|points?|basis|percentage|"
-                          r"decimal|digits?|significant|people's|a|an|the|of)", re.I)
 # a count: a whole number ("12", "1,204", "five", "2.5 million"), not one with a fraction
 # ("6,8", "37.2")
 _COUNT = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d|[\w])|"
@@ -133,14 +116,27 @@ _COUNT = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?![.,]\d|[\w])|"
                     r"dozen|single|both|all)\b", re.I)
 
 
-def is_unit(word: str) -> bool:
-    """Whether "how many <word>" asks of a unit or a scale, not a count of things."""
-    return _NOT_COUNTED.fullmatch(word) is not None
-
-
 def counts(span: str) -> bool:
     """Whether the span gives a count: a whole number, not one with a fraction."""
     return _COUNT.search(span) is not None
+
+
+# a number's unit: glued to it ("3.6V", "480μA"), or a word apart ("20 ft", "3.6 V"); a
+# one-letter unit apart only as volts or watts are written ("5 a week" is no current)
+_UNIT_AFTER = re.compile(r"\d(?:(?P<glued>[a-zA-Zµμ°%][a-zA-Zµμ°]*)|\s(?P<apart>[a-zA-Zµμ°%]"
+                         r"[a-zA-Zµμ°]+|%|[VW]\b))")
+
+
+def unit_kind(span: str, after: str = "") -> str | None:
+    """The kind (ragctl.text.UNITS) of the unit of the span's last number, written in it or
+    right after it; None when it has none that is known."""
+    found = list(_UNIT_AFTER.finditer(span + after[:12]))
+    found = [m for m in found if m.start() < len(span)]
+    if not found:
+        return None
+    unit = (found[-1].group("glued") or found[-1].group("apart")).lower().replace("μ", "µ")
+    kind = UNITS.get(unit)
+    return kind[0] if kind is not None else None
 
 
 def measured(measure: Measure, span: str, after: str = "") -> str | None:
@@ -175,13 +171,18 @@ def measured(measure: Measure, span: str, after: str = "") -> str | None:
     return None
 
 
-def fits(expects: Expected, span: str, measure: Measure = "", after: str = "") -> bool:
+def fits(expects: Expected, span: str, measure: Measure = "", after: str = "",
+         dimension: frozenset[str] = frozenset()) -> bool:
     """Whether a span can be what the question asks for at all (``typed_answer``): a date
     or a time for "when", a count or an amount for "how many / how much", a sum or a bare
     amount for a price, and for "who" and "where" anything but a date, a number or a sum
     alone ("$12.00" names nobody; "the mayor" may); for a measure (``measure``), a number
     in its unit (:func:`measured`; ``after``: the sentence after the span). A span that
-    does not fit is never printed as the answer."""
+    does not fit is never printed as the answer; nor is a number whose unit measures
+    another thing than the question's ``dimension`` (:data:`DIMENSIONS`: "3.6V" for a
+    current)."""
+    if dimension and (kind := unit_kind(span, after)) is not None and kind not in dimension:
+        return False
     if expects == "any":
         return True
     if measure:

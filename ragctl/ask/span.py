@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
-from ragctl.ask.rules import asked_arithmetic, counts, states_result
+from ragctl.ask.rules import asked_arithmetic, counts, fits, states_result
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -47,10 +47,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     if figures.answer(stages, ans, ev):  # "how many days longer … than …": two figures
         return  # stated in sentences or rows apart
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
-    if verdict.choice is not None and qtype.measure == "count" and on("typed_answer") and \
-            not counts(verdict.choice.cell.value):
-        fired("typed_answer")  # "how many of the deciles …" is no cell of "6,8"
-        verdict = cells.CellVerdict()
+    if verdict.choice is not None and on("typed_answer") and (
+            (qtype.measure == "count" and not counts(verdict.choice.cell.value))
+            or not fits("any", verdict.choice.cell.value, dimension=qtype.dimension)):
+        fired("typed_answer")  # "how many of the deciles …" is no cell of "6,8"; "the
+        verdict = cells.CellVerdict()  # supply current" none of "3.6V"
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)
         fired("table_cell")
