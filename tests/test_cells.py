@@ -89,6 +89,14 @@ def test_the_cell_of_the_named_row_answers_not_its_neighbour(clubs: Path) -> Non
     assert b.answer_text == "Ingrid Berg"
 
 
+def test_a_cell_is_no_answer_to_a_difference(clubs: Path) -> None:
+    # the table gives the members, not their growth: the cell is an input, not the result
+    a = _ask("By how much has the number of members of the Bergen club grown?",
+             FakeReader("250"))
+    assert a.abstained and "difference" in (a.abstain_reason or ""), a.answer
+    assert "no_input_as_result" in a.rules
+
+
 def test_a_markdown_table_cell_is_answered_from_its_row(tmp_path: Path,
                                                         fake_embedder: str) -> None:
     table = "\n".join("| " + " | ".join(line.split(",")) + " |" for line in

@@ -461,6 +461,12 @@ def asked_arithmetic(question: str) -> str | None:
     return next((what for what, pattern in _ARITHMETIC if pattern.search(q)), None)
 
 
+def names_result(text: str) -> bool:
+    """Whether ``text`` (a cell's header and its row's name) names a result ("Change",
+    "Total", "Difference")."""
+    return _RESULT_WORDS.search(text) is not None
+
+
 def states_result(text: str, start: int, end: int) -> bool:
     """Whether the sentence ``text`` states its span ``text[start:end]`` as the result of
     a comparison or a sum: a word of one within :data:`RESULT_WINDOW` characters."""

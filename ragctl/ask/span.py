@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
-from ragctl.ask.rules import asked_arithmetic, counts, fits, states_result
+from ragctl.ask.rules import asked_arithmetic, counts, fits, names_result, states_result
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -52,6 +52,14 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
             or not fits("any", verdict.choice.cell.value, dimension=qtype.dimension)):
         fired("typed_answer")  # "how many of the deciles …" is no cell of "6,8"; "the
         verdict = cells.CellVerdict()  # supply current" none of "3.6V"
+    if verdict.choice is not None and on("no_input_as_result") and (
+            op := asked_arithmetic(ev.question)) is not None and not names_result(
+            " ".join([verdict.choice.cell.column, *(verdict.choice.row.cells[k].value
+                                                    for k in verdict.choice.row.key)])):
+        fired("no_input_as_result")  # "how much more is A than B": one cell is an input,
+        refuse_input(ans, op, verdict.choice.cell.value,  # unless its header or its row
+                     verdict.choice.row.sentence.path)  # says it is a result ("Change")
+        return
     if verdict.choice is not None:
         cells.cite(ans, ev, verdict.choice)
         fired("table_cell")
@@ -117,11 +125,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     if on("no_input_as_result") and (op := asked_arithmetic(question)) is not None and \
             not states_result(choice.sentence.text, choice.start, choice.end):
         fired("no_input_as_result")  # "how many more …": a figure the text gives is an input
-        ans.abstained = True
-        ans.abstain_reason = (f"it asks for {op} of figures, which was not worked out from "
-                              f"the passages found; {choice.text!r} "
-                              f"({Path(choice.sentence.path).name}) is one figure, not the "
-                              f"result")
+        refuse_input(ans, op, choice.text, choice.sentence.path)
         return
     where = choice.sentence
     cite = Citation.of(1, where, answer=where.source_offsets(choice.start, choice.end),
@@ -131,6 +135,15 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     ans.sources = [cite]
     ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
     ans.confidence = round(choice.probability, 4)
+
+
+def refuse_input(ans: Answer, op: str, value: str, path: str) -> None:
+    """Refuse a question that asks for ``op`` ("the difference") of figures, rather than
+    answer it with ``value``, one of them."""
+    ans.abstained = True
+    ans.abstain_reason = (f"it asks for {op} of figures, which was not worked out from the "
+                          f"passages found; {value!r} ({Path(path).name}) is one figure, "
+                          f"not the result")
 
 
 # what a question of each expected type asks for, in a refusal's words
