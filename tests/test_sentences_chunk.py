@@ -86,6 +86,14 @@ def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
     wrapped = "The plumber said he would come on\nThursday at 3 pm, and that the valve\n" \
               "needs to be replaced before winter."
     assert not line_based(wrapped) and len(SentenceSplitter().split(wrapped)) == 1
+    # an invoice's lines, though its footer runs long and a line starts with an address
+    invoice = ("Au bon moulin SARL\n+33 4 50 44 68 99\nsav@example.net\nFacture FA-2017-0010\n"
+               "Date de facture 13/11/2017\nDate d'échéance 13/12/2017\nTotal HT 624,90 €\n"
+               "Total TTC 671,15 €\nSolde à payer 470,15 €\nPage 1 / 1\n"
+               "Facture à régler par virement sur le compte suivant: IBAN: FR20 1242 1242 "
+               "1242 1242 1242 124 - BIC: FIDCFR21XXX - Banque: Banque Fiducial")
+    assert line_based(invoice)
+    assert "Date d'échéance 13/12/2017" in [s.text for s in SentenceSplitter().split(invoice)]
     # long lines are prose too, whatever their breaks
     assert not line_based("A line of prose that goes on for well over eight words here.\n"
                           "Another line of prose that also goes on for more than eight.")

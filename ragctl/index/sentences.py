@@ -127,14 +127,17 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
 
 
 LINE_WORDS = 8  # words in a typical line of a receipt, a form or an address, at most
+LONG_LINES = 0.1  # the share of its lines an invoice may have over twice that (its footer)
 _FIELD_LINE = re.compile(r"\s*[A-Z][\w -]{0,30}:\s")
-_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*[a-z(]")
+# a line that runs on into the next: no stop at its end, and the next one starts in lower
+# case, but not with an address ("sav@example.net", "www.example.org")
+_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*(?![\w.+-]+@|www\.|https?:)[a-z(]")
 
 
 def line_based(para: str) -> bool:
     """Whether a paragraph is written line by line, not as wrapped prose: two lines or
-    more, short ones (half of them at most :data:`LINE_WORDS` words, none over twice
-    that), and no line that runs on into the next (a line ending without a stop before
+    more, short ones (half of them at most :data:`LINE_WORDS` words, few over twice that:
+    :data:`LONG_LINES`, an invoice's footer), and no line that runs on into the next (a line ending without a stop before
     one that starts in lower case is wrapped prose). A header block, every line a field
     ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one sentence. A
     receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's labelled lines,
@@ -143,7 +146,8 @@ def line_based(para: str) -> bool:
     if len(lines) < 2 or all(_FIELD_LINE.match(ln) for ln in lines):
         return False  # one line, or a header block ("PEP: 8", "Status: Active"): one sentence
     words = sorted(len(ln.split()) for ln in lines)
-    if words[len(words) // 2] > LINE_WORDS or words[-1] > 2 * LINE_WORDS:
+    long = sum(w > 2 * LINE_WORDS for w in words)
+    if words[len(words) // 2] > LINE_WORDS or long > LONG_LINES * len(words):
         return False
     return not _CONTINUED.search("\n".join(lines))
 
