@@ -114,7 +114,7 @@ def _input_as_result(ex: Example) -> str:
 
 def _typed(ex: Example) -> str:
     qtype = question_type(ex.question)
-    fit = rules.fits(qtype.expects, ex.span, qtype.measure)
+    fit = rules.fits(qtype.expects, ex.span, qtype.measure, dimension=qtype.dimension)
     return str(int(rules.vetoed({"margin": 0.0, "type": 0.0, "overlap": 1.0,
                                  "fits": float(fit)})))
 
@@ -175,9 +175,10 @@ RULES: tuple[Rule, ...] = (
          measured={'doctables-dev': 1, 'forms-dev': 1, 'wtq-dev': 0}),
     Rule("no_input_as_result", "veto",
          "a question whose form asks for a difference or a sum (\"how many more\", \"by how "
-         "much\", \"… in total\") that no computation answered: the reader's figure is "
-         "refused as one of the inputs, unless its sentence states it as a result (\"grew "
-         "by\", \"a total of\")",
+         "much\", \"… in total\") that no computation answered: the reader's figure, or a "
+         "table's cell, is refused as one of the inputs, unless its sentence states it as a "
+         "result (\"grew by\", \"a total of\"; a cell headed or named \"Change\", "
+         "\"Total\")",
          examples=(
              Example("How many more members does the Oslo club have than the Bergen club?",
                      "The Oslo club has 412 members and the Bergen club 315.", "412", "1"),
@@ -431,15 +432,22 @@ RULES: tuple[Rule, ...] = (
          _completed, written_for="realdocs dev (receipts)",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1}),
     Rule("typed_answer", "veto",
-         "a span that cannot be what the question asks for (a sum for \"when\", a date for "
-         "\"how many\", a number alone for \"who\", neither of the two things \"A or B?\" "
-         "names, a number with no unit for \"how long\") is never printed",
+         "a span or a cell that cannot be what the question asks for (a sum for \"when\", a "
+         "date for \"how many\", a number alone for \"who\" or \"which <thing>\", a "
+         "fraction for \"how many <things>\", a number in a unit of another quantity, "
+         "neither of the two things \"A or B?\" names, a number with no unit for \"how "
+         "long\") is never printed",
          (Example("When is the Harlow invoice due?", "Amount due: $2,400.00", "$2,400.00", "1"),
           Example("Who served us?", "Table 6, 2 guests", "6", "1"),
           Example("How long is the crack?", "It followed a magnitude-5.8 earthquake.",
                   "magnitude-5.8", "1"),
           Example("Which port does the Redis pod listen on?", "Note the pod: redis-xgc97",
-                  "xgc97", "1")),
+                  "xgc97", "1"),
+          Example("How many of the deciles had inflation above the headline rate?",
+                  "Decile 4: 6,8", "6,8", "1"),
+          Example("Which service had the largest charge?", "Amazon S3 $4.11", "$4.11", "1"),
+          Example("What is the maximum supply current of the sensor?",
+                  "Supply voltage 1.7 - 3.6 V", "1.7 - 3.6 V", "1")),
          _typed, written_for="none (general)",
          measured={'realdocs-dev': 1, 'tables-dev': 0, 'policies-dev': 1, 'receipts-dev': 0,
                    'mail-notes-dev': 5, 'mail-notes-dev exact': 1, 'reports-dev': 1,
