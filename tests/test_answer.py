@@ -918,6 +918,10 @@ def test_the_value_of_a_labelled_field() -> None:
     assert values("total amount due", "Total Current Charge: 79,320.26 Total Amount Due "
                   "(Inclusive of GST): 164,390.91") == ["164,390.91"]
     assert values("total amount due", "Total Amount Due (see page 2) 164.00") == []
+    # a rate between the label and its colon is the label's
+    assert values("tva", "Total HT : 46,68 € TVA 20% : 9,34 € Total TTC : 56,02 €") \
+        == ["9,34 €"]
+    assert values("invoice number", "Invoice Number INV-1 Date: 2023-01-02") == ["INV-1"]
     # where the source's lines end, a value ends with its line (an indented line goes on)
     from ragctl.text import line_starts, normalize_space
 

@@ -107,6 +107,7 @@ _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|l
                          r"pcs|%|eur|usd|gbp|chf|pln|czk|sek|nok|dkk|inr|jpy)\b|[€$£¥₹]", re.I)
 
 
+_RATE_THEN_COLON = re.compile(r"\(?\d{1,2}(?:[.,]\d{1,2})?\s?%\)?\s?:\s*")
 # the document's own label, given in brackets after the field the question asks: "the
 # invoice amount (Rechnungsbetrag)", "the balance (solde à payer)"
 _OWN_LABEL = re.compile(r"\s*\((?P<label>[^\W\d_][^()]{1,38})\)")
@@ -172,6 +173,10 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
     out = []
     for m in label.finditer(text):
         start = m.end()
+        # the label's rate before its colon: "TVA 20% : 9,34 €", "VAT (21%): 8.68"
+        more = _RATE_THEN_COLON.match(text, start) if ":" not in m.group("mark") else None
+        if more is not None:
+            start = more.end()
         tokens = text[start:].split()
         if not tokens:
             continue
@@ -187,7 +192,7 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
         money = _MONEY.fullmatch(first) is not None or (
             first in _CURRENCY_SIGNS and len(tokens) > 1
             and _MONEY.fullmatch("$" + tokens[1].rstrip(",;")) is not None)
-        if not m.group("mark").strip() and not amount and not money and not (
+        if not m.group("mark").strip() and more is None and not amount and not money and not (
                 any(ch.isdigit() for ch in first) and any(ch.isalpha() for ch in first)):
             continue
         if money and first in _CURRENCY_SIGNS:
@@ -361,6 +366,10 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
                     ev.also)
         return True
     given = list(values.values())
+    if _HOW_MUCH_FIELD.match(" ".join(question.split())):  # an amount, not "TVA F635…"
+        given = [(s, a, b) for s, a, b in given if _QUANTITY.search(s.text[a:b])]
+        if not given:
+            return False
     if len({s.text[a:b] for s, a, b in given}) > 1:
         # the row that names the most of the question's other words: from the value
         # before it in the sentence (or the sentence's last full stop)
