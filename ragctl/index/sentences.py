@@ -137,11 +137,11 @@ _CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*(?![\w.+-]+@|www\.|https?:)[a-z(]")
 def line_based(para: str) -> bool:
     """Whether a paragraph is written line by line, not as wrapped prose: two lines or
     more, short ones (half of them at most :data:`LINE_WORDS` words, few over twice that:
-    :data:`LONG_LINES`, an invoice's footer), and no line that runs on into the next (a line ending without a stop before
-    one that starts in lower case is wrapped prose). A header block, every line a field
-    ("PEP: 8" / "Status: Active", a mail's From: and Date:), stays one sentence. A
-    receipt read by OCR ("Sub-Total $2,297.97" / "Tax $218.31"), a form's labelled lines,
-    an address."""
+    :data:`LONG_LINES`, an invoice's footer), and no line that runs on into the next (a
+    line ending without a stop before one that starts in lower case is wrapped prose). A
+    header block, every line a field ("PEP: 8" / "Status: Active", a mail's From: and
+    Date:), stays one sentence. A receipt read by OCR ("Sub-Total $2,297.97" / "Tax
+    $218.31"), a form's labelled lines, an address."""
     lines = [ln for ln in para.strip().split("\n") if ln.strip()]
     if len(lines) < 2 or all(_FIELD_LINE.match(ln) for ln in lines):
         return False  # one line, or a header block ("PEP: 8", "Status: Active"): one sentence
