@@ -121,8 +121,10 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
     assert question_type("How old is Beverly Jones, the curry queen?").measure == "age"
     assert question_type("How often does the mirror job run?").measure == "frequency"
     assert question_type("Which port does the Redis pod listen on?").measure == "integer"
-    # how many things: a count, a whole number; of a unit or a scale, any number
-    assert question_type("How many desks will the office have?").measure == "count"
+    # how many of a set: a count, a whole number; of a unit or a scale, any number; "how
+    # many desks" may be in thousands
+    assert question_type("How many desks will the office have?").measure == ""
+    assert question_type("How many of the desks are free?").measure == "count"
     assert question_type("In how many of the deciles was inflation above 6,3%?"
                          ).measure == "count"
     assert [question_type(q).measure for q in (

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragctl.ask.documents import _YEAR, document_name, question_names
-from ragctl.ask.rules import answer_types
+from ragctl.ask.rules import answer_types, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import (
@@ -313,8 +313,10 @@ def _fits(expects: Expected, value: str) -> bool | None:
         return "number" in answer_types(value) and not _FULL_DATE.search(value)
     if expects == "date":
         return bool(_DATE_LIKE.search(value))
-    if expects in ("person", "place", "thing"):
+    if expects in ("person", "place"):
         return not _NUMERIC.match(value.strip())
+    if expects == "thing":  # a name in words: not "41,18 €"
+        return fits("thing", value)
     return None
 
 

@@ -550,7 +550,7 @@ def matched_field(stages: LoadedStages, ans: Answer, ev: Evidence,
         return False  # a code ("L060", "US-001") is no count nor amount
     if echo(f"{question} {line.label}", line.value) or not fits(
             qtype.expects, line.value, qtype.measure, dimension=qtype.dimension) or (
-            qtype.expects != "any" and len(line.value.split()) > TYPED_VALUE_WORDS):
+            qtype.expects not in ("any", "thing") and len(line.value.split()) > TYPED_VALUE_WORDS):
         return False
     rule_answer(ans, line.sentence, line.start, line.end, "the field its label names",
                 ev.relevance[best.passage_id], ev.also)

@@ -225,15 +225,17 @@ def dimension(question: str) -> frozenset[str]:
     return frozenset(out)
 
 
-# "How many of the catchments …", "in how many job categories …": a count of things, a
-# whole number; not of a unit or a scale ("how many hours / million / times / percent")
-_HOW_MANY = re.compile(r"^how many (?:of (?:the|its|their|these|those|them)\s+)?"
-                       r"(?P<noun>[a-z][a-z-]*)", re.I)
+# "How many of the catchments …", "in how many job categories …": a count of the members of
+# a set, a whole number; not of a unit or a scale ("how many hours / million / times /
+# percent"). "How many jobs were there" is not one: a table may give it in thousands.
+_HOW_MANY = re.compile(r"^(?:(?:in|on|for|at|among|across) how many (?:of (?:the|its|their|"
+                       r"these|those|them)\s+)?|how many of (?:the|its|their|these|those|"
+                       r"them)\s+)(?P<noun>[a-z][a-z-]*)", re.I)
 
 
 def counted(question: str) -> bool:
     """Whether the question asks how many things there are (:data:`_HOW_MANY`)."""
-    m = _HOW_MANY.match(_PREPOSITION.sub("", " ".join(question.split())))
+    m = _HOW_MANY.match(" ".join(question.split()))
     return m is not None and not is_unit(m.group("noun"))
 
 
