@@ -187,8 +187,11 @@ RULES: tuple[Rule, ...] = (
          demo=_input_as_result, tested_by="test_answer.py::test_a_figure_is_no_computed_"
                                           "answer_unless_its_sentence_states_the_result",
          written_for="none (general: issue 36)",
-         # dev, 2026-11-27: three wrong figures became refusals, no right answer lost
-         measured={'reports-dev': 0, 'forms-dev': 0}),
+         # dev, 2026-11-27: three wrong figures became refusals, no right answer lost;
+         # 2026-11-28 with table cells too (rules-*-s36.json): fired 1 on computedocs-dev,
+         # 2 on forms-dev, no verdict changed
+         measured={'reports-dev': 0, 'forms-dev': 0, 'computedocs-dev': 0,
+                   'pdfreports-dev': 0}),
     Rule("most_named_rows", "route",
          "a table's rows answer from the documents that name the most of the question's "
          "names (\"South Africa … in Stats SA's May 2023 CPI release\": the release's "
@@ -449,9 +452,12 @@ RULES: tuple[Rule, ...] = (
           Example("What is the maximum supply current of the sensor?",
                   "Supply voltage 1.7 - 3.6 V", "1.7 - 3.6 V", "1")),
          _typed, written_for="none (general)",
+         # the last three, 2026-11-28 at 772275c (rules-*-s36.json), after the count, the
+         # thing and the unit checks: pdfreports-dev's supply current, read when writing them
          measured={'realdocs-dev': 1, 'tables-dev': 0, 'policies-dev': 1, 'receipts-dev': 0,
                    'mail-notes-dev': 5, 'mail-notes-dev exact': 1, 'reports-dev': 1,
-                   'reports-dev exact': -1}),
+                   'reports-dev exact': -1, 'pdfreports-dev': 1, 'forms-dev': 1,
+                   'computedocs-dev': 0}),
     Rule("unsaid_words", "veto",
          "a yes/no question whose words the best sentences and their documents' names "
          "leave unsaid (more than half of them, or only common words: \"Did it rain during "
