@@ -190,7 +190,9 @@ def _factoid_type(q: str) -> QuestionType:
 # comparison ("how many hours / million / times / percent / more …")
 _NOT_COUNTED = re.compile(rf"(?:{UNIT_WORDS}|times|fold|million|billion|thousand|hundred|"
                           r"lakh|crore|dozen|more|fewer|less|per|points?|basis|percentage|"
-                          r"decimal|digits?|significant|people's|a|an|the|of)", re.I)
+                          r"decimal|digits?|significant|a|an|the|of)", re.I)
+
+
 def is_unit(word: str) -> bool:
     """Whether "how many <word>" asks of a unit or a scale, not a count of things."""
     return _NOT_COUNTED.fullmatch(word) is not None
@@ -213,6 +215,8 @@ DIMENSIONS: dict[str, frozenset[str]] = {
 # words after "current" that make it an adjective ("the current price"), not the noun
 _AFTER_NOUN = frozenset("of at in for on is was are does do did with when drawn draws "
                         "consumed consumption rating rated given listed specified".split())
+
+
 def dimension(question: str) -> frozenset[str]:
     """The kinds of unit that the quantity a question asks for is given in
     (:data:`DIMENSIONS`); empty when it names none."""
