@@ -635,6 +635,7 @@ def test_a_label_and_its_value_set_apart_are_written_as_a_labelled_line() -> Non
                              (400, "Cambridge,"), (490, "MA"), (520, "02139"))) is None
     assert ocr.labelled(line((0, "2"), (40, "Coffee"), (300, "4.80"))) is None
     assert ocr.labelled(line((0, "Tea"), (200, "2.90"), (400, "2.90"))) is None
+    assert ocr.labelled(line((0, "Total"), (300, "|"))) is None  # a speck is no value
 
 
 def test_row_labels_left_of_a_header_start_their_rows() -> None:

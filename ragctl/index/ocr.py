@@ -261,7 +261,7 @@ def labelled(line: list[_Box]) -> str | None:
         return None
     label = " ".join(b.text.strip() for b in groups[0]).rstrip(" .:|")
     value = " ".join(b.text.strip() for b in groups[1]).strip(" |")
-    if not re.match(r"[^\W\d_]", label) or len(label.split()) > LABEL_WORDS or \
+    if not value or not re.match(r"[^\W\d_]", label) or len(label.split()) > LABEL_WORDS or \
             len(value.split()) > VALUE_WORDS or \
             2 * sum(any(ch.isdigit() for ch in w) for w in value.split()) < len(value.split()):
         return None  # not "New York, NY 12210      Cambridge, MA 02139": two addresses
@@ -492,7 +492,8 @@ class Tesseract:
     # 8: the lines under a header as keyed rows; 9: a photo read with both thresholds, the
     # one that reads more words surely kept; 10: a page in another language read with its
     # model too (:data:`LANGUAGE_WORDS`), when Tesseract has it; 11: a label and its value
-    # set apart on a line of their own written "Label: value" (:func:`labelled`)
+    # set apart on a line of their own written "Label: value" (:func:`labelled`), and a
+    # table's rows labelled left of its header keyed by it (:func:`table_rows`)
     version: int | str = 11
 
     def __init__(self) -> None:
