@@ -240,6 +240,11 @@ _words = tokens  # a text's words as answers are compared (ragctl.text.normalize
 _STOP_KEYS = frozenset(word_key(w) for w in STOPWORDS)  # stopwords as word_key keys them
 
 
+def _word_keys(text: str) -> set[str]:
+    """The words of ``text`` (as answers are compared) as word_key keys them."""
+    return {word_key(w) for w in _words(text)}
+
+
 _FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
 
 
@@ -484,7 +489,7 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     # each header as spoken ("MAX" is "maximum", "net_generation" "net generation")
     vecs = embed([question, *(spoken(c) for c in options)])
     asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
-    scores = [float(vecs[0] @ v) + 0.5 * bool({word_key(w) for w in _words(spoken(c))} & asked)
+    scores = [float(vecs[0] @ v) + 0.5 * bool(_word_keys(spoken(c)) & asked)
               + year_weight(question, c) for c, v in zip(options, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 
@@ -625,7 +630,7 @@ def counted_column(question: str, table: Table, not_in: Sequence[str] = ()) -> s
     if m is None:
         return None
     phrase = _VERB.sub("", m.group("what"))
-    what = {word_key(w) for w in _words(phrase)} - _STOP_KEYS
+    what = _word_keys(phrase) - _STOP_KEYS
     for col in table.columns:
         words = _words(spoken(col))
         if not col or col in not_in or not table.numeric(col) or _years(table, col) or \
@@ -649,9 +654,9 @@ def _names_the_rows(table: Table, column: str) -> bool:
 
 def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
     """Whether the question names a numeric column by a word of its header."""
-    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
+    asked = _word_keys(question) - _STOP_KEYS
     return any(col and col not in not_in and table.numeric(col) and not _years(table, col)
-               and not table.ordinal(col) and asked & {word_key(w) for w in _words(spoken(col))}
+               and not table.ordinal(col) and asked & _word_keys(spoken(col))
                for col in table.columns)
 
 
@@ -769,8 +774,8 @@ def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
     rows themselves are counted); None on a tie."""
     m = _WHICH.search(question)
     what = word_key(m.group("what")) if m is not None else ""
-    target = next((c for c in table.columns if c and what in {
-        word_key(w) for w in _words(spoken(c))}), None)  # "which … year": a Year too
+    target = next((c for c in table.columns if c and what in _word_keys(spoken(c))),
+                  None)  # "which … year": a Year too
     if target is None or (table.numeric(target) and not _years(table, target)) or _apart(
             table, target) or any(_after_superlative(question, c) for c in table.columns
                                   if c and table.numeric(c) and c != target):
@@ -1188,8 +1193,8 @@ def _after_superlative(question: str, column: str) -> bool:
     highest 2023 turnout" and `2023 cvap_turnout`)."""
     m = re.search(rf"\b(?:{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST})\s+((?:[\w-]+\s*){{1,3}})",
                   question.lower())
-    return m is not None and bool({word_key(w) for w in _words(m.group(1))} - {
-        word_key(w) for w in STOPWORDS} & {word_key(w) for w in _words(spoken(column))})
+    return m is not None and bool(_word_keys(m.group(1)) - (
+        _STOP_KEYS & _word_keys(spoken(column))))
 
 
 # Yes or no from a table (rule `table_yes_no`): "Were there more births in 2014 than in
@@ -1372,7 +1377,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     column that names the rows). "How many records were returned?" is not a count of the
     rows of a table of notices that a retrieved passage holds. A comparison alone ("more
     than 5,000") ties it to a ``table`` some header of which the question names."""
-    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
+    asked = _word_keys(question) - _STOP_KEYS
     if done.conditions and all(c.op for c in done.conditions) and table is not None and \
             not header_share(question, table):
         return False  # "… more than 5.000 voters" of a table of profiles' axes
@@ -1380,8 +1385,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     # two cells of the one row the question names by its label ("iPad net sales …
     # compared with a year earlier", two periods' columns)
     rows = {id(r): r for r, _ in done.cells}
-    label = {word_key(w) for r in rows.values() for w in _words(_label(r))} - {
-        word_key(w) for w in STOPWORDS}
+    label = {word_key(w) for r in rows.values() for w in _words(_label(r))} - _STOP_KEYS
     one_row = len(rows) == 1 and len(done.cells) == 2 and bool(label) and label <= asked
     return bool(done.conditions) or bool(header & asked) or one_row
 
@@ -1389,7 +1393,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
 def header_share(question: str, table: Table) -> int:
     """How many of the question's words the table's headers hold (by their stems): which
     of the tables a computation can be carried out on the question is about."""
-    asked = {word_key(w) for w in _words(question)} - _STOP_KEYS
+    asked = _word_keys(question) - _STOP_KEYS
     return len(asked & {word_key(w) for c in table.columns for w in _words(spoken(c))})
 
 
