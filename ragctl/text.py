@@ -77,9 +77,6 @@ def same_date(asked: CalendarDate, given: CalendarDate) -> bool:
     return all(a is None or a == b for a, b in zip(asked, given, strict=True))
 
 
-# Money as documents write it. Every currency sign Unicode has (its category Sc), the
-# active ISO 4217 codes, and the abbreviations receipts use before or after an amount
-# ("RM 9.00", "Rs 1939", "45 kr").
 # Units a length, a size, a weight, a speed or a time is given in: what "how long / far /
 # tall …" asks for, written after the number ("4 inches", "120 days", "a four-year term")
 UNIT_WORDS = (
@@ -116,6 +113,9 @@ UNITS: dict[str, tuple[str, float]] = {
     "°c": ("celsius", 1.0), "°f": ("fahrenheit", 1.0), "w": ("watt", 1.0),
     "mw": ("watt", 0.001), "kw": ("watt", 1000.0),
 }
+# Money as documents write it. Every currency sign Unicode has (its category Sc), the
+# active ISO 4217 codes, and the abbreviations receipts use before or after an amount
+# ("RM 9.00", "Rs 1939", "45 kr").
 CURRENCY_SIGNS = ("[$\xa2-\xa5\u058f\u060b\u07fe\u07ff\u09f2\u09f3\u09fb\u0af1\u0bf9\u0e3f"
                   "\u17db\u20a0-\u20c0\ua838\ufdfc\ufe69\uff04\uffe0\uffe1\uffe5\uffe6]")
 CURRENCY_CODES = (
