@@ -179,8 +179,8 @@ def fits(expects: Expected, span: str, measure: Measure = "", after: str = "",
     alone ("$12.00" names nobody; "the mayor" may); for a measure (``measure``), a number
     in its unit (:func:`measured`; ``after``: the sentence after the span). A span that
     does not fit is never printed as the answer; nor is a number whose unit measures
-    another thing than the question's ``dimension`` (:data:`DIMENSIONS`: "3.6V" for a
-    current)."""
+    another thing than the question's ``dimension``
+    (:data:`ragctl.ask.question.DIMENSIONS`: "3.6V" for a current)."""
     if dimension and (kind := unit_kind(span, after)) is not None and kind not in dimension:
         return False
     if expects == "any":
@@ -471,4 +471,4 @@ def states_result(text: str, start: int, end: int) -> bool:
     """Whether the sentence ``text`` states its span ``text[start:end]`` as the result of
     a comparison or a sum: a word of one within :data:`RESULT_WINDOW` characters."""
     near = text[max(0, start - RESULT_WINDOW):start] + " " + text[end:end + RESULT_WINDOW]
-    return _RESULT_WORDS.search(near) is not None
+    return names_result(near)
