@@ -107,6 +107,8 @@ _VALUE_UNIT = re.compile(r"(?:days?|weeks?|months?|years?|hours?|minutes?|kg|g|l
                          r"pcs|%|eur|usd|gbp|chf|pln|czk|sek|nok|dkk|inr|jpy)\b|[€$£¥₹]", re.I)
 
 
+# a bracket that qualifies a label: "Total Amount Due (Inclusive of GST)", "Weight (kg)"
+_QUALIFIER = r"\s*\([^()]{1,40}\)"
 _RATE_THEN_COLON = re.compile(r"\(?\d{1,2}(?:[.,]\d{1,2})?\s?%\)?\s?:\s*")
 # the document's own label, given in brackets after the field the question asks: "the
 # invoice amount (Rechnungsbetrag)", "the balance (solde à payer)"
@@ -168,7 +170,7 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
     starts = sorted(lines)
     # a bracket may qualify the label before its colon: "Total Amount Due (Inclusive of
     # GST): 164,390.91", "Weight (kg): 5"
-    label = re.compile(r"(?<![\w])" + label_words(field) + r"(?:\s*\([^()]{1,40}\)(?=\s*:))?"
+    label = re.compile(r"(?<![\w])" + label_words(field) + rf"(?:{_QUALIFIER}(?=\s*:))?"
                        + r"(?P<mark>\s*[:#]\s*#?\s*|\s+)", re.I)
     out = []
     for m in label.finditer(text):
@@ -477,7 +479,7 @@ def label_lines(s: Sentence) -> list[LabelLine]:
             continue
         # a bracket that qualifies the label ("Total Amount Due (Inclusive of GST)") is
         # not what it names
-        label = re.sub(r"\s*\([^()]{1,40}\)$", "", m.group("label").strip()) or \
+        label = re.sub(rf"{_QUALIFIER}$", "", m.group("label").strip()) or \
             m.group("label").strip()
         words = label.split()
         # prose before a colon: a long or lower-case label inside a sentence's text (a
