@@ -111,6 +111,11 @@ class _Box:
         return self.bottom - self.top
 
 
+def _text(boxes: list[_Box]) -> str:
+    """The words of boxes in a row, a space between them."""
+    return " ".join(b.text.strip() for b in boxes)
+
+
 def lines_to_text(boxes: list[_Box]) -> str:
     """Text boxes (each a piece of a line) in reading order: boxes whose vertical middles
     fall within one another's height share a line, left to right; a gap between lines
@@ -139,7 +144,7 @@ def lines_to_text(boxes: list[_Box]) -> str:
     keyed = table_rows(ordered)
     out: list[str] = []
     for i, line in enumerate(ordered):
-        text = keyed.get(i) or labelled(line) or " ".join(x.text.strip() for x in line)
+        text = keyed.get(i) or labelled(line) or _text(line)
         if i and tops[i] - tops[i - 1] > max(1.6 * step, 2.2 * usual):
             out.append("")
         out.append(text)
@@ -197,7 +202,7 @@ def table_rows(lines: list[list[_Box]]) -> dict[int, str]:
     i = 0
     while i < len(lines) - 1:
         head = _groups(lines[i])
-        names = [" ".join(b.text.strip() for b in g).strip(" :|") for g in head]
+        names = [_text(g).strip(" :|") for g in head]
         if len(head) < HEADER_COLUMNS or any(
                 not n or any(ch.isdigit() for ch in n) or len(n.split()) > HEADER_WORDS
                 or not any(ch.isalpha() for ch in n) for n in names):
@@ -213,7 +218,7 @@ def table_rows(lines: list[list[_Box]]) -> dict[int, str]:
             for n, g in enumerate(_groups(lines[j])):
                 if not any(ch.isalnum() for b in g for ch in b.text):
                     continue  # a speck read as "!" or "|"
-                text = " ".join(b.text.strip() for b in g)
+                text = _text(g)
                 # left of the first column; or, once rows have labels there, a label
                 # set in under it ("Energy Charges Total", a subtotal's)
                 if n == 0 and (g[-1].right < columns[0][0] or (
@@ -259,8 +264,8 @@ def labelled(line: list[_Box]) -> str | None:
     groups = _groups(line)
     if len(groups) != 2:
         return None
-    label = " ".join(b.text.strip() for b in groups[0]).rstrip(" .:|")
-    value = " ".join(b.text.strip() for b in groups[1]).strip(" |")
+    label = _text(groups[0]).rstrip(" .:|")
+    value = _text(groups[1]).strip(" |")
     if not value or not re.match(r"[^\W\d_]", label) or len(label.split()) > LABEL_WORDS or \
             len(value.split()) > VALUE_WORDS or \
             2 * sum(any(ch.isdigit() for ch in w) for w in value.split()) < len(value.split()):
