@@ -163,6 +163,30 @@ def test_a_name_may_be_in_a_retrieved_passage_in_another_form() -> None:
     assert not loosely_in(first("What did Grumman charge?"), "Graham and sons")
 
 
+def test_a_missing_name_is_looked_for_in_the_documents_the_other_names_point_to(
+        tmp_path: Path, fake_embedder: str) -> None:
+    # a scan's text: the shop's name as printed, an item in capitals with "ue" for "ü",
+    # a code with a space that OCR put in it
+    root = tmp_path / "scans"
+    root.mkdir()
+    (root / "rewe.txt").write_text("REWE Markt\nSUPPENGRUEN 0,99\nSUMME EUR 0,99\n")
+    (root / "india.txt").write_text("Contoso LTD Tax Invoice\nMSFT001 1 223344\n"
+                                    "IGST 1,08,000.00\n")
+    (root / "britain.txt").write_text("Contoso LTD Invoice\nMSFT GB99 1234\nVAT 20.00\n")
+    with Collection.open(load_settings(chunk_words=30), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+        question = "How much was the Suppengrün at REWE?"
+        assert [n.text for n in ground(c.store, question).missing] == []
+        assert ground(c.store, question).grounded(str(root / "rewe.txt"))
+        g = ground(c.store, "How much IGST is on Contoso's invoice MSFT0011223344?")
+        assert not g.missing and g.identifies
+        assert g.grounded(str(root / "india.txt")) and not g.grounded(str(root / "britain.txt"))
+        # a name none of them holds in any form is still missing
+        assert [n.text for n in ground(c.store, "What did the Larkspur bill at REWE?")
+                .missing] == ["Larkspur"]
+
+
 def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
         tmp_path: Path, fake_embedder: str) -> None:
     root = tmp_path / "club"

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 FREQUENT = 400  # passages: a name this common is the folder's subject, not a pointer
 INJECTED = 4  # passages naming the question's names, when retrieval found none
+NAMED_PASSAGES = 20  # passages of the documents named, where a missing name is looked for
+IDENT_SPACED = 8  # letters and digits: a code this long is found with OCR's spaces in it
 
 # words that are capitalized without being names: a question's pronouns and articles,
 # honorifics, calendar words (dates are matched as dates, not as names)
@@ -198,33 +200,54 @@ class Grounding:
 
 def ground(store: Store, question: str, hits: Sequence[Hit] = ()) -> Grounding:
     """The question's names looked up in the index (see the module doc). A name the index
-    does not hold word for word may still be in a retrieved passage (``hits``) in another
-    form (:func:`loosely_in`): as the words an acronym stands for, read by OCR with a
-    letter wrong, or written without spaces."""
+    does not hold word for word may still be in a retrieved passage (``hits``), or in a
+    passage of a document that the question's other names point to, in another form
+    (:func:`loosely_in`): as the words an acronym stands for, read by OCR with a letter
+    wrong or a space in it, or written without spaces."""
     g = _ground(store, question)
-    if not g.missing or not hits:
+    if not g.missing:
+        return g
+    # where else it may be: the passages of the documents the question's other names
+    # point to ("the REWE receipt for Suppengrün": REWE's receipt, read "SUPPENGRUEN")
+    ids = list(dict.fromkeys(pid for pid, _ in g.passages))[:NAMED_PASSAGES]
+    named = [Hit(passage_id=p.id, **p.span()) for p in store.passages(ids).values()] \
+        if ids else []
+    seen = {h.passage_id for h in hits}
+    candidates = [*hits, *(h for h in named if h.passage_id not in seen)]
+    if not candidates:
         return g
     still: list[Name] = []
+    identified: set[str] | None = None  # the documents that hold each code found so
     for name in g.missing:
-        found = [h for h in hits if loosely_in(name, f"{h.title} {h.text}")]
+        found = [h for h in candidates if loosely_in(name, f"{h.title} {h.text}")]
         if not found:
             still.append(name)
             continue
-        for path in {h.path for h in found}:
+        paths = {h.path for h in found}
+        for path in paths:
             g.documents[path] = g.documents.get(path, 0) + 1
         g.passages += [(h.passage_id, h.path) for h in found]
+        if any(ch.isdigit() for ch in name.text):  # a code names its documents alone
+            identified = paths if identified is None else identified & paths
     g.missing = tuple(still)
+    if identified:
+        g.documents = {p: n for p, n in g.documents.items() if p in identified}
+        g.passages = [(pid, path) for pid, path in g.passages if path in identified]
     return g
 
 
 def loosely_in(name: Name, text: str) -> bool:
     """Whether ``text`` names ``name`` in another form: an acronym's words ("CDC", "Centers
     for Disease Control"), a word with one letter wrong or missing, as OCR reads it
-    ("Grumrnan" for "Grumman", five letters or more), or the name's words run together
-    ("AviAtionSAfetyworld")."""
+    ("Grumrnan" for "Grumman", five letters or more; "SUPPENGRUEN" for "Suppengrün"), the
+    name's words run together ("AviAtionSAfetyworld"), or a code of :data:`IDENT_SPACED`
+    signs or more with spaces that OCR put in it ("MSFT001 1 223344")."""
     words = re.findall(r"\w+", _plain(text))
     joined = "".join(name.words)
     if len(joined) >= 6 and any(joined in w for w in words):
+        return True
+    if len(joined) >= IDENT_SPACED and any(ch.isdigit() for ch in joined) \
+            and joined in "".join(words):  # OCR's spaces in a code: "MSFT001 1 223344"
         return True
     if len(name.words) == 1 and name.text.isupper() and 2 <= len(name.text) <= 6:
         caps = [w for w in re.findall(r"[A-Za-z]+", text)
