@@ -1193,8 +1193,8 @@ def _after_superlative(question: str, column: str) -> bool:
     highest 2023 turnout" and `2023 cvap_turnout`)."""
     m = re.search(rf"\b(?:{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST})\s+((?:[\w-]+\s*){{1,3}})",
                   question.lower())
-    return m is not None and bool(_word_keys(m.group(1)) - (
-        _STOP_KEYS & _word_keys(spoken(column))))
+    return m is not None and bool((_word_keys(m.group(1)) - _STOP_KEYS)
+                                  & _word_keys(spoken(column)))
 
 
 # Yes or no from a table (rule `table_yes_no`): "Were there more births in 2014 than in
