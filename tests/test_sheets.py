@@ -511,6 +511,44 @@ def test_a_header_of_two_levels_names_each_column_by_its_group() -> None:
         "Price | Nb | Price", "6 | 272 | 9.5"]
 
 
+def test_tables_side_by_side_are_read_apart_each_under_its_own_header() -> None:
+    from ragctl.index.ingest import sheet_blocks, sheet_lines
+
+    # a schedule (days, then games by time of day) and, two empty columns to its right,
+    # the standings under a title, in rows the schedule fills only in part
+    rows = [["2025 Softball"],
+            ["Saturday, May 24", "", "", "", ""],
+            ["10:00", "Excitables (11) @ Riptide (2)"],
+            ["12:00", "Fringe (7) @ Dogfish (2)", "", "", "Standings"],
+            ["", "", "", "", "Team", "Record", "HRs"],
+            ["Sunday, May 25", "", "", "", "Clippers", "8-4", "25"],
+            ["10:00", "Dogfish (0) @ Excitables (16)", "", "", "Dogfish", "2-10", "3"],
+            ["", "", "", "", "", "", ""],
+            ["", "", "", "", "Riptide", "2-10", "5"]]
+    assert [max(len(r) for r in b) for b in sheet_blocks(rows)] == [2, 3]
+    assert sheet_lines(rows) == [
+        "2025 Softball", "Saturday, May 24", "10:00 | Excitables (11) @ Riptide (2)",
+        "12:00 | Fringe (7) @ Dogfish (2)", "Sunday, May 25",
+        "10:00 | Dogfish (0) @ Excitables (16)",
+        "Standings", "Team: Clippers; Record: 8-4; HRs: 25",
+        "Team: Dogfish; Record: 2-10; HRs: 3",
+        # a part under an empty row, without a header of its own: the one above it
+        "Team: Riptide; Record: 2-10; HRs: 5"]
+    # one table's columns with two empty columns between them, in the same rows: one table
+    one = [["Name", "", "", "Score"], ["Ana", "", "", "12"], ["Bo", "", "", "9"]]
+    assert len(sheet_blocks(one)) == 1
+    assert sheet_lines(one) == ["Name: Ana; Score: 12", "Name: Bo; Score: 9"]
+
+
+def test_a_time_of_day_over_other_times_is_no_header_but_times_may_name_columns() -> None:
+    from ragctl.index.ingest import sheet_lines
+
+    assert sheet_lines([["10:00", "Opening talk"], ["11:30", "Lunch"]]) == [
+        "10:00 | Opening talk", "11:30 | Lunch"]
+    assert sheet_lines([["Room", "09:00", "10:00"], ["A", "Yoga", "Chess"]]) == [
+        "Room: A; 09:00: Yoga; 10:00: Chess"]
+
+
 def test_a_legacy_xls_workbook_is_read_with_its_formats(tmp_path: Path) -> None:
     import xlwt
 

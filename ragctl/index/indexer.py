@@ -370,12 +370,14 @@ class Indexer:
         # 31 — and a first row of <td> names, when no statement's layout decides; 32 —
         # Markdown footnote references ("GPQA [^8]") blanked, a footnote's text kept; 33
         # — a scanned line of a label and its value set apart written "Label: value", and
-        # a scanned table's rows whose labels stand left of its header keyed by it
+        # a scanned table's rows whose labels stand left of its header keyed by it; 34 —
+        # a sheet's tables set side by side read apart, each under its own header, and a
+        # time of day among others no header
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 9,
-                "readers": 33}
+                "readers": 34}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -2537,16 +2537,95 @@ def sheet_lines(rows: list[list[str]]) -> list[str]:
     """A sheet's rows as lines that each carry their column names ("Quarter: Q2; Units:
     1,450; Returns: 2%"), however wide the sheet, when its first row names the columns
     (:func:`_names_columns`); otherwise each row's cells, " | " between them. A row is
-    never read without its header, wherever a passage starts."""
+    never read without its header, wherever a passage starts. Tables set side by side
+    (:func:`sheet_blocks`) are read one after the other, each in the parts that its empty
+    rows set apart, a part under its own header or else the one above it."""
     rows = [[cell_text(c) for c in r] for r in rows]
-    rows = [r for r in rows if any(r)]
+    blocks = sheet_blocks(rows)
+    if len(blocks) == 1:
+        return _table_lines([r for r in rows if any(r)], None)
+    out: list[str] = []
+    for block in blocks:
+        head: list[str] | None = None
+        for part in _parts(block):
+            lines, head = _table_lines(part, head), _part_header(part) or head
+            out += lines
+    return out
+
+
+# empty columns between two tables set side by side on one sheet (a schedule beside its
+# standings); one empty column is a spacer inside a table
+BLOCK_GAP = 2
+# of the rows that either of two side-by-side parts fills, the share that both fill, below
+# which they are two tables: one table's rows fill both sides of a spacer
+BLOCK_SHARED = 0.8
+
+
+def sheet_blocks(rows: list[list[str]]) -> list[list[list[str]]]:
+    """A sheet's rows cut into the tables set side by side on it: at :data:`BLOCK_GAP` or
+    more columns that are empty in every row, where the two sides do not fill the same
+    rows (:data:`BLOCK_SHARED`); one block, the sheet, when there are none."""
+    width = max((len(r) for r in rows), default=0)
+    used = [any(j < len(r) and r[j] for r in rows) for j in range(width)]
+    spans: list[list[int]] = []
+    gap = 0
+    for j, u in enumerate(used):
+        if not u:
+            gap += 1
+            continue
+        if spans and gap < BLOCK_GAP:
+            spans[-1][1] = j + 1
+        else:
+            spans.append([j, j + 1])
+        gap = 0
+
+    def filled(a: int, b: int) -> set[int]:
+        return {i for i, r in enumerate(rows) if any(r[a:b])}
+
+    blocks: list[list[int]] = []
+    for span in spans:
+        if blocks:
+            left, right = filled(*blocks[-1]), filled(*span)
+            if len(left & right) >= BLOCK_SHARED * len(left | right):
+                blocks[-1][1] = span[1]  # one table's columns apart: kept together
+                continue
+        blocks.append(span)
+    if len(blocks) < 2:
+        return [rows]
+    return [[r[a:b] for r in rows] for a, b in blocks]
+
+
+def _parts(block: list[list[str]]) -> Iterator[list[list[str]]]:
+    """A block's runs of rows between its empty rows (a schedule, then the standings)."""
+    part: list[list[str]] = []
+    for r in block:
+        if any(r):
+            part.append(r)
+        elif part:
+            yield part
+            part = []
+    if part:
+        yield part
+
+
+def _part_header(rows: list[list[str]]) -> list[str] | None:
+    h = header_row(rows)
+    return None if h is None else header_names(rows, h) or rows[h]
+
+
+def _table_lines(rows: list[list[str]], above: list[str] | None) -> list[str]:
+    """One table's rows as :func:`sheet_lines` gives them, keyed by its header, else by
+    ``above`` (the header of the part above it, when its rows are no wider)."""
     if not rows:
         return []
     h = header_row(rows)
     if h is None:
-        return [" | ".join(c for c in r if c) for r in rows]
-    head = header_names(rows, h) or rows[h]
-    out = [" | ".join(c for c in r if c) for r in rows[:h]]  # a title, notes above it
+        if above is None or max(len(r) for r in rows) > len(above):
+            return [" | ".join(c for c in r if c) for r in rows]
+        head, h = above, -1
+    else:
+        head = header_names(rows, h) or rows[h]
+    out = [" | ".join(c for c in r if c) for r in rows[:max(h, 0)]]  # a title above it
     for r in rows[h + 1:]:
         pairs = [f"{k}: {v}" if k else v for k, v in zip(head, r, strict=False) if v]
         pairs += [v for v in r[len(head):] if v]
@@ -2569,9 +2648,24 @@ def header_row(rows: list[list[str]]) -> int | None:
         if not below or names is None:
             continue
         width = max(sum(1 for c in r if c) for r in below)
-        if sum(1 for c in names if c) * 5 >= width * 3:
+        if sum(1 for c in names if c) * 5 >= width * 3 and not _clock_among_clocks(rows, i):
             return i
     return None
+
+
+_CLOCK = re.compile(r"\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:\s*[ap]\.?m\.?)?", re.I)
+
+
+def _clock_among_clocks(rows: list[list[str]], i: int) -> bool:
+    """Whether row ``i``'s first cell is a time of day with another near it in its
+    column: a schedule's game ("10:00 | Excitables @ Riptide"), not a header ("Room |
+    09:00 | 10:00" is one)."""
+    names = rows[i]
+    first = next((j for j, c in enumerate(names) if c), None)
+    if first is None or not _CLOCK.fullmatch(names[first]):
+        return False
+    near = rows[max(0, i - 5):i] + rows[i + 1:i + 6]
+    return any(first < len(r) and _CLOCK.fullmatch(r[first]) for r in near)
 
 
 def header_names(rows: list[list[str]], i: int) -> list[str] | None:
