@@ -129,6 +129,23 @@ def test_an_abbreviated_header_is_named_in_full_and_a_units_column_is_shown(
     assert not b.abstained and b.answer == "±2 °C [1]" and "sole_measure" in b.rules
 
 
+def test_an_acronym_header_is_the_words_the_question_spells_it_with(
+        tmp_path: Path, fake_embedder: str) -> None:
+    from ragctl.ask.cells import spelled_out
+
+    assert spelled_out("HRs", "How many home runs did they hit?") == "home runs"
+    assert spelled_out("YTD", "What was withheld year to date?") == "year to date"
+    assert spelled_out("GST", "How much goods and services tax?") == "goods and services tax"
+    # no run of words that say something spells it: as it was ("hrs" is hours)
+    assert spelled_out("ID", "What is declared?") == "ID"
+    assert spelled_out("Hrs", "How many home runs?") == "hours"
+    indexed(tmp_path / "club", {"standings.csv": "Team,Record,Runs,Runs Given,HRs\n"
+                                "Clippers,8-4,80,60,25\nDogfish,2-10,30,84,3\n"})
+    a = _ask("How many home runs did the Clippers hit?", FakeReader("80"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "25"
+    assert a.sources[0].column == "HRs"
+
+
 def test_a_row_of_the_document_that_names_the_subject_elsewhere_answers(
         tmp_path: Path, fake_embedder: str) -> None:
     # the rows never say "Galaxy Gaming"; the filing's text does. Two of its tables give

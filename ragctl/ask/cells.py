@@ -339,6 +339,43 @@ def spoken(header: str) -> str:
     return " ".join(HEADER_ABBREVIATIONS.get(w.lower().rstrip("."), w) for w in words)
 
 
+# words an acronym may pass over ("YTD" year to date, "GST" goods and services tax)
+_ACRONYM_SKIPS = frozenset("and of to the for in on &".split())
+_ACRONYM = re.compile(r"([A-Z]{2,6})s?")  # "HR", "HRs", "YTD", "GST"
+
+
+def spelled_out(header: str, question: str) -> str:
+    """A column's header as words (:func:`spoken`), each acronym in it that the question
+    spells out written as the question writes it: "HRs" for "home runs", "YTD" for "year
+    to date", "GST" for "goods and services tax"; "hrs" alone is "hours"."""
+    qwords = re.findall(r"[^\W\d_]+", question)
+    out = []
+    for word in re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split():
+        m = _ACRONYM.fullmatch(word.rstrip(".:"))
+        found = _spelled(m.group(1).lower(), qwords) if m else None
+        out.append(found or spoken(word))
+    return " ".join(out)
+
+
+def _spelled(acronym: str, words: Sequence[str]) -> str | None:
+    """The run of ``words`` whose initials are ``acronym`` (words that say something, not
+    "is" or "the"; joining words such as "and", "to" counted or passed over), or None."""
+    for joiners in (True, False):
+        for i in range(len(words)):
+            n, j = 0, i
+            while j < len(words) and n < len(acronym):
+                w = words[j].lower()
+                joiner = w in _ACRONYM_SKIPS
+                if w[0] == acronym[n] and (w not in STOPWORDS or (joiner and joiners and n)):
+                    n += 1
+                elif not (n and joiner):
+                    break
+                j += 1
+            if n == len(acronym) >= 2:
+                return " ".join(words[i:j])
+    return None
+
+
 def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
                   expects: Expected) -> list[tuple[float, Cell]]:
     """Each answerable cell of ``row`` (not one the question names) with how near its
@@ -357,12 +394,13 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     fitted = [(c, _fits(expects, c.value)) for c in options]
     if any(fit for _, fit in fitted):  # a cell of the type asked: none of another is
         fitted = [(c, fit) for c, fit in fitted if fit is not False]  # the answer
-    vecs = vectors([rest, *(spoken(c.column) for c, _ in fitted)])
+    said = [spelled_out(c.column, question) for c, _ in fitted]
+    vecs = vectors([rest, *said])
     asked = {word_key(t) for t in _tokens(rest) if t not in STOPWORDS}
     w = COLUMN_WEIGHTS
     out = []
-    for (c, fit), vec in zip(fitted, vecs[1:], strict=True):
-        words = {word_key(t) for t in _tokens(spoken(c.column)) if t not in STOPWORDS}
+    for (c, fit), header, vec in zip(fitted, said, vecs[1:], strict=True):
+        words = {word_key(t) for t in _tokens(header) if t not in STOPWORDS}
         share = len(words & asked) / len(words) if words else 0.0
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
