@@ -540,6 +540,31 @@ def test_tables_side_by_side_are_read_apart_each_under_its_own_header() -> None:
     assert sheet_lines(one) == ["Name: Ana; Score: 12", "Name: Bo; Score: 9"]
 
 
+def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:
+    from ragctl.index.ingest import sheet_lines
+
+    rows = [["", "Degree", "", "Diploma", ""],
+            ["", "Sex", "Value", "Sex", "Value"],
+            ["Age 16-24", "Female", "120", "Female", "80"],
+            ["Age 25-34", "Diploma", "", "Certificate"],  # groups of the table under it
+            ["", "Sex", "Value", "Sex", "Value"],
+            ["", "Female", "210", "Female", "732"]]
+    assert sheet_lines(rows) == [
+        "Degree | Diploma",
+        "Age 16-24; Degree Sex: Female; Degree Value: 120; Diploma Sex: Female; "
+        "Diploma Value: 80",
+        "Age 25-34 | Diploma | Certificate",
+        "Diploma Sex: Female; Diploma Value: 210; Certificate Sex: Female; "
+        "Certificate Value: 732"]
+    # the names again under a row of figures: a table of its own, without groups
+    rows = [["", "Option 1", "", "Option 2", ""], ["", "Price", "Nb", "Price", "Nb"],
+            ["Coffee", "6", "272", "9.5", "272"], ["Total", "298", "", "346", ""],
+            ["", "Price", "Nb", "Price", "Nb"], ["Food", "364.75", "40", "150", "40"]]
+    assert sheet_lines(rows)[-3:] == [
+        "Total; Option 1 Price: 298; Option 2 Price: 346",
+        "Price | Nb | Price | Nb", "Food | 364.75 | 40 | 150 | 40"]
+
+
 def test_a_time_of_day_over_other_times_is_no_header_but_times_may_name_columns() -> None:
     from ragctl.index.ingest import sheet_lines
 

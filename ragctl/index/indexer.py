@@ -371,8 +371,9 @@ class Indexer:
         # Markdown footnote references ("GPQA [^8]") blanked, a footnote's text kept; 33
         # — a scanned line of a label and its value set apart written "Label: value", and
         # a scanned table's rows whose labels stand left of its header keyed by it; 34 —
-        # a sheet's tables set side by side read apart, each under its own header, and a
-        # time of day among others no header
+        # a sheet's tables set side by side read apart, each under its own header, a
+        # time of day among others no header, and a table stacked under another (its
+        # header's names again) read under its own
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -2608,17 +2608,29 @@ def _parts(block: list[list[str]]) -> Iterator[list[list[str]]]:
         yield part
 
 
+def _repeats_header(row: list[str], head: list[str]) -> bool:
+    """Whether a row under a header names columns as it does: two or more cells, each a
+    column's name or its last words ("Price" under "Option 1 Leukerbad Price"), the
+    header of another table stacked under the first."""
+    cells = [c for c in row if c]
+    names = [n.lower() for n in head if n]
+    return len(cells) >= 2 and all(
+        any(n == c.lower() or n.endswith(" " + c.lower()) for n in names) for c in cells)
+
+
 def _part_header(rows: list[list[str]]) -> list[str] | None:
     h = header_row(rows)
     return None if h is None else header_names(rows, h) or rows[h]
 
 
-def _table_lines(rows: list[list[str]], above: list[str] | None) -> list[str]:
-    """One table's rows as :func:`sheet_lines` gives them, keyed by its header, else by
-    ``above`` (the header of the part above it, when its rows are no wider)."""
+def _table_lines(rows: list[list[str]], above: list[str] | None,
+                 h: int | None = None) -> list[str]:
+    """One table's rows as :func:`sheet_lines` gives them, keyed by its header (row ``h``,
+    else the one :func:`header_row` finds), else by ``above`` (the header of the part
+    above it, when its rows are no wider)."""
     if not rows:
         return []
-    h = header_row(rows)
+    h = header_row(rows) if h is None else h
     if h is None:
         if above is None or max(len(r) for r in rows) > len(above):
             return [" | ".join(c for c in r if c) for r in rows]
@@ -2626,11 +2638,19 @@ def _table_lines(rows: list[list[str]], above: list[str] | None) -> list[str]:
     else:
         head = header_names(rows, h) or rows[h]
     out = [" | ".join(c for c in r if c) for r in rows[:max(h, 0)]]  # a title above it
-    for r in rows[h + 1:]:
+    read: list[int] = []  # the rows each line of ``out`` past the title reads
+    for at, r in enumerate(rows[h + 1:], start=h + 1):
+        if _repeats_header(r, head):  # another table under this one, with its own header
+            if read and read[-1] == at - 1 > h + 1 and header_names(rows, at) is not None \
+                    and not any(_NUMBER_CELL.fullmatch(c) for c in rows[at - 1] if c):
+                out.pop()  # its groups in the row above it ("Diploma | Certificate")
+                return out + _table_lines(rows[at - 1:], None, 1)
+            return out + _table_lines(rows[at:], None)
         pairs = [f"{k}: {v}" if k else v for k, v in zip(head, r, strict=False) if v]
         pairs += [v for v in r[len(head):] if v]
         if pairs:
             out.append("; ".join(pairs))
+            read.append(at)
     return out
 
 
