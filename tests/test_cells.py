@@ -146,6 +146,35 @@ def test_an_acronym_header_is_the_words_the_question_spells_it_with(
     assert a.sources[0].column == "HRs"
 
 
+def test_a_year_the_sheet_is_named_by_is_held_by_its_rows(
+        tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openpyxl import Workbook
+
+    def book(sheet: str) -> bytes:
+        wb = Workbook()
+        ws = wb.active
+        ws.title = sheet
+        for row in [["Friday, July 4"], ["10:00", "Riptide @ Fringe"],
+                    ["12:30", "Dogfish @ Outsiders"]]:
+            ws.append(row)
+        out = io.BytesIO()
+        wb.save(out)
+        return out.getvalue()
+
+    def ask() -> Answer:
+        with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("12:30")) as p:
+            return p.ask("At what time was the Dogfish vs. Outsiders game on July 4, 2025?",
+                         AskOptions(re_threshold=0.0, answer_threshold=0.01))
+
+    indexed(tmp_path / "named", {"schedule.xlsx": book("2025 Schedule")})
+    a = ask()
+    assert not a.abstained and a.answer_text == "12:30"
+    # a sheet of another year's games does not answer for 2025
+    monkeypatch.setenv("RAGCTL_HOME", str(tmp_path / "home-2024"))
+    indexed(tmp_path / "other", {"schedule.xlsx": book("2024 Schedule")})
+    assert ask().abstained
+
+
 def test_a_row_of_the_document_that_names_the_subject_elsewhere_answers(
         tmp_path: Path, fake_embedder: str) -> None:
     # the rows never say "Galaxy Gaming"; the filing's text does. Two of its tables give

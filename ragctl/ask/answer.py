@@ -34,6 +34,7 @@ from ragctl.ask.cells import Cell, row_cells, word_key
 from ragctl.ask.documents import (
     _SUM,
     document_name,
+    place_dates,
 )
 from ragctl.ask.question import (
     _PRICE_QUESTION,
@@ -394,9 +395,12 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
         return []
     best: dict[str, tuple[float, Choice]] = {}
     # what depends on the context or the sentence alone, once, not for every span in it
-    lacks = [(missing_numbers(question, c.text, " ".join(dict.fromkeys(
+    # a year or a month in a passage's place (a sheet "2025 Schedule", a section "Results
+    # 2023 > Revenue") is the passage's: "the game on the 4th of July 2025" of its rows
+    held = [f"{c.text} {place_dates(s for _, _, s in c.sentences)}" for c in contexts]
+    lacks = [(missing_numbers(question, text, " ".join(dict.fromkeys(
                   document_name(s) for _, _, s in c.sentences))),
-              missing_dates(question, c.text)) for c in contexts]
+              missing_dates(question, text)) for c, text in zip(contexts, held, strict=True)]
     # the names are looked for in the span's own passage: in the bridge context a span of
     # one invoice would borrow the names of the other invoice's sentence beside it
     # (``passages``: passage id → the text of its document's passages at hand, as the reader

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ragctl.records import Hit, ScoredSentence, Sentence
+from ragctl.records import Hit, ScoredSentence, Sentence, SourceSpan
 from ragctl.text import CURRENCY_CODES, CURRENCY_SIGNS, content_words
 
 if TYPE_CHECKING:
@@ -241,6 +241,12 @@ def document_name(doc: Titled) -> str:
     """A document's names, as it or a record of one of its passages or sentences carries
     them: its title and its file's name as words ("Style Guide for Python Code pep 8")."""
     return f"{doc.title} {file_words(doc.path)}"
+
+
+def place_dates(spans: Iterable[SourceSpan]) -> str:
+    """The years and months that the places of ``spans`` name ("2025 Schedule": 2025)."""
+    places = " ".join(dict.fromkeys(s.place for s in spans))
+    return " ".join(_YEAR.findall(places) + _MONTH.findall(places))
 
 
 def named_by(doc: Titled, idents: Iterable[tuple[str, str]]) -> bool:
