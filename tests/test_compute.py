@@ -265,6 +265,9 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
         # the row after the one named, not the named row's own cell
         after = p.ask("Which club is listed right after the Oslo Sailing Club?",
                       AskOptions(re_threshold=0.0))
+        # another column named too ("the members list"): the named row's own column answers
+        listed = p.ask("In the members list, which club is listed right after the Oslo "
+                       "Sailing Club?", AskOptions(re_threshold=0.0))
         # a count with a comparison, though the question names a row's words
         over = p.ask("How many clubs in Oslo have more than 300 members?",
                      AskOptions(re_threshold=0.0))
@@ -273,6 +276,7 @@ def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
                       AskOptions(re_threshold=0.0))
     assert cell.kind != "computed" and cell.raw_answer == "315"
     assert after.kind == "computed" and after.raw_answer == "Bergen Sailing Club", after.answer
+    assert listed.kind == "computed" and listed.raw_answer == "Bergen Sailing Club", listed.answer
     assert which.kind == "computed" and which.raw_answer == "Oslo Sailing Club", which.answer
     assert over.kind == "computed" and over.raw_answer == "1", over.answer
     assert most.kind == "computed" and most.raw_answer == "Oslo Sailing Club"

@@ -931,12 +931,15 @@ def _place(op: str, question: str, table: Table, embed: Embed,
     relative = op in ("next", "previous")
     # the column the question names by its header ("the opponent in the first game"), else
     # the named row's own column ("who finished after Ana Ruiz": another name), else the
-    # nearest by the embedder
+    # nearest by the embedder; the named row's own column first when the question names
+    # it too ("which country … right after Germany", though "M49" names another)
     asked = set(_words(question)) - STOPWORDS
     named = [c for c in table.columns if c and set(_words(c)) & asked
              and (cond is None or c != cond.column)]
     target = named[0] if named else cond.column if cond is not None and relative else \
         best_column(embed, question, table, numeric=None)
+    if relative and cond is not None and set(_words(cond.column)) & asked:
+        target = cond.column  # "which country … right after Germany": its own column
     if target is None:
         return None
     rows = list(table.rows)
