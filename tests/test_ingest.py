@@ -930,6 +930,35 @@ def test_pdf_blanks_drawn_over_text_do_not_split_its_words(tmp_path: Path) -> No
     assert text == "Effective 02/10/2016 and 12/16/2015 as filed"  # real spaces stay
 
 
+def test_pdf_text_boxes_run_together_are_cut_where_the_page_sets_them_apart(
+        tmp_path: Path) -> None:
+    from fpdf import FPDF
+    from pypdf import PdfReader
+
+    from ragctl.index.ingest import _cut
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    # an invoice's header: each value drawn, then its label to the left of it
+    fields = [("Factuurnummer:", "993548900"), ("Ordernummer:", "12572103"),
+              ("Orderdatum:", "2014"), ("Klantnummer:", "6669263")]
+    for i, (label, value) in enumerate(fields * 3):
+        pdf.text(120, 20 + 8 * i, value)
+        pdf.text(20, 20 + 8 * i, label)
+    pdf.text(20, 130, "Apple iPad Air Wifi 16 GB Zilver, one piece, paid in full by iDEAL")
+    f = tmp_path / "factuur.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    assert "12572103Ordernummer:" in PdfReader(f).pages[0].extract_text()  # as drawn
+    text = parse(f, f.read_bytes()).sections[0].text
+    assert "12572103 Ordernummer:" in text and "6669263 Klantnummer:" in text
+    assert "Apple iPad Air Wifi 16 GB Zilver" in text  # in the order it was read
+    words = {"29.99", "€", "TTC", "Date", "limite", "Montant"}
+    assert _cut("TTCDate", words) == "TTC Date" and _cut("Montant", words) == "Montant"
+    assert _cut("TTCDatelimite", words) == "TTC Date limite"
+    assert _cut("iPhone", words) == "iPhone"  # no known words: as it is
+
+
 def test_a_flattened_filled_form_keeps_each_value_beside_its_label(tmp_path: Path) -> None:
     from fpdf import FPDF
 

@@ -1358,6 +1358,10 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     forms = [i for i, t in enumerate(texts) if i not in scanned and fill_in_form(t)]
     for i, text in _layout_pages(data, forms) if forms else ():
         texts[i] = text
+    glued = [i for i, t in enumerate(texts)
+             if i not in scanned and i not in forms and glued_text(t)]
+    for i, text in _unglued_pages(data, glued, texts) if glued else ():
+        texts[i] = text
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
     rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
     sections = []
@@ -1534,6 +1538,63 @@ def _layout_pages(data: bytes, indexes: list[int]) -> Iterator[tuple[int, str]]:
                     yield i, text
     except Exception:  # pdfplumber cannot open what pypdf read: the pages stay as read
         return
+
+
+# Text boxes that pypdf runs together: a figure and the next label ("12572103Ordernummer:",
+# "2014Orderdatum:"), a cell and the next ("29.99 € TTCDate limite", "AFIRMATIVOABDALA"). A
+# page where at least GLUED_SHARE of the words look glued (a small letter, a capital, a small
+# one: "consommationFacture"; a figure, then a word: "2014Orderdatum") has each such word
+# cut where pdfplumber, which reads the words by their place, sees two or three.
+GLUED_SHARE = 0.01
+_GLUE = re.compile(r"[a-z][A-Z][a-z]|\d[A-Z][a-z]{2}|[A-Z]{2}[A-Z][a-z]{2}|\d[A-Z]{3}")
+
+
+def glued_text(text: str) -> bool:
+    """Whether a page's text (pypdf's) holds words run together (:data:`GLUED_SHARE`)."""
+    words = text.split()
+    return len(words) >= 20 and sum(1 for w in words if _GLUE.search(w)) >= GLUED_SHARE * len(
+        words)
+
+
+def _unglued_pages(data: bytes, indexes: list[int], texts: list[str]
+                   ) -> Iterator[tuple[int, str]]:
+    """The given pages' text (0-based, ``texts``: as read) with each word that is two or
+    three of pdfplumber's words run together cut apart, in the order it was read; a page
+    that pdfplumber cannot read is not yielded."""
+    import pdfplumber
+
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for i in indexes:
+                page = pdf.pages[i]
+                try:
+                    words = {w["text"] for w in page.extract_words()}
+                except Exception:  # a page pdfplumber cannot read keeps pypdf's text
+                    words = set()
+                page.close()
+                if words:
+                    yield i, _cut_words(texts[i], words)
+    except Exception:  # pdfplumber cannot open what pypdf read: the pages stay as read
+        return
+
+
+def _cut_words(text: str, words: set[str]) -> str:
+    """``text`` with each of its words cut as :func:`_cut` cuts it."""
+    return re.sub(r"\S+", lambda m: _cut(m.group(0), words), text)
+
+
+def _cut(token: str, words: set[str], depth: int = 3) -> str:
+    """``token`` as two or more of ``words`` ("2014Orderdatum:" → "2014 Orderdatum:"),
+    else as it is."""
+    if token in words or depth == 1:
+        return token
+    for k in range(len(token) - 1, 0, -1):  # the longest known start first
+        head, tail = token[:k], token[k:]
+        if head in words and len(head) > 1:
+            rest = _cut(tail, words, depth - 1)
+            if rest != tail or tail in words:
+                return f"{head} {rest}"
+    return token
 
 
 def _pdf_tables(data: bytes, indexes: list[int],
