@@ -146,6 +146,20 @@ def test_an_acronym_header_is_the_words_the_question_spells_it_with(
     assert a.sources[0].column == "HRs"
 
 
+def test_how_much_of_a_row_named_by_one_cell_is_its_one_amount(tmp_path: Path,
+                                                                fake_embedder: str) -> None:
+    indexed(tmp_path / "cards", {"statement.csv": "Date Processed,Description,Amount\n"
+                                 "03-Dec-2019,V & A MUSEUM SALES LONDON GBR,£10.00\n"
+                                 "05-Dec-2019,NEXT DIRECTORY ONLINE GBR,£80.99\n"})
+    a = _ask("How much did the card statement show for Next Directory?", FakeReader("GBR"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "£80.99"
+    # a row with two amounts does not say which one is meant
+    indexed(tmp_path / "items", {"items.csv": "Item,Unit price,Total\n"
+                                 "Kettle,£20.00,£40.00\nToaster,£30.00,£30.00\n"})
+    b = _ask("How much did the order show for the Kettle?", FakeReader("Kettle"))
+    assert b.kind != "cell" or b.abstained
+
+
 def test_a_year_the_sheet_is_named_by_is_held_by_its_rows(
         tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from openpyxl import Workbook

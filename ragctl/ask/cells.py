@@ -36,6 +36,8 @@ from ragctl.ask.rules import answer_types, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import (
+    CURRENCY_CODES,
+    CURRENCY_SIGNS,
     STOPWORDS,
     CalendarDate,
     blank,
@@ -462,12 +464,16 @@ SOLE_MEASURE_KEYS = 2
 
 def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expected,
                  question: str = "") -> Cell | None:
-    """The one cell of the measure asked for, when ``row`` is named by
-    :data:`SOLE_MEASURE_KEYS` or more of its cells: for a number or an amount, the one
+    """The one cell of the measure asked for: for "how much", the row's one cell that
+    holds an amount of money ("£80.99" of a statement's row named by its payee); when ``row`` is
+    named by :data:`SOLE_MEASURE_KEYS` or more of its cells: for a number or an amount, the one
     other cell (``scored``: its :func:`column_scores`) when it holds one; for a question
     of no type whose "what …" the row's own cells name, the one other cell that holds a
     number ("what thermometer error …": "MAX: ±1.5" of a datasheet row named by its
     parameter, Thermometer Error, and its condition, beside "SYMBOL: T ERR")."""
+    money = [c for _, c in scored if _CURRENCY.search(c.value)]
+    if expects in ("number", "money") and len(money) == 1 and _HOW_MUCH.match(question):
+        return money[0]  # "how much … for Next Directory": the row's one amount
     if len(row.key) < SOLE_MEASURE_KEYS:
         return None
     if expects in ("number", "money"):
@@ -482,6 +488,8 @@ def sole_measure(row: Row, scored: Sequence[tuple[float, Cell]], expects: Expect
     return numbers[0] if asked and asked <= keyed and len(numbers) == 1 else None
 
 
+_CURRENCY = re.compile(rf"{CURRENCY_SIGNS}|\b(?:{CURRENCY_CODES})\b")
+_HOW_MUCH = re.compile(r"\s*how much\b", re.I)
 # "what thermometer error does …": what the question asks, before its verb
 _WHAT = re.compile(r"\b(?:what|which)\s+(?P<what>(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?:is|are|was|"
                    r"were|does|do|did|has|have|had|can|will|would)\b", re.I)

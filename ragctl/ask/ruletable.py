@@ -214,8 +214,11 @@ RULES: tuple[Rule, ...] = (
          "a row named by two or more of its cells, for a \"how many / how much\" question, "
          "answered by the one number cell left (\"Value\", \"net_generation\", \"No. Of\") "
          "though its header is not near the question; or, for \"what X …\" where X is in the "
-         "row's own cells (a datasheet's parameter), by the row's one number cell",
-         tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
+         "row's own cells (a datasheet's parameter), by the row's one number cell; or, for "
+         "\"how much …\" of a row named by one cell, by the row's one amount of money "
+         "(\"£80.99\" beside \"03-Dec-2019\" on a card statement)",
+         tested_by="test_cells.py (a table of counts by dimensions; how much of a row named "
+                   "by one cell)",
          written_for="none (general: statistics tables in long format)",
          measured={'tables-dev': 2, 'handtrial-dev': 2, 'reports-dev': 0, 'receipts-dev': 0,
                    'realdocs-dev': 0}),
