@@ -249,6 +249,32 @@ class Lookup(OperationModel):
         return "lookup", 0.9
 
 
+def test_a_column_whose_words_the_question_says_and_a_sum_over_every_row(
+        tmp_path: Path, fake_embedder: str) -> None:
+    root = tmp_path / "league"
+    root.mkdir()
+    (root / "standings.csv").write_text(
+        "Team,Record,Runs,Runs Given,HRs\nBulkheads,9-3,80,43,15\nExcitables,9-3,89,34,17\n"
+        "Dogfish,2-10,30,84,3\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
+                   "fake-hash", 0.5)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("9-3")) as p:
+        p._tableops, p._tableops_loaded = model, True
+        # Runs, all of whose words the question says, not Runs Given
+        most = p.ask("Which team scored the most runs?", AskOptions(re_threshold=0.0))
+        # "all three teams": a sum over every row, of HRs spelled out as "home runs"
+        total = p.ask("What is the combined number of home runs hit by all three teams?",
+                      AskOptions(re_threshold=0.0))
+        # no word that makes it one over every row: a sum is no answer without a comparison
+        plain = p.ask("What is the number of home runs?", AskOptions(re_threshold=0.0))
+    assert most.kind == "computed" and most.raw_answer == "Excitables", most.answer
+    assert total.kind == "computed" and total.raw_answer == "35", total.answer
+    assert plain.kind != "computed"
+
+
 def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
                    "fake-hash", 0.5)

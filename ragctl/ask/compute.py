@@ -48,6 +48,7 @@ from ragctl.ask.cells import (
     header_years,
     named_place,
     row_cells,
+    spelled_out,
     spoken,
     word_key,
     year_weight,
@@ -486,12 +487,20 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
                and not (numeric and (_unnamed_rank(table, c) or _identifies(c)))]
     if not options:
         return None
-    # each header as spoken ("MAX" is "maximum", "net_generation" "net generation")
-    vecs = embed([question, *(spoken(c) for c in options)])
+    # each header as spoken ("MAX" is "maximum", "net_generation" "net generation", "HRs"
+    # "home runs" when the question says so); the share of its words the question says
+    # ("the most runs": Runs, not Runs Given)
+    said = [spelled_out(c, question) for c in options]
+    vecs = embed([question, *said])
     asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
-    scores = [float(vecs[0] @ v) + 0.5 * bool(_word_keys(spoken(c)) & asked)
-              + year_weight(question, c) for c, v in zip(options, vecs[1:], strict=True)]
+    scores = [float(vecs[0] @ v) + 0.5 * _held(_word_keys(h) - _STOP_KEYS, asked)
+              + year_weight(question, c) for c, h, v in zip(options, said, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
+
+
+def _held(words: set[str], asked: set[str]) -> float:
+    """The share of ``words`` that ``asked`` holds (0 when there are none)."""
+    return len(words & asked) / len(words) if words else 0.0
 
 
 @dataclass
@@ -1150,6 +1159,13 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
     return min(done, key=lambda x: x[:2])[2] if done else None
 
 
+# words that make a sum or an average one over every row, without a comparison: "the
+# combined number of home runs hit by all eight teams", "the total of all the invoices",
+# "in total", "altogether"
+WHOLE_TABLE = re.compile(r"\b(?:combined|altogether|in total|all together|across all|"
+                         r"all (?:the |of the )?(?:[a-z]+ )?[a-z]+s)\b", re.I)
+
+
 def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bool = False
            ) -> bool:
     """The computation the question's form asks for (:func:`cued`), on the first table
@@ -1181,9 +1197,11 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
             # row is one only by a comparison
-        if op in ("count", "sum", "average") and not compared:
+        if op in ("count", "sum", "average") and not compared and not (
+                op != "count" and WHOLE_TABLE.search(ev.question)):
             # a count the lookup missed is no count without a comparison ("How many
-            # Series EE bonds were outstanding …" is a cell, not a count of rows)
+            # Series EE bonds were outstanding …" is a cell, not a count of rows); a sum
+            # or an average is one when the question says it is over every row
             continue
         fired("operation_cue")
         cite(ans, ev, done, 0.0)
@@ -1384,7 +1402,8 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     if done.conditions and all(c.op for c in done.conditions) and table is not None and \
             not header_share(question, table):
         return False  # "… more than 5.000 voters" of a table of profiles' axes
-    header = {word_key(w) for w in [*_words(done.column), *_words(spoken(done.column))]}
+    header = {word_key(w) for w in [*_words(done.column),
+                                    *_words(spelled_out(done.column, question))]}
     # two cells of the one row the question names by its label ("iPad net sales …
     # compared with a year earlier", two periods' columns)
     rows = {id(r): r for r, _ in done.cells}
@@ -1397,7 +1416,8 @@ def header_share(question: str, table: Table) -> int:
     """How many of the question's words the table's headers hold (by their stems): which
     of the tables a computation can be carried out on the question is about."""
     asked = _word_keys(question) - _STOP_KEYS
-    return len(asked & {word_key(w) for c in table.columns for w in _words(spoken(c))})
+    return len(asked & {word_key(w) for c in table.columns
+                        for w in _words(spelled_out(c, question))})
 
 
 def cite(ans: Answer, ev: Evidence, done: Computed, probability: float) -> None:
