@@ -139,6 +139,9 @@ def test_an_acronym_header_is_the_words_the_question_spells_it_with(
     # no run of words that say something spells it: as it was ("hrs" is hours)
     assert spelled_out("ID", "What is declared?") == "ID"
     assert spelled_out("Hrs", "How many home runs?") == "hours"
+    # a longer header's other words say what it holds: "WEO" names the report asked of
+    assert spelled_out("Difference from WEO Projections", "In the World Economic Outlook, "
+                       "what is projected?") == "Difference from WEO Projections"
     indexed(tmp_path / "club", {"standings.csv": "Team,Record,Runs,Runs Given,HRs\n"
                                 "Clippers,8-4,80,60,25\nDogfish,2-10,30,84,3\n"})
     a = _ask("How many home runs did the Clippers hit?", FakeReader("80"))

@@ -341,6 +341,8 @@ def spoken(header: str) -> str:
     return " ".join(HEADER_ABBREVIATIONS.get(w.lower().rstrip("."), w) for w in words)
 
 
+# headers of this many words or fewer are read with the acronyms the question spells out
+ACRONYM_HEADER_WORDS = 2
 # words an acronym may pass over ("YTD" year to date, "GST" goods and services tax)
 _ACRONYM_SKIPS = frozenset("and of to the for in on &".split())
 _ACRONYM = re.compile(r"([A-Z]{2,6})s?")  # "HR", "HRs", "YTD", "GST"
@@ -349,10 +351,15 @@ _ACRONYM = re.compile(r"([A-Z]{2,6})s?")  # "HR", "HRs", "YTD", "GST"
 def spelled_out(header: str, question: str) -> str:
     """A column's header as words (:func:`spoken`), each acronym in it that the question
     spells out written as the question writes it: "HRs" for "home runs", "YTD" for "year
-    to date", "GST" for "goods and services tax"; "hrs" alone is "hours"."""
+    to date", "GST" for "goods and services tax"; "hrs" alone is "hours". A longer header
+    (:data:`ACRONYM_HEADER_WORDS`) is as :func:`spoken` gives it: its other words say what
+    it holds."""
     qwords = re.findall(r"[^\W\d_]+", question)
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split()
+    if len(words) > ACRONYM_HEADER_WORDS:  # "Difference from October 2022 WEO Projections":
+        return spoken(header)  # its other words say what it is; "WEO" names the report
     out = []
-    for word in re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split():
+    for word in words:
         m = _ACRONYM.fullmatch(word.rstrip(".:"))
         found = _spelled(m.group(1).lower(), qwords) if m else None
         out.append(found or spoken(word))
