@@ -959,6 +959,35 @@ def test_pdf_text_boxes_run_together_are_cut_where_the_page_sets_them_apart(
     assert _cut("iPhone", words) == "iPhone"  # no known words: as it is
 
 
+def test_an_invoice_that_draws_its_labels_apart_from_their_values_is_read_by_line(
+        tmp_path: Path) -> None:
+    from fpdf import FPDF
+    from pypdf import PdfReader
+
+    from ragctl.index.ingest import labels_apart
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.text(20, 20, "Sammy Maystone INVOICE # invoice_number_1")
+    fields = [("Date:", "Jan 1, 2022"), ("Payment Terms:", "Net 30 days"),
+              ("Due Date:", "Jan 31, 2022"), ("PO Number:", "po_number_123")]
+    for i, (_, value) in enumerate(fields):  # the values first, right-aligned
+        pdf.text(120, 40 + 8 * i, value)
+    for i, (label, _) in enumerate(fields):  # then the labels, one under the other
+        pdf.text(80, 40 + 8 * i, label)
+    f = tmp_path / "invoice.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    drawn = PdfReader(f).pages[0].extract_text()
+    assert labels_apart(drawn) and drawn.index("Date:") > drawn.index("po_number_123")
+    lines = parse(f, f.read_bytes()).sections[0].text.splitlines()
+    assert "Date: Jan 1, 2022" in lines and "Payment Terms: Net 30 days" in lines
+    assert "PO Number: po_number_123" in lines  # its underscores kept: no fill-in blanks
+    # labels alone in prose, not in a run, leave a page as it is drawn
+    assert not labels_apart("Theorem 2.\nProof:\nBy induction on n.\nThen:\nit holds.")
+    assert labels_apart("Date\n:\nPayment Terms\n:\nDue Date\n:\n")
+
+
 def test_a_flattened_filled_form_keeps_each_value_beside_its_label(tmp_path: Path) -> None:
     from fpdf import FPDF
 

@@ -374,12 +374,13 @@ class Indexer:
         # a sheet's tables set side by side read apart, each under its own header, a
         # time of day among others no header, and a table stacked under another (its
         # header's names again) read under its own; 35 — a PDF page's words that pypdf
-        # ran together ("12572103Ordernummer:") cut where pdfplumber sets them apart
+        # ran together ("12572103Ordernummer:") cut where pdfplumber sets them apart; 36 —
+        # a PDF page that draws a run of labels apart from their values read by line
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 9,
-                "readers": 35}
+                "readers": 36}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

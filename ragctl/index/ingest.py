@@ -1358,6 +1358,11 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     forms = [i for i, t in enumerate(texts) if i not in scanned and fill_in_form(t)]
     for i, text in _layout_pages(data, forms) if forms else ():
         texts[i] = text
+    apart = [i for i, t in enumerate(texts)
+             if i not in scanned and i not in forms and labels_apart(t)]
+    for i, text in _layout_pages(data, apart, blanks=False) if apart else ():
+        texts[i] = text
+    forms += apart
     glued = [i for i, t in enumerate(texts)
              if i not in scanned and i not in forms and glued_text(t)]
     for i, text in _unglued_pages(data, glued, texts) if glued else ():
@@ -1509,15 +1514,42 @@ FORM_LINE_TOLERANCE = 5
 _COMB = re.compile(r"(?<!\S)(?:\S ){2,}\S(?!\S)")
 
 
+# A page that draws its labels in one run and their values in another (an invoice's "Date:",
+# "Payment Terms:", "Due Date:" one under the other, "Jan 1, 2022", "Net 30 days" before
+# them): pypdf reads the run of empty labels, LABELS_APART or more lines of a label and a
+# colon alone, apart from the values; such a page is read in the order its lines stand on
+# the page too, each value beside its label. Labels in prose ("Proof:", "as follows:")
+# stand alone, not in runs.
+LABELS_APART = 3
+_EMPTY_LABEL = re.compile(r"[^\W\d_][^:]{0,40}?\s*:\s*")
+
+
+def labels_apart(text: str) -> bool:
+    """Whether a page's text (pypdf's) holds a run of :data:`LABELS_APART` lines or more
+    that are a label of five words or fewer and its colon alone (the colon may stand on a
+    line of its own)."""
+    run = 0
+    for line in re.sub(r"\n\s*:", ":", text).splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        run = run + 1 if _EMPTY_LABEL.fullmatch(line) and len(line.split()) <= 5 else 0
+        if run >= LABELS_APART:
+            return True
+    return False
+
+
 def fill_in_form(text: str) -> bool:
     """Whether a page's text is a form's: it holds :data:`FORM_BLANKS` fill-in blanks."""
     return len(_BLANK.findall(text)) >= FORM_BLANKS
 
 
-def _layout_pages(data: bytes, indexes: list[int]) -> Iterator[tuple[int, str]]:
+def _layout_pages(data: bytes, indexes: list[int], *, blanks: bool = True
+                  ) -> Iterator[tuple[int, str]]:
     """The text of the given pages (0-based) in the order its lines stand on the page
-    (pdfplumber), without the underscores of fill-in blanks; a page that pdfplumber
-    cannot read, or reads as nothing, is not yielded (its text stays as it was read)."""
+    (pdfplumber); with ``blanks`` (a page of fill-in blanks), without their underscores
+    and with a value written one sign a box made one word; a page that pdfplumber cannot
+    read, or reads as nothing, is not yielded (its text stays as it was read)."""
     import pdfplumber
 
     try:
@@ -1525,15 +1557,18 @@ def _layout_pages(data: bytes, indexes: list[int]) -> Iterator[tuple[int, str]]:
             for i in indexes:
                 page = pdf.pages[i]
                 try:
-                    text = page.filter(lambda o: not (o.get("object_type") == "char"
-                                                      and o.get("text") == "_")).extract_text(
-                        y_tolerance=FORM_LINE_TOLERANCE)
+                    if blanks:
+                        page = page.filter(lambda o: not (o.get("object_type") == "char"
+                                                          and o.get("text") == "_"))
+                    text = page.extract_text(y_tolerance=FORM_LINE_TOLERANCE)
                 except Exception:  # a page pdfplumber cannot lay out keeps pypdf's text
                     text = ""
                 page.close()
-                text = "\n".join(_COMB.sub(lambda m: m.group(0).replace(" ", ""),
-                                            " ".join(line.split()))
-                                  for line in (text or "").splitlines())
+                lines = [" ".join(line.split()) for line in (text or "").splitlines()]
+                if blanks:
+                    lines = [_COMB.sub(lambda m: m.group(0).replace(" ", ""), line)
+                             for line in lines]
+                text = "\n".join(lines)
                 if text.strip():
                     yield i, text
     except Exception:  # pdfplumber cannot open what pypdf read: the pages stay as read
