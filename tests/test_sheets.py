@@ -563,6 +563,14 @@ def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:
     assert sheet_lines(rows)[-3:] == [
         "Total; Option 1 Price: 298; Option 2 Price: 346",
         "Price | Nb | Price | Nb", "Food | 364.75 | 40 | 150 | 40"]
+    # the next quarter's table under the last one: its periods shifted by one
+    rows = [["($ in millions)", "Q1 FY25", "Q4 FY24", "Q3 FY24"],
+            ["Gaming", "2647", "2865", "2856"],
+            ["($ in millions)", "Q4 FY24", "Q3 FY24", "Q2 FY24"],
+            ["Gaming", "2865", "2856", "2486"]]
+    assert sheet_lines(rows) == [
+        "($ in millions): Gaming; Q1 FY25: 2647; Q4 FY24: 2865; Q3 FY24: 2856",
+        "($ in millions): Gaming; Q4 FY24: 2865; Q3 FY24: 2856; Q2 FY24: 2486"]
 
 
 def test_a_time_of_day_over_other_times_is_no_header_but_times_may_name_columns() -> None:

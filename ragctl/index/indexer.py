@@ -375,7 +375,8 @@ class Indexer:
         # time of day among others no header, and a table stacked under another (its
         # header's names again) read under its own; 35 — a PDF page's words that pypdf
         # ran together ("12572103Ordernummer:") cut where pdfplumber sets them apart; 36 —
-        # a PDF page that draws a run of labels apart from their values read by line
+        # a PDF page that draws a run of labels apart from their values read by line, and
+        # a sheet's table stacked under another whose header names mostly the same columns
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

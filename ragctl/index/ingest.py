@@ -2705,13 +2705,21 @@ def _parts(block: list[list[str]]) -> Iterator[list[list[str]]]:
 
 
 def _repeats_header(row: list[str], head: list[str]) -> bool:
-    """Whether a row under a header names columns as it does: two or more cells, each a
-    column's name or its last words ("Price" under "Option 1 Leukerbad Price"), the
-    header of another table stacked under the first."""
+    """Whether a row under a header names columns as it does: two or more cells, none a
+    figure, more than :data:`REPEATED_NAMES` of them a column's name or its last words
+    ("Price" under "Option 1 Leukerbad Price"; "($ in millions) | Q4 FY24 | … | Q1 FY23"
+    under "($ in millions) | Q1 FY25 | … | Q2 FY23"): the header of another table stacked
+    under the first."""
     cells = [c for c in row if c]
     names = [n.lower() for n in head if n]
-    return len(cells) >= 2 and all(
-        any(n == c.lower() or n.endswith(" " + c.lower()) for n in names) for c in cells)
+    if len(cells) < 2 or any(_NUMBER_CELL.fullmatch(c) for c in cells):
+        return False
+    named = sum(any(n == c.lower() or n.endswith(" " + c.lower()) for n in names)
+                for c in cells)
+    return named > REPEATED_NAMES * len(cells)
+
+
+REPEATED_NAMES = 0.5  # of a row's cells, the share past which it repeats its header's names
 
 
 def _part_header(rows: list[list[str]]) -> list[str] | None:
