@@ -163,6 +163,19 @@ def test_how_much_of_a_row_named_by_one_cell_is_its_one_amount(tmp_path: Path,
     assert b.kind != "cell" or b.abstained
 
 
+def test_a_header_counts_as_written_too(tmp_path: Path, fake_embedder: str) -> None:
+    from ragctl.ask.cells import said_share, spoken
+
+    # "Q3" is said "third quarter", and a question that writes "Q3 FY24" names it as written
+    assert spoken("Q3 FY24") == "third quarter FY24"
+    asked = {"gaming", "revenue", "q3", "fy24"}
+    assert said_share("Q3 FY24", asked) == 1.0 and said_share("Q1 FY24", asked) == 0.5
+    indexed(tmp_path / "revenue", {"markets.csv": "Market,Q1 FY24,Q4 FY23,Q3 FY24\n"
+                                   "Gaming,2240,1831,2856\nAuto,296,294,261\n"})
+    a = _ask("What was the Gaming revenue in Q3 FY24?", FakeReader("2240"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text == "2856"
+
+
 def test_a_year_the_sheet_is_named_by_is_held_by_its_rows(
         tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from openpyxl import Workbook

@@ -385,6 +385,12 @@ def _spelled(acronym: str, words: Sequence[str]) -> str | None:
     return None
 
 
+def said_share(header: str, asked: set[str]) -> float:
+    """The share of a header's words (keyed, less stopwords) that ``asked`` holds."""
+    words = {word_key(t) for t in _tokens(header) if t not in STOPWORDS}
+    return len(words & asked) / len(words) if words else 0.0
+
+
 def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
                   expects: Expected) -> list[tuple[float, Cell]]:
     """Each answerable cell of ``row`` (not one the question names) with how near its
@@ -409,8 +415,8 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     w = COLUMN_WEIGHTS
     out = []
     for (c, fit), header, vec in zip(fitted, said, vecs[1:], strict=True):
-        words = {word_key(t) for t in _tokens(header) if t not in STOPWORDS}
-        share = len(words & asked) / len(words) if words else 0.0
+        # as said ("third quarter" of "Q3") or as written ("Q3 FY24" of "in Q3 FY24")
+        share = max(said_share(h, asked) for h in (header, c.column))
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
             + year_weight(question, c.column) + form_weight(question, c.column)

@@ -493,7 +493,8 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     said = [spelled_out(c, question) for c in options]
     vecs = embed([question, *said])
     asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
-    scores = [float(vecs[0] @ v) + 0.5 * _held(_word_keys(h) - _STOP_KEYS, asked)
+    scores = [float(vecs[0] @ v) + 0.5 * max(_held(_word_keys(x) - _STOP_KEYS, asked)
+                                             for x in (h, c))
               + year_weight(question, c) for c, h, v in zip(options, said, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 
