@@ -307,6 +307,23 @@ def test_half_a_utf16_pair_is_replaced_not_fatal(tmp_path: Path,
     doc.sections[0].text.encode("utf-8")
 
 
+def test_a_control_character_in_a_text_is_a_space(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF whose space glyph maps to NUL reads "87B37C9\x000152": one word to the search,
+    and a sign the reader cannot print."""
+    from ragctl.index import ingest
+
+    def nul(path: Path, data: bytes) -> ingest.ParsedDocument:
+        return ingest.ParsedDocument(path, "text", "Receipt", [ingest.Section(
+            "Invoice number 87B37C9\x000152\nReceipt number 2721\x005058\tpaid\x7f", offset=0)])
+
+    monkeypatch.setitem(ingest._PARSERS, "text", nul)
+    f = tmp_path / "a.txt"
+    f.write_text("x")
+    text = parse(f, b"x").sections[0].text
+    assert text == "Invoice number 87B37C9 0152\nReceipt number 2721 5058\tpaid "
+
+
 def test_a_filled_pdf_form_keeps_its_values(tmp_path: Path) -> None:
     """A filled form that was not flattened holds its values only in its fields."""
     from reportlab.pdfgen import canvas

@@ -376,12 +376,13 @@ class Indexer:
         # header's names again) read under its own; 35 — a PDF page's words that pypdf
         # ran together ("12572103Ordernummer:") cut where pdfplumber sets them apart; 36 —
         # a PDF page that draws a run of labels apart from their values read by line, and
-        # a sheet's table stacked under another whose header names mostly the same columns
+        # a sheet's table stacked under another whose header names mostly the same columns;
+        # 37 — a control character in a text ("87B37C9\x000152") a space
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 9,
-                "readers": 36}
+                "readers": 37}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

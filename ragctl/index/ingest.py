@@ -411,7 +411,7 @@ def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
         raise
     except Exception as e:  # a broken file must never stop the run
         raise SkipFile(f"cannot read this {fmt} file ({type(e).__name__}: {e}); skipped") from None
-    sections = [replace(s, text=_SURROGATE.sub("\ufffd", s.text)) if _SURROGATE.search(s.text)
+    sections = [replace(s, text=_plain_signs(s.text)) if _ODD_SIGN.search(s.text)
                 else s for s in doc.sections if s.text.strip()]
     if not sections:
         raise SkipFile("no text found; skipped")
@@ -423,6 +423,15 @@ def parse(path: Path, data: bytes, *, ocr: Ocr | None = None) -> ParsedDocument:
 # of its own, and nothing downstream can encode it; it becomes U+FFFD, one for one, so the
 # section's offsets still hold
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# a control character in a text (a PDF whose space glyph maps to NUL: "87B37C9\x000152"):
+# no sign of a word, it becomes a space, one for one
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_ODD_SIGN = re.compile(f"{_SURROGATE.pattern}|{_CONTROL.pattern}")
+
+
+def _plain_signs(text: str) -> str:
+    """``text`` with each lone surrogate U+FFFD and each control character a space."""
+    return _CONTROL.sub(" ", _SURROGATE.sub("\ufffd", text))
 
 
 @contextmanager
