@@ -965,6 +965,23 @@ def test_a_question_for_a_field_gets_its_value(notes: Path) -> None:
     assert price.answer == "1.80 [1]"  # the row that names the croissant
 
 
+def test_when_something_ended_is_the_date_labelled_with_its_word(notes: Path) -> None:
+    from ragctl.ask.fields import asked_field
+
+    assert asked_field("When did the expense report's trip end?") == "end date"
+    assert asked_field("When does the subscription start?") == "start date"
+    assert asked_field("When is it?") is None
+    (notes / "expenses.txt").write_text(
+        "EMPLOYEE EXPENSE REPORT\nName: Alexandra Chen\nStart Date: November 15, 2024\n"
+        "End Date: December 10, 2024\nPurpose: Conference attendance\n")
+    index_again(notes)
+    # the reader would answer with the first date
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader(
+            "November 15, 2024")) as p:
+        end = p.ask("When did Alexandra Chen's trip end?", AskOptions(re_threshold=0.0))
+    assert end.answer == "December 10, 2024 [1]"
+
+
 def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path) -> None:
     # the guide mentions "PEP 13" more than PEP 13's own header does; the question is
     # about the document so named, whether or not the search finds its header

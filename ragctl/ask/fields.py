@@ -77,6 +77,10 @@ _HOW_MUCH_FIELD = re.compile(r"^how much (?P<field>[a-z][\w-]*(?: [a-z][\w-]*)?)
                              r"(?:was|were|is|are|did|do|does|had|has|have)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
                             r"signed|sign|published|publish|issued|issue|released)\b", re.I)
+# "When did the trip end?", "When does the subscription start?": the date a form labels
+# with the question's last word ("End Date: December 10, 2024")
+_WHEN_LAST = re.compile(r"^when (?:is|was|are|were|does|did|do|will) [^?]*\b(?P<last>[a-z]{3,})"
+                        r"\s*\??$", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
                "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
 _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
@@ -139,6 +143,9 @@ def asked_field(question: str) -> str | None:
         return much.group("field").lower()
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
         return "date"
+    when = _WHEN_LAST.match(q)
+    if when is not None and when.group("last").lower() not in STOPWORDS:
+        return f"{when.group('last').lower()} date"  # "when did the trip end": End Date
     # "What was John Stiles' net pay …": the field of a named owner
     q = _OWNER.sub(r"\g<ask> ", q)
     m = _FIELD_QUESTION.match(q)

@@ -306,7 +306,9 @@ RULES: tuple[Rule, ...] = (
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'receipts-dev': 2,
                    'receipts-dev exact': 2, 'receipts-folder-dev': 0}),
     Rule("labelled_field", "route",
-         "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\")",
+         "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\"); "
+         "\"when did/does … <word>?\" from the value labelled \"<word> Date\" (\"when did the "
+         "trip end\": End Date)",
          tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
          written_for="realdocs dev (invoices, receipts)",
          measured={'realdocs-dev': 1, 'realdocs-dev exact': 1, 'receipts-dev': 5,
