@@ -1005,6 +1005,42 @@ def test_an_invoice_that_draws_its_labels_apart_from_their_values_is_read_by_lin
     assert labels_apart("Date\n:\nPayment Terms\n:\nDue Date\n:\n")
 
 
+def test_a_table_written_in_text_is_keyed_across_pages_and_a_word_a_line_page_by_line(
+        tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    from ragctl.index.ingest import scattered, text_tables
+
+    page1 = ("ITEM DETAILS:\n----------\nLine | Part Number | Description | Qty | Unit Price\n"
+             "----------\n1 | QE-MCU-5590 | Microcontroller Unit | 500 | $12.50\n"
+             "| Rev. B | 32-bit, 120MHz\n----------")
+    page2 = ("2 | QE-PCB-4567 | Printed Circuit Board | 300 | $45.00\n----------\n"
+             "Subtotal: $6,295.00\nName | Role | Date\nAna | Buyer | 12/05/2024")
+    tables, head = text_tables(page1)
+    assert tables == [[["Line", "Part Number", "Description", "Qty", "Unit Price"],
+                       ["1", "QE-MCU-5590", "Microcontroller Unit", "500", "$12.50"]]]
+    more, head = text_tables(page2, head)  # the table goes on over the page
+    assert more[0][1] == ["2", "QE-PCB-4567", "Printed Circuit Board", "300", "$45.00"]
+    assert more[1] == [["Name", "Role", "Date"], ["Ana", "Buyer", "12/05/2024"]]
+    # a page of such a table: its rows follow the page, keyed by the header
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=10)
+    pdf.add_page()
+    lines = ["Line | Part Number | Description | Qty | Unit Price",
+             "1 | QE-MCU-5590 | Microcontroller Unit | 500 | $12.50",
+             "2 | QE-PCB-4567 | Printed Circuit Board | 300 | $45.00"]
+    for y, line in enumerate(lines):
+        pdf.text(15, 20 + 8 * y, line)
+    f = tmp_path / "order.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    doc = parse(f, f.read_bytes())
+    assert "Description: Printed Circuit Board; Qty: 300; Unit Price: $45.00" in \
+        doc.sections[1].text
+    # a page that pypdf reads a word a line ("Line\n|\nPart\nNumber"), and one it does not
+    assert scattered("\n".join("Line | Part Number | Description".split() * 8))
+    assert not scattered("\n".join(lines * 20))
+
+
 def test_a_flattened_filled_form_keeps_each_value_beside_its_label(tmp_path: Path) -> None:
     from fpdf import FPDF
 

@@ -377,12 +377,14 @@ class Indexer:
         # ran together ("12572103Ordernummer:") cut where pdfplumber sets them apart; 36 —
         # a PDF page that draws a run of labels apart from their values read by line, and
         # a sheet's table stacked under another whose header names mostly the same columns;
-        # 37 — a control character in a text ("87B37C9\x000152") a space
+        # 37 — a control character in a text ("87B37C9\x000152") a space; 38 — a PDF's
+        # tables written in text (" | " between cells) keyed by their header, and a page
+        # that pypdf reads a word a line read by line
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 9,
-                "readers": 37}
+                "readers": 38}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

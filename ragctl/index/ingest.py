@@ -1368,7 +1368,7 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     for i, text in _layout_pages(data, forms) if forms else ():
         texts[i] = text
     apart = [i for i, t in enumerate(texts)
-             if i not in scanned and i not in forms and labels_apart(t)]
+             if i not in scanned and i not in forms and (labels_apart(t) or scattered(t))]
     for i, text in _layout_pages(data, apart, blanks=False) if apart else ():
         texts[i] = text
     forms += apart
@@ -1378,6 +1378,12 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
         texts[i] = text
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
     rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
+    open_head: list[str] | None = None  # a table written in text, " | " between cells
+    for i, text in enumerate(texts):
+        found, open_head = text_tables(text, open_head) if i not in scanned else ([], None)
+        keyed = [line for t in found for line in table_lines(t, header=True)]
+        if keyed:
+            rows[i] = "\n\n".join([*([rows[i]] if rows.get(i) else []), *keyed])
     sections = []
     for i, text in enumerate(texts):
         sections.append(Section(text, f"p. {i + 1}", 0))
@@ -1548,6 +1554,20 @@ def labels_apart(text: str) -> bool:
     return False
 
 
+# A page that pypdf reads a word a line ("Line\n|\nPart\nNumber\n|\nDescription"): each
+# word drawn on its own. When SCATTERED_SHARE or more of its lines (SCATTERED_LINES or
+# more) hold one word, the page is read in the order its lines stand (pdfplumber) too.
+SCATTERED_SHARE = 0.6
+SCATTERED_LINES = 40
+
+
+def scattered(text: str) -> bool:
+    """Whether pypdf read a page a word a line (:data:`SCATTERED_SHARE`)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) >= SCATTERED_LINES and sum(
+        len(line.split()) == 1 for line in lines) >= SCATTERED_SHARE * len(lines)
+
+
 def fill_in_form(text: str) -> bool:
     """Whether a page's text is a form's: it holds :data:`FORM_BLANKS` fill-in blanks."""
     return len(_BLANK.findall(text)) >= FORM_BLANKS
@@ -1639,6 +1659,45 @@ def _cut(token: str, words: set[str], depth: int = 3) -> str:
             if rest != tail or tail in words:
                 return f"{head} {rest}"
     return token
+
+
+# A table written as text, its cells set apart by " | " (a report printed from a program):
+# a header line of TEXT_TABLE_COLUMNS or more names, then rows of as many cells, between
+# lines of dashes; a row's continuation lines ("| Booking Ref: QF78956", fewer cells) are
+# left in the page's text.
+TEXT_TABLE_COLUMNS = 3
+_RULE_LINE = re.compile(r"[-=_+*·.\s]{3,}")
+
+
+def text_tables(text: str, head: list[str] | None = None
+                ) -> tuple[list[list[list[str]]], list[str] | None]:
+    """The tables of a page's text written with " | " between cells (see
+    :data:`TEXT_TABLE_COLUMNS`), each as its header and its rows of as many cells; and the
+    header of the table still open at the page's end. ``head``: the header of the table
+    the page before left open (its rows go on here)."""
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] = []
+
+    def close() -> None:
+        if head is not None and rows:
+            tables.append([head, *rows])
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or _RULE_LINE.fullmatch(stripped):
+            continue
+        cells = [c.strip() for c in stripped.strip("|").split("|")] if "|" in stripped else []
+        if head is not None and len(cells) == len(head) and not stripped.startswith("|"):
+            rows.append(cells)
+        elif head is not None and cells:
+            continue  # a row's continuation, or a line of another shape inside the table
+        else:
+            close()
+            head, rows = None, []
+            if len(cells) >= TEXT_TABLE_COLUMNS and _names_columns(cells):
+                head = cells
+    close()
+    return tables, head
 
 
 def _pdf_tables(data: bytes, indexes: list[int],
