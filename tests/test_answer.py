@@ -864,6 +864,7 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("What is the main reason for the delay?") is None
     assert asked_field("When did Ann send the mail about the boiler?") == "date"
     assert asked_field("When was the war?") is None
+    assert asked_field("When did the trip end?") == "end date"  # its form's End Date
     assert asked_field("What notation do assignment expressions use?") is None
 
     def values(field: str, text: str) -> list[str]:
@@ -980,6 +981,26 @@ def test_when_something_ended_is_the_date_labelled_with_its_word(notes: Path) ->
             "November 15, 2024")) as p:
         end = p.ask("When did Alexandra Chen's trip end?", AskOptions(re_threshold=0.0))
     assert end.answer == "December 10, 2024 [1]"
+
+
+def test_a_row_of_labels_over_a_row_of_values(notes: Path) -> None:
+    (notes / "azure.txt").write_text(
+        "Azure Interior\n4557 De Silva St\nInvoice INV/2023/03/0008\n"
+        "Invoice Date: Due Date: Reference:\n03/20/2023 04/04/2023 CUSTREF123\n"
+        "Payment Terms: Shipping Terms:\nNet 45 DDP (Delivered Duty Paid)\n"
+        "Total $ 279.84\n")
+    index_again(notes)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader(
+            "03/20/2023")) as p:
+        due = p.ask("What is the due date of the Azure Interior invoice?",
+                    AskOptions(re_threshold=0.0))
+        ref = p.ask("What is the reference of the Azure Interior invoice?",
+                    AskOptions(re_threshold=0.0))
+        terms = p.ask("What are the shipping terms of the Azure Interior invoice?",
+                      AskOptions(re_threshold=0.0, answer_threshold=0.0))
+    assert due.answer == "04/04/2023 [1]" and ref.answer == "CUSTREF123 [1]"
+    # values that are not one word each cannot be told apart: not from this rule
+    assert "value_below" not in terms.rules
 
 
 def test_a_document_named_by_number_answers_though_others_mention_it(notes: Path) -> None:

@@ -78,9 +78,9 @@ _HOW_MUCH_FIELD = re.compile(r"^how much (?P<field>[a-z][\w-]*(?: [a-z][\w-]*)?)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
                             r"signed|sign|published|publish|issued|issue|released)\b", re.I)
 # "When did the trip end?", "When does the subscription start?": the date a form labels
-# with the question's last word ("End Date: December 10, 2024")
-_WHEN_LAST = re.compile(r"^when (?:is|was|are|were|does|did|do|will) [^?]*\b(?P<last>[a-z]{3,})"
-                        r"\s*\??$", re.I)
+# with the question's last word, a verb ("End Date: December 10, 2024"); not "when was the
+# war", an event's date
+_WHEN_LAST = re.compile(r"^when (?:does|did|do|will) [^?]*\b(?P<last>[a-z]{3,})\s*\??$", re.I)
 _FIELD_WORD = {"number": r"(?:no\.?|nr\.?|number|num\.?|#)", "no": r"(?:no\.?|number|#)",
                "id": r"(?:id|no\.?|number|#)", "#": r"(?:no\.?|number|#)"}
 _NOT_FIELDS = frozenset({"name", "names", "one", "thing", "things", "kind", "type", "way",
@@ -220,6 +220,8 @@ def field_values(field: str, text: str, lines: Iterable[int] = ()) -> list[tuple
             # prose after a colon, not a field's value: more than six words, or fifteen for
             # a value that ends its line (a mail's subject, a PEP's title)
             if not tail or len(tail) > (6 if line_end is None else 15):
+                continue
+            if tail[-1].endswith(":"):  # another label ("Due Date: Reference:"), no value
                 continue
             value = " ".join(tail).rstrip(",.;")
         a = text.find(value.split()[0], start)
@@ -419,7 +421,16 @@ def value_below(stages: LoadedStages, field: str, found: Sequence[Sentence]
     if not on("value_below"):
         return None
     label = re.compile(r"^\W*" + label_words(field) + r"\s*:$", re.I)
+    alone = re.compile(label_words(field), re.I)
     for s in found:
+        labels = _LABELS_ROW.findall(s.text.strip()) if _LABELS_ROW_LINE.fullmatch(
+            s.text.strip()) else []
+        if len(labels) >= 2:  # "Invoice Date: Due Date: Reference:" over their values
+            at_label = next((k for k, x in enumerate(labels) if alone.fullmatch(x.strip())),
+                            None)
+            if at_label is not None and (cell := _value_under(stages, s, at_label, len(labels))):
+                return cell
+            continue
         if not label.match(s.text.strip()):
             continue
         around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
@@ -434,6 +445,28 @@ def value_below(stages: LoadedStages, field: str, found: Sequence[Sentence]
             a = value.text.find(text)
             return value, a, a + len(text)
     return None
+
+
+# A row of labels over a row of their values, one word each ("Invoice Date: Due Date:
+# Reference:" over "03/20/2023 04/04/2023 CUSTREF123"): the value under a label is the word
+# at its place, when the values are as many as the labels.
+_LABELS_ROW = re.compile(r"([^\W\d_][^:;|]{0,30}?)\s*:")
+_LABELS_ROW_LINE = re.compile(r"(?:[^\W\d_][^:;|]{0,30}?\s*:\s*){2,}")
+
+
+def _value_under(stages: LoadedStages, s: Sentence, k: int, n: int
+                 ) -> tuple[Sentence, int, int] | None:
+    """The ``k``-th of the ``n`` words on the line under the row of labels ``s``, when
+    that line holds ``n`` words, each a value (:data:`_BARE_VALUE`)."""
+    around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
+    at = next((i for i, t in enumerate(around) if t.id == s.id), None)
+    if at is None or at + 1 >= len(around):
+        return None
+    value = around[at + 1]
+    words = list(re.finditer(r"\S+", value.text))
+    if len(words) != n or not all(_BARE_VALUE.fullmatch(w.group()) for w in words):
+        return None
+    return value, words[k].start(), words[k].end()
 
 
 # --------------------------------------------------------------------- a field by meaning

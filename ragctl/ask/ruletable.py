@@ -307,7 +307,7 @@ RULES: tuple[Rule, ...] = (
                    'receipts-dev exact': 2, 'receipts-folder-dev': 0}),
     Rule("labelled_field", "route",
          "\"what is the <label> of …\" answered from the value so labelled (\"Invoice No:\"); "
-         "\"when did/does … <word>?\" from the value labelled \"<word> Date\" (\"when did the "
+         "\"when did/does … <verb>?\" from the value labelled \"<verb> Date\" (\"when did the "
          "trip end\": End Date)",
          tested_by="test_answer.py::test_a_question_for_a_field_gets_its_value",
          written_for="realdocs dev (invoices, receipts)",
@@ -316,7 +316,9 @@ RULES: tuple[Rule, ...] = (
     Rule("value_below", "route",
          "a label alone on its line (\"Due Date:\") whose value stands alone on the next "
          "(\"04/04/2023\"), an amount, a date or a code, as a two-column invoice reads; "
-         "not when the line above is a bare label too (a column of labels)",
+         "not when the line above is a bare label too (a column of labels); a row of labels "
+         "(\"Invoice Date: Due Date: Reference:\") over as many one-word values, the value "
+         "at the label's place",
          tested_by="test_answer.py::test_a_labels_value_on_the_line_below",
          written_for="realdocs-dev (the Azure Interior invoice's due date); it fired on no "
                      "other dev question",
