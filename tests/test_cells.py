@@ -176,6 +176,19 @@ def test_a_header_counts_as_written_too(tmp_path: Path, fake_embedder: str) -> N
     assert not a.abstained and a.kind == "cell" and a.answer_text == "2856"
 
 
+def test_rows_named_alike_agree_on_a_number_however_written(tmp_path: Path,
+                                                            fake_embedder: str) -> None:
+    from ragctl.ask.cells import _as_value
+
+    assert _as_value("$2,856.00") == _as_value("2856") != _as_value("2,857")
+    # a quarter's figure in each of the tables stacked on the sheet, one of them in dollars
+    indexed(tmp_path / "quarters", {"q.csv": "Market,Q1 FY24,Q3 FY24\nGaming,2240,2856\n",
+                                    "r.csv": "Market,Q3 FY24,Q1 FY24\n"
+                                             "Gaming,\"$2,856.00\",\"$2,240.00\"\n"})
+    a = _ask("What was the Gaming revenue in Q3 FY24?", FakeReader("2240"))
+    assert not a.abstained and a.kind == "cell" and a.answer_text in ("2856", "$2,856.00")
+
+
 def test_a_year_the_sheet_is_named_by_is_held_by_its_rows(
         tmp_path: Path, fake_embedder: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from openpyxl import Workbook

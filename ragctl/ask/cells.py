@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -653,8 +654,12 @@ def written_code(value: str, question: str) -> bool:
 
 
 def _as_value(text: str) -> str:
-    """A cell's value as rows that agree write it alike: "$19,984,378" is "19,984,378"."""
-    return re.sub(r"^[$€£¥₹]\s*|\s+", "", text.strip())
+    """A cell's value as rows that agree write it alike: "$19,984,378" is "19,984,378",
+    "$2,856.00" is "2856" (a number with its thousands marked, or its cents, is the number)."""
+    value = re.sub(r"^[$€£¥₹]\s*|\s+", "", text.strip())
+    if re.fullmatch(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?", value):
+        return str(Decimal(value.replace(",", "")).normalize())
+    return value
 
 
 def table_sentences(stages: LoadedStages, seed: Sentence) -> list[Sentence]:
