@@ -275,6 +275,25 @@ def test_a_column_whose_words_the_question_says_and_a_sum_over_every_row(
     assert plain.kind != "computed"
 
 
+def test_growth_from_one_quarter_to_another_of_one_row(tmp_path: Path,
+                                                        fake_embedder: str) -> None:
+    root = tmp_path / "revenue"
+    root.mkdir()
+    # the quarters as written ("Q4 FY24"), and a third whose words the question holds too
+    (root / "markets.csv").write_text("Market,Q1 FY25,Q4 FY24,Q1 FY24\n"
+                                      "Data Center,22563,18404,4284\nGaming,2647,2865,2240\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
+                   "fake-hash", 0.5)
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("4284")) as p:
+        p._tableops, p._tableops_loaded = model, True
+        grew = p.ask("How much did Data Center revenue grow from Q4 FY24 to Q1 FY25?",
+                     AskOptions(re_threshold=0.0))
+    assert grew.kind == "computed" and grew.raw_answer == "4,159", grew.answer
+
+
 def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
     model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
                    "fake-hash", 0.5)

@@ -886,6 +886,13 @@ def _keys(text: str) -> set[str]:
 _PERIOD = re.compile(r"\d+|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b")
 
 
+def _written_in(header: str, question: str) -> bool:
+    """Whether the question writes a header's words together, in its order ("Q4 FY24")."""
+    words = re.findall(r"[^\W_]+", header.lower())
+    return bool(words) and re.search(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b",
+                                     question.lower()) is not None
+
+
 def _across(op: str, question: str, table: Table) -> Computed | None:
     """The larger less the smaller of two cells of one row: the row the question names
     by its label, the columns it names by their headers ("licensing fees … from 2020 to
@@ -893,14 +900,19 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
     stop = _STOP_KEYS
     asked = _keys(question) - stop
     numeric = [c for c in table.columns if c and table.numeric(c)]
-    columns = [c for c in numeric if (words := _keys(spoken(c)) - stop) and words <= asked]
+    # a header as said or as written ("Q4 FY24" is "fourth quarter FY24")
+    forms = {c: [_keys(x) - stop for x in (spoken(c), c)] for c in numeric}
+    columns = [c for c in numeric if any(words and words <= asked for words in forms[c])]
+    if len(columns) > 2:  # "from Q4 FY24 to Q1 FY25" names Q1 FY24's words too, not it
+        written = [c for c in columns if _written_in(c, question)]
+        columns = written if len(written) == 2 else columns
     if len(columns) != 2:
         # the two numeric columns the question's words name the most of, when no third
         # is named as much ("the twelve months …" of a statement with two columns of three
         # months and two of twelve; the only two columns, "compared with a year earlier")
         # — of one measure over two periods: headers alike but for their dates ("Three
         # Months Ended December 31, 2022" and "… December 25, 2021")
-        shared = {c: len((_keys(spoken(c)) - stop) & asked) for c in numeric}
+        shared = {c: max(len(words & asked) for words in forms[c]) for c in numeric}
         most = max(shared.values(), default=0)
         columns = [c for c in numeric if shared[c] == most]
         if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
@@ -916,6 +928,8 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
             named.append((len(words), row))
     best = max((n for n, _ in named), default=0)
     rows = [r for n, r in named if n == best]
+    if len(rows) > 1:  # rows named alike (a table a quarter): the one that holds both
+        rows = [r for r in rows if all(_values(table, [r], c) for c in columns)]
     if len(rows) != 1:
         return None
     two = _values(table, rows, columns[0]) + _values(table, rows, columns[1])
@@ -1011,7 +1025,8 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      "previous"),
     (r"^(?:what (?:is|was|were|are) the )?(?:total|combined|sum)\b", "sum"),
     (r"\b(?:average|mean)\b", "average"),
-    # "by how much did total assets grow from 2022 to 2023", "how much more … than …",
+    # "by how much did total assets grow from 2022 to 2023", "how much did revenue grow
+    # from Q4 FY24 to Q1 FY25", "how much more … than …",
     # "what was the difference between …", "the change in revenue from 2020 to 2021"
     (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
      r"\bby what (?:percent|percentage)\b", "percent_change"),
@@ -1021,7 +1036,10 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      r"(?:[\w-]+ ){0,6}?total\b", "share"),
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
-     r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b",
+     r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b|"
+     r"\bhow much (?:did|does|has|have|had)\b.*\b(?:grow|grown|increase|increased|rise|risen|"
+     r"fall|fallen|drop|dropped|decline|declined|decrease|decreased|change|changed|shrink|"
+     r"shrunk)\b.*\bfrom\b.*\bto\b",
      "difference"),
 )
 
