@@ -26,6 +26,7 @@ from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
 from ragctl.models.tableops import OPERATIONS, OperationModel
+from ragctl.records import Answer
 from ragctl.store.collection import Collection
 from ragctl.training.tableops import fit, matches, read_csv_text
 from tests.fakes import FakeReader, HashEmbedder
@@ -249,27 +250,37 @@ class Lookup(OperationModel):
         return "lookup", 0.9
 
 
-def test_a_column_whose_words_the_question_says_and_a_sum_over_every_row(
-        tmp_path: Path, fake_embedder: str) -> None:
-    root = tmp_path / "league"
+def lookup_model() -> Lookup:
+    return Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
+                  "fake-hash", 0.5)
+
+
+def asked_of_sheet(root: Path, csv: str, reads: str, *questions: str) -> list[Answer]:
+    """``questions`` asked of a folder ``root`` that holds one sheet, ``csv``, indexed, with
+    the operation model leaving every question to the lookup and a reader that reads
+    ``reads``."""
     root.mkdir()
-    (root / "standings.csv").write_text(
-        "Team,Record,Runs,Runs Given,HRs\nBulkheads,9-3,80,43,15\nExcitables,9-3,89,34,17\n"
-        "Dogfish,2-10,30,84,3\n")
+    (root / "sheet.csv").write_text(csv)
     with Collection.open(load_settings(), create=True) as c:
         c.lock()
         Indexer(c).run([root])
-    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
-                   "fake-hash", 0.5)
-    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("9-3")) as p:
-        p._tableops, p._tableops_loaded = model, True
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader(reads)) as p:
+        p._tableops, p._tableops_loaded = lookup_model(), True
+        return [p.ask(q, AskOptions(re_threshold=0.0)) for q in questions]
+
+
+def test_a_column_whose_words_the_question_says_and_a_sum_over_every_row(
+        tmp_path: Path, fake_embedder: str) -> None:
+    most, total, plain = asked_of_sheet(
+        tmp_path / "league",
+        "Team,Record,Runs,Runs Given,HRs\nBulkheads,9-3,80,43,15\nExcitables,9-3,89,34,17\n"
+        "Dogfish,2-10,30,84,3\n", "9-3",
         # Runs, all of whose words the question says, not Runs Given
-        most = p.ask("Which team scored the most runs?", AskOptions(re_threshold=0.0))
+        "Which team scored the most runs?",
         # "all three teams": a sum over every row, of HRs spelled out as "home runs"
-        total = p.ask("What is the combined number of home runs hit by all three teams?",
-                      AskOptions(re_threshold=0.0))
+        "What is the combined number of home runs hit by all three teams?",
         # no word that makes it one over every row: a sum is no answer without a comparison
-        plain = p.ask("What is the number of home runs?", AskOptions(re_threshold=0.0))
+        "What is the number of home runs?")
     assert most.kind == "computed" and most.raw_answer == "Excitables", most.answer
     assert total.kind == "computed" and total.raw_answer == "35", total.answer
     assert plain.kind != "computed"
@@ -277,26 +288,16 @@ def test_a_column_whose_words_the_question_says_and_a_sum_over_every_row(
 
 def test_growth_from_one_quarter_to_another_of_one_row(tmp_path: Path,
                                                         fake_embedder: str) -> None:
-    root = tmp_path / "revenue"
-    root.mkdir()
     # the quarters as written ("Q4 FY24"), and a third whose words the question holds too
-    (root / "markets.csv").write_text("Market,Q1 FY25,Q4 FY24,Q1 FY24\n"
-                                      "Data Center,22563,18404,4284\nGaming,2647,2865,2240\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
-    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
-                   "fake-hash", 0.5)
-    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("4284")) as p:
-        p._tableops, p._tableops_loaded = model, True
-        grew = p.ask("How much did Data Center revenue grow from Q4 FY24 to Q1 FY25?",
-                     AskOptions(re_threshold=0.0))
+    (grew,) = asked_of_sheet(
+        tmp_path / "revenue", "Market,Q1 FY25,Q4 FY24,Q1 FY24\n"
+        "Data Center,22563,18404,4284\nGaming,2647,2865,2240\n", "4284",
+        "How much did Data Center revenue grow from Q4 FY24 to Q1 FY25?")
     assert grew.kind == "computed" and grew.raw_answer == "4,159", grew.answer
 
 
 def test_the_question_form_asks_when_the_model_says_lookup(clubs: Path) -> None:
-    model = Lookup(np.zeros((1, 2), np.float32), np.zeros(2, np.float32), ("lookup", "count"),
-                   "fake-hash", 0.5)
+    model = lookup_model()
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("412")) as p:
         p._tableops, p._tableops_loaded = model, True
         most = p.ask("Which club has the most members?", AskOptions(re_threshold=0.0))
