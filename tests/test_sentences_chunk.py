@@ -94,6 +94,11 @@ def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
                "1242 1242 1242 124 - BIC: FIDCFR21XXX - Banque: Banque Fiducial")
     assert line_based(invoice)
     assert "Date d'échéance 13/12/2017" in [s.text for s in SentenceSplitter().split(invoice)]
+    # a line that starts with a telephone number in brackets does not run on the line
+    # before it; one that starts with a bracketed word may
+    assert line_based("Incoterm: DPU - DELIVERED AT PLACE UNLOADED\n(870)-931-0505\n"
+                      "Page: 1 / 1")
+    assert not line_based("the list of places to go\n(see below) for the ones\nwe liked")
     # long lines are prose too, whatever their breaks
     assert not line_based("A line of prose that goes on for well over eight words here.\n"
                           "Another line of prose that also goes on for more than eight.")

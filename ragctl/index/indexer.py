@@ -337,7 +337,7 @@ class Indexer:
         # punctuation ("Attendance: ?") keeps its space, so its row's cells stay apart; 8
         # — only a question mark does ("Date: ," in prose is joined as before); 9 — a page
         # written line by line may have a few long lines (an invoice's footer) and lines
-        # that start with an address
+        # that start with an address; 10 — or with a telephone number ("(870)-931-0505")
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -383,7 +383,7 @@ class Indexer:
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 9,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
                 "readers": 38}
 
     def _check_model(self) -> None:

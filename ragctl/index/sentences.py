@@ -130,8 +130,9 @@ LINE_WORDS = 8  # words in a typical line of a receipt, a form or an address, at
 LONG_LINES = 0.1  # the share of its lines an invoice may have over twice that (its footer)
 _FIELD_LINE = re.compile(r"\s*[A-Z][\w -]{0,30}:\s")
 # a line that runs on into the next: no stop at its end, and the next one starts in lower
-# case, but not with an address ("sav@example.net", "www.example.org")
-_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*(?![\w.+-]+@|www\.|https?:)[a-z(]")
+# case or with a bracket, but not with an address ("sav@example.net", "www.example.org")
+# nor a telephone number ("(870)-931-0505")
+_CONTINUED = re.compile(r"[^.!?:;]\s*\n\s*(?![\w.+-]+@|www\.|https?:)(?:[a-z]|\((?!\d))")
 
 
 def line_based(para: str) -> bool:
