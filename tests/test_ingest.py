@@ -1003,6 +1003,9 @@ def test_an_invoice_that_draws_its_labels_apart_from_their_values_is_read_by_lin
     # labels alone in prose, not in a run, leave a page as it is drawn
     assert not labels_apart("Theorem 2.\nProof:\nBy induction on n.\nThen:\nit holds.")
     assert labels_apart("Date\n:\nPayment Terms\n:\nDue Date\n:\n")
+    # a transcript's caption, its colons a column of its own, is no run of labels
+    assert not labels_apart("MICHAEL A. KNOWLES, :\nWARDEN, :\nPetitioner :\n"
+                            "ALEXANDRE MIRZAYANCE. :\n")
 
 
 def test_a_table_written_in_text_is_keyed_across_pages_and_a_word_a_line_page_by_line(

@@ -379,12 +379,13 @@ class Indexer:
         # a sheet's table stacked under another whose header names mostly the same columns;
         # 37 — a control character in a text ("87B37C9\x000152") a space; 38 — a PDF's
         # tables written in text (" | " between cells) keyed by their header, and a page
-        # that pypdf reads a word a line read by line
+        # that pypdf reads a word a line read by line; 39 — a transcript's caption ("WARDEN,
+        # :") no run of labels
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 38}
+                "readers": 39}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

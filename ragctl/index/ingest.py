@@ -1536,7 +1536,7 @@ _COMB = re.compile(r"(?<!\S)(?:\S ){2,}\S(?!\S)")
 # the page too, each value beside its label. Labels in prose ("Proof:", "as follows:")
 # stand alone, not in runs.
 LABELS_APART = 3
-_EMPTY_LABEL = re.compile(r"[^\W\d_][^:]{0,40}?\s*:\s*")
+_EMPTY_LABEL = re.compile(r"[^\W\d_][^:]{0,40}?[\w)]\s*:\s*")  # not "KNOWLES, :", a caption
 
 
 def labels_apart(text: str) -> bool:
