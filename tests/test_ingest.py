@@ -1002,7 +1002,11 @@ def test_an_invoice_that_draws_its_labels_apart_from_their_values_is_read_by_lin
     assert "PO Number: po_number_123" in lines  # its underscores kept: no fill-in blanks
     # labels alone in prose, not in a run, leave a page as it is drawn
     assert not labels_apart("Theorem 2.\nProof:\nBy induction on n.\nThen:\nit holds.")
-    assert labels_apart("Date\n:\nPayment Terms\n:\nDue Date\n:\n")
+    values = "Jan 1, 2022\nNet 30 days\nJan 31, 2022\n"
+    assert labels_apart(values + "Date\n:\nPayment Terms\n:\nDue Date\n:\n")
+    # an empty form's labels, no values drawn apart: as it is drawn
+    assert not labels_apart("Legal name:\nBusiness number:\nCity:\nPostal code:\n"
+                            "If you are a licenced cultivator, complete the form.")
     # a transcript's caption, its colons a column of its own, is no run of labels
     assert not labels_apart("MICHAEL A. KNOWLES, :\nWARDEN, :\nPetitioner :\n"
                             "ALEXANDRE MIRZAYANCE. :\n")

@@ -380,7 +380,7 @@ class Indexer:
         # 37 — a control character in a text ("87B37C9\x000152") a space; 38 — a PDF's
         # tables written in text (" | " between cells) keyed by their header, and a page
         # that pypdf reads a word a line read by line; 39 — a transcript's caption ("WARDEN,
-        # :") no run of labels
+        # :") no run of labels, nor an empty form (labels without values drawn apart)
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -1532,9 +1532,10 @@ _COMB = re.compile(r"(?<!\S)(?:\S ){2,}\S(?!\S)")
 # A page that draws its labels in one run and their values in another (an invoice's "Date:",
 # "Payment Terms:", "Due Date:" one under the other, "Jan 1, 2022", "Net 30 days" before
 # them): pypdf reads the run of empty labels, LABELS_APART or more lines of a label and a
-# colon alone, apart from the values; such a page is read in the order its lines stand on
-# the page too, each value beside its label. Labels in prose ("Proof:", "as follows:")
-# stand alone, not in runs.
+# colon alone, apart from a run as long of values; such a page is read in the order its
+# lines stand on the page too, each value beside its label. Labels in prose ("Proof:", "as
+# follows:") stand alone, not in runs; an empty form's labels have no values to meet (its
+# page read by line would run its side boxes into its prose).
 LABELS_APART = 3
 _EMPTY_LABEL = re.compile(r"[^\W\d_][^:]{0,40}?[\w)]\s*:\s*")  # not "KNOWLES, :", a caption
 
@@ -1542,16 +1543,21 @@ _EMPTY_LABEL = re.compile(r"[^\W\d_][^:]{0,40}?[\w)]\s*:\s*")  # not "KNOWLES, :
 def labels_apart(text: str) -> bool:
     """Whether a page's text (pypdf's) holds a run of :data:`LABELS_APART` lines or more
     that are a label of five words or fewer and its colon alone (the colon may stand on a
-    line of its own)."""
-    run = 0
+    line of its own), and a run as long of short lines that hold a figure (the values,
+    drawn apart: "Jan 1, 2022", "po_number_123", "$127.50"; an empty form has none)."""
+    labels = values = 0
+    found = set()
     for line in re.sub(r"\n\s*:", ":", text).splitlines():
         line = line.strip()
         if not line:
             continue
-        run = run + 1 if _EMPTY_LABEL.fullmatch(line) and len(line.split()) <= 5 else 0
-        if run >= LABELS_APART:
-            return True
-    return False
+        label = _EMPTY_LABEL.fullmatch(line) is not None and len(line.split()) <= 5
+        labels = labels + 1 if label else 0
+        values = values + 1 if not label and len(line.split()) <= 5 and re.search(
+            r"\d", line) else 0
+        found |= {"labels"} if labels >= LABELS_APART else set()
+        found |= {"values"} if values >= LABELS_APART else set()
+    return found == {"labels", "values"}
 
 
 # A page that pypdf reads a word a line ("Line\n|\nPart\nNumber\n|\nDescription"): each
