@@ -433,13 +433,9 @@ def value_below(stages: LoadedStages, field: str, found: Sequence[Sentence]
             continue
         if not label.match(s.text.strip()):
             continue
-        around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
-        at = next((i for i, t in enumerate(around) if t.id == s.id), None)
-        if at is None or at + 1 >= len(around):
-            continue
-        if at > 0 and around[at - 1].text.strip().endswith(":"):
-            continue  # a column of labels
-        value = around[at + 1]
+        before, value = _neighbours(stages, s)
+        if value is None or (before is not None and before.text.strip().endswith(":")):
+            continue  # the last line, or a column of labels
         text = value.text.strip()
         if _BARE_VALUE.fullmatch(text):
             a = value.text.find(text)
@@ -454,15 +450,23 @@ _LABELS_ROW = re.compile(r"([^\W\d_][^:;|]{0,30}?)\s*:")
 _LABELS_ROW_LINE = re.compile(r"(?:[^\W\d_][^:;|]{0,30}?\s*:\s*){2,}")
 
 
+def _neighbours(stages: LoadedStages, s: Sentence) -> tuple[Sentence | None, Sentence | None]:
+    """The sentences before and after ``s`` in its passage (None where there is none)."""
+    around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
+    at = next((i for i, t in enumerate(around) if t.id == s.id), None)
+    if at is None:
+        return None, None
+    return (around[at - 1] if at > 0 else None,
+            around[at + 1] if at + 1 < len(around) else None)
+
+
 def _value_under(stages: LoadedStages, s: Sentence, k: int, n: int
                  ) -> tuple[Sentence, int, int] | None:
     """The ``k``-th of the ``n`` words on the line under the row of labels ``s``, when
     that line holds ``n`` words, each a value (:data:`_BARE_VALUE`)."""
-    around = stages.collection.store.sentences_of([s.passage_id]).get(s.passage_id, [])
-    at = next((i for i, t in enumerate(around) if t.id == s.id), None)
-    if at is None or at + 1 >= len(around):
+    value = _neighbours(stages, s)[1]
+    if value is None:
         return None
-    value = around[at + 1]
     words = list(re.finditer(r"\S+", value.text))
     if len(words) != n or not all(_BARE_VALUE.fullmatch(w.group()) for w in words):
         return None
