@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
@@ -1364,16 +1364,14 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     elif scanned:
         for i, text in _ocr_pdf_pages(data, scanned, ocr):
             texts[i] = text
-    forms = [i for i, t in enumerate(texts) if i not in scanned and fill_in_form(t)]
-    for i, text in _layout_pages(data, forms) if forms else ():
+    # pages read in the order their lines stand: one of fill-in blanks (True: its blanks
+    # left out), one that draws its labels apart from their values, one read a word a line
+    by_line = {i: blanks for i, t in enumerate(texts) if i not in scanned and (
+        (blanks := fill_in_form(t)) or labels_apart(t) or scattered(t))}
+    for i, text in _layout_pages(data, by_line) if by_line else ():
         texts[i] = text
-    apart = [i for i, t in enumerate(texts)
-             if i not in scanned and i not in forms and (labels_apart(t) or scattered(t))]
-    for i, text in _layout_pages(data, apart, blanks=False) if apart else ():
-        texts[i] = text
-    forms += apart
     glued = [i for i, t in enumerate(texts)
-             if i not in scanned and i not in forms and glued_text(t)]
+             if i not in scanned and i not in by_line and glued_text(t)]
     for i, text in _unglued_pages(data, glued, texts) if glued else ():
         texts[i] = text
     tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
@@ -1579,17 +1577,17 @@ def fill_in_form(text: str) -> bool:
     return len(_BLANK.findall(text)) >= FORM_BLANKS
 
 
-def _layout_pages(data: bytes, indexes: list[int], *, blanks: bool = True
-                  ) -> Iterator[tuple[int, str]]:
+def _layout_pages(data: bytes, pages: Mapping[int, bool]) -> Iterator[tuple[int, str]]:
     """The text of the given pages (0-based) in the order its lines stand on the page
-    (pdfplumber); with ``blanks`` (a page of fill-in blanks), without their underscores
-    and with a value written one sign a box made one word; a page that pdfplumber cannot
-    read, or reads as nothing, is not yielded (its text stays as it was read)."""
+    (pdfplumber); a page whose ``pages`` value is True (a page of fill-in blanks) without
+    its blanks' underscores and with a value written one sign a box made one word; a page
+    that pdfplumber cannot read, or reads as nothing, is not yielded (its text stays as it
+    was read)."""
     import pdfplumber
 
     try:
         with pdfplumber.open(io.BytesIO(data)) as pdf:
-            for i in indexes:
+            for i, blanks in pages.items():
                 page = pdf.pages[i]
                 try:
                     if blanks:
