@@ -27,6 +27,7 @@ _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"
 _DATES = [re.compile(p, re.I) for p in (
     rf"(?<![\w-]){_YEAR}-(?P<mm>[01]?\d)(?:-(?P<dd>[0-3]?\d))?(?![\d-])",  # 2009-06-01
     rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b",  # 5 June 2009
+    rf"\b{_DAY}(?P<sep>[-/.]){_MON}(?P=sep){_YEAR}\b",  # 12-Dec-2019, as statements write it
     rf"\b{_MON}\s+(?:{_DAY},?\s+)?{_YEAR}\b",  # June 2009, June 5, 2009
     rf"\b(?P<a>[0-3]?\d)[/.](?P<b>[0-3]?\d)[/.]{_YEAR}\b",  # 06/01/2009 (month first
     # unless the first cannot be a month)

@@ -343,6 +343,9 @@ def test_dates_as_far_as_the_text_gives_them() -> None:
         (2019, 12, 25), (2009, 6, 1), (1990, None, None)]
     assert calendar_dates("1,200 people, Q2 units, 12:30") == []
     assert calendar_dates("2009-13-01") == []  # no month 13, and a year within a name
+    # a statement's "12-Dec-2019", one mark between its parts; not "12-Dec/2019"
+    assert calendar_dates("12-Dec-2019, 1.Mar.2020, 12-Dec/2019") == [
+        (2019, 12, 12), (2020, 3, 1)]
     assert same_date((2009, 6, None), (2009, 6, 1)) and same_date((2009, None, None),
                                                                   (2009, 12, 31))
     assert not same_date((2009, 6, 5), (2009, 6, 1))

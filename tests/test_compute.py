@@ -408,7 +408,7 @@ def test_a_difference_of_two_rows_or_of_two_columns_of_one_row() -> None:
     q = "By how much did licensing-fee revenue grow from 2020 to 2021?"
     assert "difference" in cued(q)
     grew = execute("difference", q, statement, e)
-    assert grew is not None and grew.result == "9,754,062"
+    assert grew is not None and grew.result == "$9,754,062"  # in their currency
     assert [c.column for _, c in grew.cells] == ["2021", "2020"]
     assert "difference" in cued("What was the change in net income from 2020 to 2021?")
     assert "difference" in cued("How many more members does Oslo have than Bergen?")
@@ -622,3 +622,27 @@ def test_a_comparison_alone_ties_no_count_to_a_table_the_question_never_names() 
     q = "How many clubs have more than 300 members?"
     done = execute("count", q, clubs, e)
     assert done is not None and tied(q, done, clubs)
+
+
+def test_a_count_or_a_sum_over_the_rows_that_share_a_named_value(
+        tmp_path: Path, fake_embedder: str) -> None:
+    pending, day, year, times = asked_of_sheet(
+        tmp_path / "card",
+        "Date Processed,Description,Amount\nPending,L'OLILO LONDON,£67.40\n"
+        "Pending,NOWTV.COM,£8.99\n12-Dec-2019,ROYAL LONDON INSURANCE,\"£1,183.23\"\n"
+        "12-Dec-2019,DELIVEROO,£18.89\n03-Dec-2019,SPACE NK,£50.00\n", "no such span",
+        # the rows that share a word the question names: counted, though nothing compares
+        "How many transactions were still pending?",
+        # the rows of the day it names, however the sheet writes it: added up, in pounds
+        "What was the total of the transactions processed on 12 December 2019?",
+        # a year or a number shared is no group to count ("people died in droughts in 1930"
+        # of a table a disaster a row): not counted
+        "How many transactions were processed in 2019?",
+        # "how many times more": the ratio of two rows' values, not their difference
+        "How many times more was the Deliveroo amount than the Nowtv.com amount?")
+    assert pending.kind == "computed" and pending.raw_answer == "2", pending.answer
+    assert "Date Processed Pending" in pending.answer
+    assert day.kind == "computed" and day.raw_answer == "£1,202.12", day.answer
+    assert year.kind != "computed", year.answer
+    assert times.kind == "computed" and times.raw_answer == "2.1 times", times.answer
+    assert "£18.89 ÷ £8.99" in times.answer

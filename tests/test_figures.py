@@ -181,3 +181,12 @@ def test_a_percentage_change_of_two_stated_figures(tmp_path: Path,
                   AskOptions(re_threshold=0.0))
     assert a.kind == "computed" and a.raw_answer == "-6.75%", a.answer
     assert a.answer.startswith("-6.75% (= ($497 − $533) / $533)")
+
+
+def test_how_many_times_higher_is_a_ratio_of_two_stated_figures() -> None:
+    what = asked("How many times higher is the fast mode's clock than the standard mode's?")
+    assert what is not None and what.operation == "ratio"
+    assert asked("How many times did the team win the cup?") is None  # a count, no ratio
+    fast, slow = (figures(_sentence(t, sid=i))[0] for i, t in enumerate((
+        "The fast mode's clock runs at 400 kHz.", "The standard mode's clock runs at 100 kHz.")))
+    assert compute("ratio", fast, slow) == 4 and compute("ratio", slow, fast) == 4

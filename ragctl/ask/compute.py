@@ -57,7 +57,7 @@ from ragctl.ask.documents import _YEAR
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, dated_spans, normalize_answer, tokens
+from ragctl.text import STOPWORDS, CalendarDate, dated_spans, normalize_answer, same_date, tokens
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 SAYS = {"count": "rows", "sum": "sum", "average": "average", "max": "largest",
         "min": "smallest", "argmax": "the most", "argmin": "the least",
         "difference": "difference", "percent_change": "percentage change", "share": "share",
+        "ratio": "ratio",
         "first": "first", "last": "last", "next": "next", "previous": "previous"}
 TABLES_TRIED = 3  # tables among the passages kept that a computation is tried on
 HITS_FOR_TABLES = 10  # passages retrieved whose rows are tables to try, after those kept
@@ -178,6 +179,10 @@ class Condition:
         if self.op == "year":  # "sessions in 2017": a date of that year
             return c is not None and any(d[0] == int(self.value) for d, _, _ in
                                          dated_spans(c.value))
+        if self.op == "day":  # "processed on 12 December 2019": a date of that day
+            asked = dated_spans(self.value)
+            return c is not None and bool(asked) and any(
+                same_date(asked[0][0], d) for d, _, _ in dated_spans(c.value))
         if not self.op or self.op == "is":  # a cell named, or a flag asked for
             if c is None:
                 return False
@@ -192,7 +197,7 @@ class Condition:
             return f"no {self.column}"
         if self.op == "year":
             return f"{self.column} in {self.value}"
-        return f"{self.column} {self.value}" if self.op in ("", "is") else \
+        return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
             f"{self.column} {self.op} {self.value}"
 
 
@@ -288,6 +293,13 @@ def conditions(question: str, table: Table) -> list[Condition]:
         at = q.find(f" {year} ")
         if dated is not None and at >= 0:
             found[year] = (at, at + len(year) + 1, Condition(dated, year, "year"))
+    for day, start, end in dated_spans(question):  # "processed on 12 December 2019": a
+        said = question[start:end]  # column of dates, that day among others
+        dated = day_column(table, day) if day[2] is not None else None
+        if dated is not None and said not in found:
+            at = len(" ".join(_words(question[:start]))) + 1
+            found[said] = (at, at + len(" ".join(_words(said))) + 1,
+                           Condition(dated, said, "day"))
     taken: list[tuple[int, int, Condition]] = []
     for a, b, cond in sorted(found.values(), key=lambda x: -(x[1] - x[0])):
         if all(b <= x or a >= y for x, y, _ in taken):
@@ -305,6 +317,18 @@ def dated_column(table: Table, year: int) -> str | None:
             years = {d[0][0][0] for d in dates}
             if year in years and len(years) > 1:
                 return col
+    return None
+
+
+def day_column(table: Table, day: CalendarDate) -> str | None:
+    """The column of dates (half its filled cells or more name a day) that holds ``day``
+    and other days too, or None."""
+    for col in table.columns:
+        values = [v for v in table.values(col) if v.strip()]
+        days = [d[0][0] for v in values if (d := dated_spans(v)) and d[0][0][2] is not None]
+        if len(days) >= 2 and 2 * len(days) >= len(values) and any(
+                same_date(day, d) for d in days) and not all(same_date(day, d) for d in days):
+            return col
     return None
 
 
@@ -716,7 +740,8 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
     terms = " + ".join(c.value for _, c, _ in vals[:MAX_CITED]) + \
         (" + …" if len(vals) > MAX_CITED else "")
     work = terms if op == "sum" else f"({terms}) / {len(vals)}"
-    return Computed(op, shown(result), f"= {work}", column=col, conditions=tuple(used),
+    return Computed(op, in_currency(shown(result), [c.value for _, c, _ in vals]),
+                    f"= {work}", column=col, conditions=tuple(used),
                     cells=[(r, c) for r, c, _ in vals[:MAX_CITED]], count=len(vals))
 
 
@@ -857,10 +882,36 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
     if op == "percent_change":  # from the first named to the second
         return _percent(op, two[0], two[1], col, tuple(conds[:2]))
     big, small = sorted(two, key=lambda x: -x[2])
-    return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
+    apart = _apart_by(op, big[1], small[1])
+    if apart is None:
+        return None
+    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
                     f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
                     column=col, conditions=tuple(conds[:2]),
                     cells=[(big[0], big[1]), (small[0], small[1])])
+
+
+_SIGN_OF = re.compile(r"^[-−–+(\s]*([$€£¥₹])")
+
+
+def in_currency(result: str, values: Sequence[str]) -> str:
+    """A result with the currency sign its values all lead with ("£1,306.11" of "£1,183.23
+    + £18.89 + …"), as it is when they do not agree or have none."""
+    signs = {m.group(1) if (m := _SIGN_OF.match(v)) else "" for v in values}
+    sign = signs.pop() if len(signs) == 1 else ""
+    if not sign:
+        return result
+    return f"−{sign}{result[1:]}" if result.startswith("-") else f"{sign}{result}"
+
+
+def _apart_by(op: str, big: Cell, small: Cell) -> tuple[str, str] | None:
+    """How far apart two cells' values are, and the sign the working writes between them:
+    the difference (in their currency), or for "how many times higher" the ratio (None when
+    the smaller is not above nought)."""
+    a, b = number(big.value) or 0.0, number(small.value) or 0.0
+    if op != "ratio":
+        return in_currency(shown(a - b), [big.value, small.value]), "−"
+    return (f"{shown(round(a / b, 2))} times", "÷") if b > 0 else None
 
 
 def _percent(op: str, before: tuple[TableRow, Cell, float], after: tuple[TableRow, Cell, float],
@@ -941,7 +992,10 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
             two.reverse()
         return _percent(op, two[0], two[1], f"{columns[0]}, {columns[1]}")
     big, small = sorted(two, key=lambda x: -x[2])
-    return Computed(op, shown(big[2] - small[2]), f"= {big[1].value} − {small[1].value}: "
+    apart = _apart_by(op, big[1], small[1])
+    if apart is None:
+        return None
+    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
                     f"{_label(rows[0])} {big[1].column} {big[1].value}, {small[1].column} "
                     f"{small[1].value}", column=f"{columns[0]}, {columns[1]}",
                     cells=[(rows[0], big[1]), (rows[0], small[1])])
@@ -992,8 +1046,8 @@ def _place(op: str, question: str, table: Table, embed: Embed,
 _RUN: dict[str, Callable[[str, str, Table, Embed, list[Condition]], Computed | None]] = {
     "count": _count, "sum": _aggregate, "average": _aggregate, "max": _extreme,
     "min": _extreme, "argmax": _extreme, "argmin": _extreme, "difference": _difference,
-    "percent_change": _difference, "share": _share, "first": _place, "last": _place,
-    "next": _place, "previous": _place}
+    "percent_change": _difference, "ratio": _difference, "share": _share, "first": _place,
+    "last": _place, "next": _place, "previous": _place}
 
 
 # What the question's form says it asks of a table, when the operation model leaves it to
@@ -1030,6 +1084,10 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # "what was the difference between …", "the change in revenue from 2020 to 2021"
     (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
      r"\bby what (?:percent|percentage)\b", "percent_change"),
+    # "how many times higher is the fast mode's clock than the standard mode's": a ratio
+    # (not "how many times did they win": a count)
+    (r"\bhow many times (?:as\b|(?:more|higher|larger|greater|bigger|longer|faster|"
+     r"heavier|older|wider|taller|deeper|costlier|dearer)\b)", "ratio"),
     # "what share of the total came from …", "what percentage of the grand total is …"
     # (of a total the question names: "what percentage of librarians are men" is a cell)
     (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of (?:the )?"
@@ -1045,7 +1103,8 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
 
 
 # cues no single cell answers: not the named row's own cell, for "next" and "previous"
-BEFORE_LOOKUP = frozenset({"difference", "percent_change", "share", "next", "previous"})
+BEFORE_LOOKUP = frozenset({"difference", "percent_change", "ratio", "share", "next",
+                           "previous"})
 # "which line item has the largest total", "who scored the most": a row, which the lookup
 # would answer with the number it has the most of (rule `operation_cue`)
 _ASKS_ROW = re.compile(r"^(?:which|who)\b", re.I)
@@ -1058,8 +1117,9 @@ def cued(question: str) -> list[str]:
     ops = [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
     if {"max", "min"} & set(ops):  # "what is the minimum boiling point of halogens" asks
         ops = [op for op in ops if op not in ("argmax", "argmin")]  # a value, not a row
-    if "percent_change" in ops:  # "the percentage change from 2012 to 2015": not the
-        ops = [op for op in ops if op != "difference"]  # difference
+    if {"percent_change", "ratio"} & set(ops):  # "the percentage change from 2012 to
+        ops = [op for op in ops if op not in ("difference", "count")]  # 2015", "how many
+        # times higher": neither the difference nor a count
     return ops
 
 
@@ -1196,9 +1256,12 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     # "in how many counties was turnout above 50%": a count with a comparison, which no
     # one row's cell answers
     compares = _BEFORE.search(ev.question) is not None or _AFTER.search(ev.question) is not None
+    # a count is tried before the lookup too: of the rows that share the value the question
+    # names ("how many transactions were still pending"), no one row's cell answers it
     ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
         op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
-        is not None) or (op == "count" and compares)) == before_lookup]
+        is not None) or (op == "count" and compares)) == before_lookup or (
+        before_lookup and op == "count")]
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
@@ -1207,17 +1270,18 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         done = best_done(ev.question, op, tables, embed)
         if done is None:
             continue
-        compared = any(c.op for c in done.conditions)
-        if before_lookup and op == "count" and not any(
+        compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
+        if before_lookup and op == "count" and not grouped(op, done) and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
-            continue  # before the lookup, only a comparison of a column the question names
+            continue  # before the lookup, only a comparison of a column the question names,
+            # or the rows that share a word
         if (done.count == 1 and not (op == "count" and compared)) or (
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
             # row is one only by a comparison
         if op in ("count", "sum", "average") and not compared and not (
-                op != "count" and WHOLE_TABLE.search(ev.question)):
+                op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(op, done):
             # a count the lookup missed is no count without a comparison ("How many
             # Series EE bonds were outstanding …" is a cell, not a count of rows); a sum
             # or an average is one when the question says it is over every row
@@ -1226,6 +1290,21 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         cite(ans, ev, done, 0.0)
         return True
     return False
+
+
+def grouped(op: str, done: Computed) -> bool:
+    """Whether a count, sum or average is over the rows that share a value the question
+    names, two rows or more, one value of each column named: a count of the rows that
+    share a word ("the transactions still pending": Date Processed Pending; not a number
+    or a year, "how many people died in droughts in 1930" of a table a disaster a row),
+    a sum of those that share a word or a day ("processed on 12 December 2019")."""
+    conds = done.conditions
+    if done.count < 2 or not conds or len({c.column for c in conds}) != len(conds):
+        return False
+    if op == "count":
+        return done.operation == "count" and all(
+            not c.op and number(c.value) is None and not dated_spans(c.value) for c in conds)
+    return all(c.op in ("", "day") for c in conds)
 
 
 def _after_superlative(question: str, column: str) -> bool:

@@ -29,6 +29,7 @@ days (= 120 days − 7 days)", and both figures are cited.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ _COMPARATIVE = (r"(?:(?:more|less) (?:expensive|costly)|more|less|fewer|longer|s
 # the question's form → the operation; its groups: the two subjects ``a`` and ``b``, the
 # unit asked for (``unit``: "how many days longer"), what is measured (``m``)
 ASKED_FORMS: tuple[tuple[str, str], ...] = (
+    # "how many times higher is A than B", "how many times as large as B is A": a ratio
+    (rf"\bhow many times (?:as (?:much|many|[a-z]+) (?:as )?|{_COMPARATIVE} )(?P<a>.+?)"
+     r"\b(?:than|as)\b(?P<b>.+)", "ratio"),
     (rf"\bhow (?:much|many)(?: (?P<unit>[a-z]+))? {_COMPARATIVE}\b(?P<a>.+?)\bthan\b(?P<b>.+)",
      "difference"),
     (r"\bby how (?:much|many)(?: (?P<unit>[a-z]+))?\b(?P<a>.+?)\bthan\b(?P<b>.+)",
@@ -87,7 +91,8 @@ MEASURED_BY: dict[str, str] = {
     "wider": "width wide", "narrower": "width", "deeper": "depth deep",
     "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
     "larger": "size area", "smaller": "size area"}
-SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−", "percent_change": "−"}
+SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−", "percent_change": "−",
+        "ratio": "÷"}
 # "Is A's current higher than B's?": a yes/no question that compares two stated figures;
 # the comparatives that say the first is the larger (the rest: the smaller)
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|will|would|can|could)"
@@ -458,7 +463,14 @@ def compute(op: str, fa: Figure, fb: Figure) -> float:
     b = fb.value * _kind(fb.unit)[1] / _kind(fa.unit)[1]
     if op == "percent_change":  # from the first to the second, of the first
         return (b - a) / abs(a) * 100 if a else 0.0
+    if op == "ratio":  # the larger over the smaller
+        return max(a, b) / min(a, b) if min(a, b) > 0 else math.nan
     return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
+
+
+def times(value: float) -> str:
+    """A ratio as a person says it: "4 times", "2,460 times", "1.5 times"."""
+    return f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + " times"
 
 
 def _day_first(f: Figure) -> bool:
@@ -554,9 +566,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         fired("stated_figures")
         cite(ans, ev, done, 1.0)
         return True
+    if not math.isfinite(value):
+        return False
     big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
         fb.value * _kind(fb.unit)[1] else (fb, fa)
-    result = written(value, [fa, fb])
+    result = times(value) if what.operation == "ratio" else written(value, [fa, fb])
     cells = _cells((big, what.subjects[0 if big is fa else 1]),
                    (small, what.subjects[0 if small is fa else 1]))
     shown = (lambda f: f.text) if what.operation == "dates" else (
