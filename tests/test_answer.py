@@ -68,6 +68,18 @@ def test_question_types() -> None:
                     ("What is the Clachan's telephone number?", "phone"),
                     ("What is Acme Corp's email address?", "email")):
         assert question_type(q).expects == kind, q
+    # a measure named last is given in figures, and a code is no figure of it
+    from ragctl.ask.rules import fits
+
+    for q, kind in (("What TEDs score did the model achieve?", "number"),
+                    ("What net income did Galaxy Gaming report?", "money"),
+                    ("What is the credit limit on the card?", "number")):
+        qt = question_type(q)
+        assert (qt.expects, qt.measure) == (kind, "figure"), q
+        assert fits(qt.expects, "0.965", qt.measure) and fits(qt.expects, "$1,200", qt.measure)
+        assert not fits(qt.expects, "I-551", qt.measure), q
+        assert not fits(qt.expects, "high TEDs and mAP scores", qt.measure), q
+    assert question_type("What rate plan is cheapest?").expects == "any"  # the plan
     assert question_type("Is it the red or the blue one?").kind == "factoid"
     assert question_type("Is Paris or Madrid bigger?").kind == "factoid"
     # an "or" deep inside a yes/no question is part of what it asks

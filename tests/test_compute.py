@@ -646,3 +646,15 @@ def test_a_count_or_a_sum_over_the_rows_that_share_a_named_value(
     assert year.kind != "computed", year.answer
     assert times.kind == "computed" and times.raw_answer == "2.1 times", times.answer
     assert "£18.89 ÷ £8.99" in times.answer
+
+
+def test_which_thing_the_table_names_nowhere_gets_no_row(tmp_path: Path,
+                                                         fake_embedder: str) -> None:
+    player, team = asked_of_sheet(
+        tmp_path / "standings", "Team,Record,HRs\nBulkheads,9-3,15\nExcitables,9-3,17\n"
+        "Dogfish,2-10,3\n", "no such span",
+        # a table of teams: no player is among its headers, cells or names
+        "Which individual player hit the most HRs?",
+        "Which team hit the most HRs?")
+    assert player.kind != "computed" and "Excitables" not in player.answer, player.answer
+    assert team.kind == "computed" and team.raw_answer == "Excitables", team.answer

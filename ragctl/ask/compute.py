@@ -774,6 +774,8 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
                         column=col, conditions=tuple(used), cells=[(row, cell)],
                         count=len(vals))
     target = asked_column(question, table, [col])
+    if target is None and kind_unnamed(question, table):
+        return None  # "which individual player …" of a table of teams: not its rows
     if target is None:
         target = best_column(embed, question, table, numeric=False, not_in=[col]) \
             or table.columns[0]
@@ -830,6 +832,39 @@ def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
     return Computed(op, value, f"{len(members)} of {len(rows)} rows, the {SAYS[op][4:]}",
                     column=target, conditions=tuple(used), count=len(members),
                     cells=[(r, c) for r in members[:MAX_CITED] if (c := r.cell(target))])
+
+
+_WHICH_WORDS = re.compile(r"\b(?:which|what)\s+((?:[a-z][\w-]*\s*){1,3})", re.I)
+
+
+def kind_unnamed(question: str, table: Table) -> bool:
+    """Whether "which X …" names a kind of thing (the words after "which", up to the first
+    small word) that the table names nowhere: in no header, no cell that is not a number,
+    and not in its document's title, file name or section ("which individual player hit
+    the most home runs" of a table of teams' standings). Such a table's rows are not what
+    is asked for, and its largest row answers nothing."""
+    m = _WHICH_WORDS.search(main_clause(question))
+    if m is None:
+        return False
+    said: list[str] = []
+    for w in m.group(1).lower().split():
+        if w in STOPWORDS or re.fullmatch(rf"{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST}", w):
+            break
+        said.append(w)
+    asked = _word_keys(" ".join(said)) - _STOP_KEYS
+    if not asked:
+        return False
+    known: set[str] = set()
+    for col in table.columns:
+        known |= _word_keys(spoken(col))
+    for row in table.rows:
+        for c in row.cells:
+            if number(c.value) is None:
+                known |= _word_keys(c.value)
+    first = table.rows[0].sentence if table.rows else None
+    if first is not None:
+        known |= _keys(f"{first.title} {first.place} {Path(first.path).stem}")
+    return not asked & known
 
 
 # headers of a column that names its rows ("which item …": its Name)

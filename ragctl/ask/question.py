@@ -27,7 +27,7 @@ Expected = Literal["date", "number", "money", "person", "place", "email", "phone
 # what a number must measure: a length or a time ("how long / far / tall"), an age ("how
 # old"), how often, a bare whole number (a port), or a count of things ("how many of the
 # catchments …": a whole number, never "6,8" nor "37.2")
-Measure = Literal["", "extent", "age", "frequency", "integer", "count"]
+Measure = Literal["", "extent", "age", "frequency", "integer", "count", "figure"]
 
 # --------------------------------------------------------------------- the question
 
@@ -122,6 +122,16 @@ HEAD_TYPES: dict[str, Expected] = {
     "year": "date", "date": "date", "day": "date", "month": "date", "time": "date",
     "amount": "money",
 }
+# the last word of the thing a "what / which" question names, when it is a measure given in
+# figures: "what TEDs score", "what interest rate", "what GDP growth", "what net income",
+# "what shipping charge" (not "what rate plan": the last word is the thing)
+MEASURE_HEADS: dict[str, Expected] = {
+    **dict.fromkeys(("score", "scores", "rate", "ratio", "concentration", "population",
+                     "capacity", "efficiency", "reduction", "growth", "margin", "limit",
+                     "temperature", "density", "speed"), "number"),
+    **dict.fromkeys(("income", "revenue", "revenues", "salary", "fee", "fees", "price",
+                     "cost", "charge", "budget", "balance", "rent", "wage", "tip"), "money"),
+}
 HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"}
 # "How old …" asks an age, "how often" a frequency, "how long / far / tall …" a length or a
 # time: a number with its unit (:func:`ragctl.ask.rules.measures`)
@@ -162,6 +172,8 @@ def _factoid_type(q: str) -> QuestionType:
             if head_words in HEAD_TYPES:
                 return QuestionType("factoid", HEAD_TYPES[head_words],
                                     HEAD_MEASURES.get(head_words, ""))
+        if words[-1] in MEASURE_HEADS:
+            return QuestionType("factoid", MEASURE_HEADS[words[-1]], "figure")
     which = _WHICH.match(low)
     if which is not None and which.group("head").split()[-1] not in NUMBERED_HEADS and \
             which.group("head").split()[0] not in NUMBERED_HEADS:

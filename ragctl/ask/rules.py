@@ -47,6 +47,12 @@ _NUMBER = re.compile(
     r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     r"forty|fifty|hundred|thousand|million|billion|dozen|half|single|double)\b", re.I)
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’.-]+")
+# a figure that stands as one: a number not within a code or a name ("I-551", "Llama-3-70B",
+# "10-K"), or a number in words
+_FIGURE_IN = re.compile(
+    r"(?<![\w-])[-−+(]?[$€£¥₹]?\d[\d,.]*(?![\d,.]|-[^\W\d_])|"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|million|billion|half|double)\b", re.I)
 
 
 _ADDRESS = re.compile(r"\b(Avenue|Ave\.|Street|Road|Rd\.|Boulevard|Blvd\.?|Lane|Suite|"
@@ -152,6 +158,8 @@ def measured(measure: Measure, span: str, after: str = "") -> str | None:
         return span if _WHOLE_NUMBER.search(span) and len(span.split()) <= 3 else None
     if measure == "count":
         return span if counts(span) else None
+    if measure == "figure":  # "0.965", "50.7%", "$1.025 billion"; not a code ("I-551")
+        return span if _FIGURE_IN.search(span) else None
     if measure == "frequency":
         return span if _OFTEN.search(span) else None
     if measure == "age":  # "35", "35 years old"; not "nine" of "nine spoonfuls"

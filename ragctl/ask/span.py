@@ -151,7 +151,8 @@ ASKED = {"date": "date or time", "number": "number", "money": "amount", "person"
          "place": "place", "email": "e-mail address", "phone": "telephone number",
          "url": "web address", "thing": "name of a thing", "any": "answer"}
 MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
-            "frequency", "integer": "whole number", "count": "count (a whole number)"}
+            "frequency", "integer": "whole number", "count": "count (a whole number)",
+            "figure": "figure"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
