@@ -12,7 +12,7 @@ from ragctl.ask.cells import key_cells, row_cells
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
-from ragctl.records import Answer
+from ragctl.records import Answer, Sentence
 from ragctl.store.collection import Collection
 from tests.fakes import FakeReader
 
@@ -414,6 +414,14 @@ def test_a_headers_year_counts_for_it_when_asked_and_against_it_when_another() -
     assert header_years("incidents_00_14") >= {"2000", "2014"} and not header_years("v1_2")
     asked = "How many fatalities did Japan Airlines have between 1985 and 1999?"
     assert year_weight(asked, "fatalities_85_99") > 0 > year_weight(asked, "fatalities_00_14")
+    # the year that names the document ("the January 2023 Outlook") picks no column
+    outlook = Sentence(id=1, passage_id=1, seq=0, path="weo.pdf", place="p. 7", start_char=0,
+                       end_char=1, text="", raw=None,
+                       title="World Economic Outlook Update, January 2023")
+    q = "In the January 2023 World Economic Outlook, what is Spain's growth for 2024?"
+    assert year_weight(q, "Projections 2024", outlook) > 0 > year_weight(
+        q, "Projections 2023", outlook)
+    assert year_weight(q, "Projections 2023") > 0  # without the document, both are asked
 
 
 

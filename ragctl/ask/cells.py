@@ -420,7 +420,7 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
         share = max(said_share(h, asked) for h in (header, c.column))
         score = float(vecs[0] @ vec) * w["embedding"] + share * w["words"] \
             + (0.0 if fit is None else w["fit"] if fit else w["misfit"]) \
-            + year_weight(question, c.column) + form_weight(question, c.column)
+            + year_weight(question, c.column, row.sentence) + form_weight(question, c.column)
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out
@@ -456,11 +456,16 @@ def header_years(header: str) -> set[str]:
     return years
 
 
-def year_weight(question: str, header: str) -> float:
+def year_weight(question: str, header: str, document: Sentence | None = None) -> float:
     """What a header's year says of it, when the question names a year: "2023
     cvap_turnout" for "the 2023 turnout" (:data:`COLUMN_WEIGHTS` "year"), not "Change in
-    % turnout from 2021" ("other_year"); nothing when either names none."""
+    % turnout from 2021" ("other_year"); nothing when either names none. A year that
+    names the ``document`` (a sentence of it: in its title or file name, "the IMF January
+    2023 Outlook") picks no column, when the question names another."""
     asked, held = set(_YEAR.findall(question)), header_years(header)
+    if document is not None and len(asked) > 1:
+        naming = {y for y in asked if y in f"{document.title} {Path(document.path).name}"}
+        asked = asked - naming or asked
     if not asked or not held:
         return 0.0
     return COLUMN_WEIGHTS["year"] if asked & held else COLUMN_WEIGHTS["other_year"]

@@ -519,7 +519,8 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
     scores = [float(vecs[0] @ v) + 0.5 * max(_held(_word_keys(x) - _STOP_KEYS, asked)
                                              for x in (h, c))
-              + year_weight(question, c) for c, h, v in zip(options, said, vecs[1:], strict=True)]
+              + year_weight(question, c, table.rows[0].sentence if table.rows else None)
+              for c, h, v in zip(options, said, vecs[1:], strict=True)]
     return options[int(np.argmax(scores))]
 
 
