@@ -293,7 +293,9 @@ def run(args: argparse.Namespace) -> None:
                              "answer_kind": answer.get("kind"),
                              "confidence": answer.get("confidence"),
                              "best": next((c for c in answer.get("candidates") or []
-                                           if isinstance(c, dict) and "margin" in c), None)})
+                                           if isinstance(c, dict) and "margin" in c), None),
+                             "candidates": [c for c in answer.get("candidates") or []
+                                            if isinstance(c, dict) and "margin" in c]})
                 print(f"{name} {n:>3} {verdict:<7} {q['q'][:60]:<60} → {text[:60]}",
                       file=sys.stderr)
     n_all = sum(totals["all"]["all"].values())
