@@ -1262,6 +1262,16 @@ def test_a_header_is_told_from_figures_by_kind_and_not_carried_into_them() -> No
                              ["Bo", "Dev", "Web"]])
 
 
+def test_periods_head_a_financial_tables_columns() -> None:
+    from ragctl.index.ingest import _header_row
+
+    # a slide's "Metrics | Q4 2023 | FY 2023" over "Total Revenue | $1,076M | $4,154M"
+    assert _header_row(["Metrics", "Q4 2023", "FY 2023"])
+    assert _header_row(["", "Q1 FY25", "Q4 FY24", "Q1 FY24"])
+    assert not _header_row(["Total Revenue", "$1,076M", "$4,154M"])
+    assert not _header_row(["Q4", "2023 12", "FY"])  # two numbers in a label: no period
+
+
 def test_a_table_found_by_alignment_keeps_its_centred_words_whole(tmp_path: Path) -> None:
     from reportlab.pdfgen import canvas
 

@@ -2060,8 +2060,15 @@ def _header_row(row: list[str]) -> bool:
     distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
     return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
         len(c) <= 40 and (not any(ch.isdigit() for ch in c) or (
-            len(re.findall(r"\d+(?:[.,]\d+)*", c)) == 1 and re.search(r"[^\W\d_]{3}", c)))
+            len(re.findall(r"\d+(?:[.,]\d+)*", c)) == 1 and re.search(r"[^\W\d_]{3}", c))
+            or _PERIOD_LABEL.fullmatch(c))
         for c in labels)
+
+
+# a period as a financial table heads its column: "Q4 2023", "FY 2023", "Q1 FY25", "H1 2024",
+# "3Q23", "FY24"
+_PERIOD_LABEL = re.compile(r"(?:(?:Q[1-4]|[1-4]Q|H[12]|[1-2]H)\s?(?:FY|CY)?\s?'?(?:19|20)?\d\d|"
+                           r"(?:FY|CY)\s?'?(?:19|20)?\d\d)", re.I)
 
 
 def _ocr_pdf_pages(data: bytes, indexes: list[int], ocr: Ocr) -> Iterator[tuple[int, str]]:
