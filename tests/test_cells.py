@@ -448,6 +448,10 @@ def test_the_question_form_names_the_kind_of_column() -> None:
     q = "What share of Microsoft does BlackRock hold?"
     assert form_weight(q, "Percentage") == more and form_weight(q, "Shareholder name") == 0.0
     assert form_weight("Who holds the largest share?", "Percentage") == 0.0
+    # what a line "came to" is its total, not its unit price
+    q = "How much did the Online Course Fee come to on the receipt?"
+    assert form_weight(q, "Subtotal") == more and form_weight(q, "Price") == 0.0
+    assert form_weight("How much is the Online Course Fee?", "Subtotal") == 0.0
     with rules_off(frozenset({"form_column"})):
         assert form_weight("How many cables?", "Units") == 0.0
 

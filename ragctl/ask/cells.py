@@ -76,6 +76,10 @@ FORM_COLUMNS: tuple[tuple[str, frozenset[str]], ...] = (
         "stück qté quantité cantidad quantità aantal".split())),
     (r"^what (?:share|percentage|percent|proportion|fraction|part)\b", frozenset(
         "percentage percent pct share proportion % stake".split())),
+    # "how much did the Online Course Fee come to": its line's total, not its unit price
+    (r"^how much\b.*\b(?:come|came|comes|amount|amounted|add|added|adds) (?:up )?to\b|"
+     r"^how much\b.*\b(?:in total|altogether|all told)\b", frozenset(
+        "total subtotal totals sum amount betrag gesamt montant importe totale".split())),
 )
 MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no such column
 # a header so named is one value among others, not an attribute ("Notes: …"), never answered
