@@ -171,8 +171,8 @@ RULES: tuple[Rule, ...] = (
                    'test exact': 2}),
     Rule("form_column", "route",
          "the column a question's form asks of a row (ragctl.ask.cells.FORM_COLUMNS: \"how "
-         "many\" a Units or Qty column, \"what share\" a Percentage) scores "
-         "COLUMN_WEIGHTS[\"form\"] more",
+         "many\" a Units or Qty column, \"what share\" a Percentage, what a line \"came "
+         "to\" its Total or Subtotal) scores COLUMN_WEIGHTS[\"form\"] more",
          tested_by="test_cells.py::test_the_question_form_names_the_kind_of_column",
          written_for="doctables-dev, forms-dev (a share and a count their rows' columns "
                      "name by kind: the two questions it gained)",
@@ -249,8 +249,11 @@ RULES: tuple[Rule, ...] = (
          "\"how many\", \"the total\", \"the average\") on the first table that can carry "
          "it out for what the question names (a count or a sum only with a comparison: "
          "\"more than 10 matches\", or a sum or an average that the question says is over "
-         "every row, WHOLE_TABLE: \"combined\", \"all eight teams\"); none can: the lookup "
-         "answers. Tried before the "
+         "every row, WHOLE_TABLE: \"combined\", \"all eight teams\", or over the rows "
+         "that share a word or a day the question names: \"how many transactions were "
+         "still pending\", \"the total of the transactions processed on 12 December "
+         "2019\"); none can: the lookup answers. \"How many times higher\" is a ratio. "
+         "\"Which X …\" of a table that names no X gets no row. Tried before the "
          "lookup, as no one cell answers them: a difference (\"by how much … from 2020 to "
          "2021\", \"how many more\"; two rows, or two columns of one row), a percentage "
          "change, a share of the total, the row right after or before the one named, a "
@@ -280,8 +283,8 @@ RULES: tuple[Rule, ...] = (
          "B together\" when no table's operation answers: the difference or sum of the two "
          "figures the documents state (in sentences or rows apart, in one unit) that the "
          "words setting each subject apart fit best, each better than the other's "
-         "(ragctl.ask.figures); a subject no figure fits, or two pairs that fit as well and "
-         "disagree: the lookup answers",
+         "(ragctl.ask.figures), or their ratio for \"how many times higher\"; a subject no "
+         "figure fits, or two pairs that fit as well and disagree: the lookup answers",
          tested_by="test_figures.py::test_ask_shows_and_cites_the_working_of_two_stated_figures",
          written_for="none (general: figures in text); its dates and yes/no after forms-dev",
          # where it fired, against the same sets' last runs without it (2026-11-27)
@@ -462,7 +465,8 @@ RULES: tuple[Rule, ...] = (
          "date for \"how many\", a number alone for \"who\" or \"which <thing>\", a "
          "fraction for \"how many <things>\", a number in a unit of another quantity, "
          "neither of the two things \"A or B?\" names, a number with no unit for \"how "
-         "long\") is never printed",
+         "long\", no figure standing as one for a measure named last: \"what TEDs score\", "
+         "\"what credit limit\", question.MEASURE_HEADS) is never printed",
          (Example("When is the Harlow invoice due?", "Amount due: $2,400.00", "$2,400.00", "1"),
           Example("Who served us?", "Table 6, 2 guests", "6", "1"),
           Example("How long is the crack?", "It followed a magnitude-5.8 earthquake.",
@@ -473,7 +477,11 @@ RULES: tuple[Rule, ...] = (
                   "Decile 4: 6,8", "6,8", "1"),
           Example("Which service had the largest charge?", "Amazon S3 $4.11", "$4.11", "1"),
           Example("What is the maximum supply current of the sensor?",
-                  "Supply voltage 1.7 - 3.6 V", "1.7 - 3.6 V", "1")),
+                  "Supply voltage 1.7 - 3.6 V", "1.7 - 3.6 V", "1"),
+          Example("What TEDs score did the OTSL model achieve?",
+                  "OTSL achieves high TEDs and mAP scores.", "high TEDs and mAP scores", "1"),
+          Example("What is the credit limit on the card?", "attach a copy of form I-551",
+                  "I-551", "1")),
          _typed, written_for="none (general)",
          # the last three, 2026-11-28 at 772275c (rules-*-s36.json), after the count, the
          # thing and the unit checks: pdfreports-dev's supply current, read when writing them
