@@ -380,12 +380,14 @@ class Indexer:
         # 37 — a control character in a text ("87B37C9\x000152") a space; 38 — a PDF's
         # tables written in text (" | " between cells) keyed by their header, and a page
         # that pypdf reads a word a line read by line; 39 — a transcript's caption ("WARDEN,
-        # :") no run of labels, nor an empty form (labels without values drawn apart)
+        # :") no run of labels, nor an empty form (labels without values drawn apart); 40
+        # — a financial table's periods ("Q4 2023", "FY 2023") head its columns, and a
+        # date written "12-Dec-2019" read as one in a document's fields
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 39}
+                "readers": 40}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name
