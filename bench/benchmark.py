@@ -56,6 +56,7 @@ SETS: dict[str, str] = {
     "forms-dev": "blind/forms-dev.json",
     "pdfreports-dev": "blind/pdfreports-dev.json",
     "computedocs-dev": "blind/computedocs-dev.json",
+    "fresh-dev": "blind/fresh-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
