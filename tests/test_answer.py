@@ -878,6 +878,10 @@ def test_the_value_of_a_labelled_field() -> None:
     assert asked_field("When was the war?") is None
     assert asked_field("When did the trip end?") == "end date"  # its form's End Date
     assert asked_field("What notation do assignment expressions use?") is None
+    # what a sum was paid for: its label ("Insurance $ 1,384.00")
+    assert asked_field("How much did the Foundation pay for insurance in 2019?") == "insurance"
+    assert asked_field("How much was spent on food on expense report 35678-9?") == "food"
+    assert asked_field("How much did Arduino LLC pay to settle?") is None
 
     def values(field: str, text: str) -> list[str]:
         return [text[a:b] for a, b in field_values(field, text)]

@@ -75,6 +75,15 @@ _NOT_AMOUNT_FIELDS = frozenset({"more", "less", "longer", "larger", "higher", "l
                                 "i", "we", "you"})
 _HOW_MUCH_FIELD = re.compile(r"^how much (?P<field>[a-z][\w-]*(?: [a-z][\w-]*)?) "
                              r"(?:was|were|is|are|did|do|does|had|has|have)\b", re.I)
+# "How much did the Foundation pay for insurance in 2019?", "how much was spent on
+# airfare …": the amount labelled with what it was paid for ("Insurance $ 1,384.00")
+_PAID_FOR = re.compile(
+    r"^how much (?:money )?(?:did|do|does|has|have|had|was|were|is|are|will) .*?\b(?:pay|paid|"
+    r"spend|spent|cost|charge|charged|owe|owed|budget|budgeted|allocate|allocated) (?:for|on) "
+    r"(?:the |a |an |its |their |his |her |my |our |your )?(?P<field>[a-z][a-z-]*"
+    r"(?: [a-z][a-z-]*){0,2}?)(?= (?:in|on|for|at|during|from|according|by|over|of|to|under|"
+    r"with)\b|\s*\?|$)", re.I)
+_PAID = re.compile(r"[$€£¥₹]|\d[.,]\d\d(?!\d)|\b(?:USD|EUR|GBP|CHF|INR|JPY)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
                             r"signed|sign|published|publish|issued|issue|released)\b", re.I)
 # "When did the trip end?", "When does the subscription start?": the date a form labels
@@ -141,6 +150,9 @@ def asked_field(question: str) -> str | None:
     if much is not None and not {*much.group("field").lower().split()} & (
             _NOT_FIELDS | _NOT_AMOUNT_FIELDS):
         return much.group("field").lower()
+    paid = _PAID_FOR.match(q)
+    if paid is not None and paid.group("field").split()[0].lower() not in STOPWORDS:
+        return paid.group("field").lower()
     if _SENT_QUESTION.match(q):  # a mail's or a letter's "Date:"
         return "date"
     when = _WHEN_LAST.match(q)
@@ -379,6 +391,10 @@ def field_answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     given = list(values.values())
     if _HOW_MUCH_FIELD.match(" ".join(question.split())):  # an amount, not "TVA F635…"
         given = [(s, a, b) for s, a, b in given if _QUANTITY.search(s.text[a:b])]
+        if not given:
+            return False
+    if _PAID_FOR.match(" ".join(question.split())):  # a sum paid: "$ 1,384.00", not "#375"
+        given = [(s, a, b) for s, a, b in given if _PAID.search(s.text[a:b])]
         if not given:
             return False
     if len({s.text[a:b] for s, a, b in given}) > 1:
