@@ -571,6 +571,23 @@ def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:
     assert sheet_lines(rows) == [
         "($ in millions): Gaming; Q1 FY25: 2647; Q4 FY24: 2865; Q3 FY24: 2856",
         "($ in millions): Gaming; Q4 FY24: 2865; Q3 FY24: 2856; Q2 FY24: 2486"]
+    # a row of new names under a row of figures, with figures under them: a table of
+    # its own (a budget's lunch order under its income and outgoings)
+    rows = [["Sponsor", "Amount", "Description", "Amount"],
+            ["ACME", "£2,019.00", "Lunch", "£216.90"],
+            ["TOTAL", "£2,019.00", "TOTAL", "£216.90"],
+            ["Lunch", "Order Quantity", "Subtotal", "Price Per Unit"],
+            ["Double Cheese burgers", "80", "£127.20", "£1.59"],
+            ["Veggie Wraps", "30", "£89.70", "£2.99"]]
+    assert sheet_lines(rows)[-2:] == [
+        "Lunch: Double Cheese burgers; Order Quantity: 80; Subtotal: £127.20; "
+        "Price Per Unit: £1.59",
+        "Lunch: Veggie Wraps; Order Quantity: 30; Subtotal: £89.70; Price Per Unit: £2.99"]
+    # a second line of the header (the columns' formulas), right under it: not a table
+    rows = [["Series", "Issued", "Redeemed", "Outstanding"],
+            ["", "(A)", "(B)", "(A - B)"],
+            ["Series E", "4599", "4566", "33"], ["Series EE", "1979", "1474", "505"]]
+    assert sheet_lines(rows)[-1].startswith("Series: Series EE; Issued: 1979")
 
 
 def test_a_time_of_day_over_other_times_is_no_header_but_times_may_name_columns() -> None:

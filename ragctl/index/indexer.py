@@ -382,7 +382,8 @@ class Indexer:
         # that pypdf reads a word a line read by line; 39 — a transcript's caption ("WARDEN,
         # :") no run of labels, nor an empty form (labels without values drawn apart); 40
         # — a financial table's periods ("Q4 2023", "FY 2023") head its columns, and a
-        # date written "12-Dec-2019" read as one in a document's fields
+        # date written "12-Dec-2019" read as one in a document's fields, and a sheet's
+        # table stacked under a row of figures, new names over figures, read under its own
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -2801,6 +2801,28 @@ def _repeats_header(row: list[str], head: list[str]) -> bool:
 REPEATED_NAMES = 0.5  # of a row's cells, the share past which it repeats its header's names
 
 
+def _heads_figures(rows: list[list[str]], at: int) -> bool:
+    """Whether row ``at`` is the header of a table stacked under another: three cells or
+    more, all words (:func:`_names_columns`), over rows that hold figures in two or more of
+    its named columns ("Lunch | Order Quantity | Quantity Per Person | Subtotal" over
+    "Double Cheese burgers | 80 | 1 | £127.20", under a budget's income and outgoings). A
+    row of words inside a table has figures under it in its own columns only where the
+    table has them: it is the row above that says which."""
+    row = rows[at]
+    cells = [c for c in row if c]
+    below = rows[at + 1:at + 4]
+    if len(cells) < 3 or not below or not _names_columns(row):
+        return False
+    above = rows[at - 1] if at else []
+    if not any(_NUMBER_CELL.fullmatch(c) for c in above if c):
+        return False  # under a row of words: a header's second line, or a title
+    figured = [j for j, c in enumerate(row) if c and sum(
+        1 for r in below if j < len(r) and _NUMBER_CELL.fullmatch(r[j])) >= min(2, len(below))]
+    # named columns with figures under them that the row above holds no figure in
+    fresh = [j for j in figured if not (j < len(above) and _NUMBER_CELL.fullmatch(above[j]))]
+    return len(figured) >= 2 and len(fresh) >= 1
+
+
 def _part_header(rows: list[list[str]]) -> list[str] | None:
     h = header_row(rows)
     return None if h is None else header_names(rows, h) or rows[h]
@@ -2823,7 +2845,8 @@ def _table_lines(rows: list[list[str]], above: list[str] | None,
     out = [" | ".join(c for c in r if c) for r in rows[:max(h, 0)]]  # a title above it
     read: list[int] = []  # the rows each line of ``out`` past the title reads
     for at, r in enumerate(rows[h + 1:], start=h + 1):
-        if _repeats_header(r, head):  # another table under this one, with its own header
+        if _repeats_header(r, head) or (at - 1 > h and _heads_figures(rows, at)):  # another
+            # table under this one, with its own header (not a second line of this one's)
             if read and read[-1] == at - 1 > h + 1 and header_names(rows, at) is not None \
                     and not any(_NUMBER_CELL.fullmatch(c) for c in rows[at - 1] if c):
                 out.pop()  # its groups in the row above it ("Diploma | Certificate")
