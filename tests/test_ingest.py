@@ -1272,6 +1272,19 @@ def test_periods_head_a_financial_tables_columns() -> None:
     assert not _header_row(["Q4", "2023 12", "FY"])  # two numbers in a label: no period
 
 
+def test_a_column_empty_to_its_header_is_none_of_the_tables() -> None:
+    from ragctl.index.ingest import table_lines
+
+    # a slide's table with a ruled margin: pdfplumber gives a fourth, empty column
+    rows = [["Metrics", "Q4 2023", "FY 2023", ""], ["Total Revenue", "$1,076M", "$4,154M", ""],
+            ["Net Expansion Rate", "102%", "", "103%"], ["Organic Revenue", "$1,076M",
+                                                         "$4,146M", ""]]
+    assert table_lines(rows, header=True)[:3] == [
+        "Metrics | Q4 2023 | FY 2023",
+        "Metrics: Total Revenue; Q4 2023: $1,076M; FY 2023: $4,154M",
+        "Metrics: Net Expansion Rate; Q4 2023: 102%; 103%"]  # a value fallen into it
+
+
 def test_a_table_found_by_alignment_keeps_its_centred_words_whole(tmp_path: Path) -> None:
     from reportlab.pdfgen import canvas
 

@@ -945,6 +945,17 @@ def _undotted(header: str) -> str:
     return header[:-1] if re.search(r"[^\W\d_]\.$", header) else header
 
 
+def _named(head: list[str], rows: list[list[str]]) -> list[str]:
+    """A header without the unnamed columns at its end that fewer than half the rows
+    fill (a column pdfplumber finds in a table's ruled margin, which a misaligned value or
+    two fall into)."""
+    end = len(head)
+    while end and not head[end - 1] and 2 * sum(
+            1 for r in rows[1:] if end - 1 < len(r) and r[end - 1]) < len(rows) - 1:
+        end -= 1
+    return head[:end]
+
+
 def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[str]:
     """A table as one line per row that keeps the header with each value, so that a
     question about a cell finds its row: "Item: USB-C cable; Qty: 2; Price: $12.99".
@@ -974,7 +985,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     width = len(head)
     if header is None:
         header = _header_row(head) or typed_header(rows)
-    elif header and not (width >= 2 and all(head[1:])):
+    elif header and not (width >= 2 and all(_named(head, rows)[1:])):
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [*titles, " | ".join(dict.fromkeys(c for c in head if c))]
@@ -2056,6 +2067,8 @@ def _header_row(row: list[str]) -> bool:
     header of a column of row labels; one merged over two columns is named in each), each
     without digits, or with one number beside a word ("Population Growth 2050", "Factor
     2", "+ 5 years")."""
+    while row and not row[-1]:  # a column empty to its header (a table's ruled margin)
+        row = row[:-1]
     labels = row[1:] if row and not row[0] else row
     distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
     return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
