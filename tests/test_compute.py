@@ -658,3 +658,17 @@ def test_which_thing_the_table_names_nowhere_gets_no_row(tmp_path: Path,
         "Which team hit the most HRs?")
     assert player.kind != "computed" and "Excitables" not in player.answer, player.answer
     assert team.kind == "computed" and team.raw_answer == "Excitables", team.answer
+
+
+def test_how_many_of_the_things_a_tables_first_header_names(tmp_path: Path,
+                                                             fake_embedder: str) -> None:
+    (grants,) = asked_of_sheet(
+        tmp_path / "budget",
+        "Other expected expenses,Raw amount,Currency,Euros\nTransaction fees,5000,EUR,5000\n"
+        "Release trailer,1500,EUR,1500\nGrants - Funded but unpaid,Raw amount,Currency,Euros\n"
+        "Improve docs,8000,EUR,8000\nCI research,500,USD,430\nLens platform,12250,USD,10535\n"
+        ",,,18965\n", "no such span",
+        # the rows of the table whose first column is headed by the grants, not those of
+        # the expenses above it (the same other headers), nor its subtotal without a label
+        "How many grants are listed as funded but unpaid?")
+    assert grants.kind == "computed" and grants.raw_answer == "3", grants.answer

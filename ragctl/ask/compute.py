@@ -708,8 +708,12 @@ def _count(op: str, question: str, table: Table, embed: Embed,
             question, table, keys) or any(_names_the_rows(table, k) for k in keys)):
         return None  # "how many Savings Notes have been redeemed", "how many people live in
         # Keya Paha County": the one row named holds the answer, it is not a count of one
-    if not used:  # every row, each named by its first cell
-        first = rows[0].cells[0].column if rows and rows[0].cells else ""
+    if not used:  # every row, each named by its first cell; a row without one (a
+        # subtotal under a column of figures) is no item
+        first = table.columns[0] if table.columns else ""
+        rows = [r for r in rows if (c := r.cell(first)) is not None and not blank(c.value)]
+        if not rows:
+            return None
         return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
                         count=len(rows), cells=[(r, r.cells[0]) for r in rows[:MAX_CITED]])
     return Computed(op, shown(len(rows)), f"{len(rows)} rows with {_said(used)}",
@@ -1207,11 +1211,17 @@ def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
     """The rows among ``sentences`` (those of ``seed``'s document and section) that are of
     ``seed``'s table: rows whose headers are mostly the seed's, or the seed's mostly
     theirs (a row indexes no header for a blank cell; a second table below the first has
-    headers of its own)."""
-    columns = {c.column for c in row_cells(seed.text)}
+    headers of its own), and whose rows are named under the seed's first header."""
+    cells = row_cells(seed.text)
+    columns = {c.column for c in cells}
+    first = cells[0].column if cells else ""
     out = []
     for s in sentences:
-        cols = {c.column for c in row_cells(s.text)}
+        own = row_cells(s.text)
+        cols = {c.column for c in own}
+        if own and first and own[0].column not in columns and first not in cols:
+            continue  # its rows named under another header ("Grants - Funded but unpaid"
+            # under "Other expected expenses", both over "Raw amount | Currency | Euros")
         if cols and 2 * len(cols & columns) > min(len(cols), len(columns)):
             out.append(s)
     return out
@@ -1317,7 +1327,8 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
             continue  # "the largest city": a row, not the largest value; a count of one
             # row is one only by a comparison
         if op in ("count", "sum", "average") and not compared and not (
-                op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(op, done):
+                op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(
+                op, done) and not counts_rows(ev.question, done):
             # a count the lookup missed is no count without a comparison ("How many
             # Series EE bonds were outstanding …" is a cell, not a count of rows); a sum
             # or an average is one when the question says it is over every row
@@ -1341,6 +1352,18 @@ def grouped(op: str, done: Computed) -> bool:
         return done.operation == "count" and all(
             not c.op and number(c.value) is None and not dated_spans(c.value) for c in conds)
     return all(c.op in ("", "day") for c in conds)
+
+
+def counts_rows(question: str, done: Computed) -> bool:
+    """Whether a count of every row counts what the question counts: the things after
+    "how many" are named by the header of the column that names the rows ("how many grants
+    are listed as funded but unpaid" of a table whose first column is headed "Grants -
+    Funded but unpaid")."""
+    m = _HOW_MANY.search(question)
+    if done.operation != "count" or done.conditions or not done.column or m is None:
+        return False
+    counted = word_key(m.group("what").split()[0])
+    return counted not in _STOP_KEYS and counted in _word_keys(spoken(done.column))
 
 
 def _after_superlative(question: str, column: str) -> bool:
