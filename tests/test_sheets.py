@@ -583,6 +583,11 @@ def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:
         "Lunch: Double Cheese burgers; Order Quantity: 80; Subtotal: £127.20; "
         "Price Per Unit: £1.59",
         "Lunch: Veggie Wraps; Order Quantity: 30; Subtotal: £89.70; Price Per Unit: £2.99"]
+    # a label and a figure above a table: a labelled value
+    rows = [["Exchange rate dollar to euro", "0.86"], ["Position", "Monthly", "Currency"],
+            ["Blogging", "600.00", "USD"], ["Bisector", "500.00", "EUR"]]
+    assert sheet_lines(rows)[:2] == ["Exchange rate dollar to euro: 0.86",
+                                     "Position: Blogging; Monthly: 600.00; Currency: USD"]
     # a second line of the header (the columns' formulas), right under it: not a table
     rows = [["Series", "Issued", "Redeemed", "Outstanding"],
             ["", "(A)", "(B)", "(A - B)"],

@@ -383,7 +383,8 @@ class Indexer:
         # :") no run of labels, nor an empty form (labels without values drawn apart); 40
         # — a financial table's periods ("Q4 2023", "FY 2023") head its columns, and a
         # date written "12-Dec-2019" read as one in a document's fields, and a sheet's
-        # table stacked under a row of figures, new names over figures, read under its own
+        # table stacked under a row of figures, new names over figures, read under its own,
+        # and a sheet's unkeyed label beside a figure read "Label: figure"
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -2851,11 +2851,11 @@ def _table_lines(rows: list[list[str]], above: list[str] | None,
     h = header_row(rows) if h is None else h
     if h is None:
         if above is None or max(len(r) for r in rows) > len(above):
-            return [" | ".join(c for c in r if c) for r in rows]
+            return [_unkeyed(r) for r in rows]
         head, h = above, -1
     else:
         head = header_names(rows, h) or rows[h]
-    out = [" | ".join(c for c in r if c) for r in rows[:max(h, 0)]]  # a title above it
+    out = [_unkeyed(r) for r in rows[:max(h, 0)]]  # a title above it
     read: list[int] = []  # the rows each line of ``out`` past the title reads
     for at, r in enumerate(rows[h + 1:], start=h + 1):
         if _repeats_header(r, head) or (at - 1 > h and _heads_figures(rows, at)):  # another
@@ -2871,6 +2871,17 @@ def _table_lines(rows: list[list[str]], above: list[str] | None,
             out.append("; ".join(pairs))
             read.append(at)
     return out
+
+
+def _unkeyed(row: list[str]) -> str:
+    """A sheet's row that no header keys: its cells, " | " between them; a label and the
+    figure beside it ("Exchange rate dollar to euro | 0.86" above a budget's table) as a
+    labelled value, "Exchange rate dollar to euro: 0.86"."""
+    cells = [c for c in row if c]
+    if len(cells) == 2 and re.search(r"[^\W\d_]{2}", cells[0]) and not _NUMBER_CELL.fullmatch(
+            cells[0]) and not cells[0].endswith(":") and _NUMBER_CELL.fullmatch(cells[1]):
+        return f"{cells[0]}: {cells[1]}"
+    return " | ".join(cells)
 
 
 HEADER_SEARCH = 10  # rows of a sheet looked at for its header (a title and notes above it)
