@@ -672,3 +672,16 @@ def test_how_many_of_the_things_a_tables_first_header_names(tmp_path: Path,
         # the expenses above it (the same other headers), nor its subtotal without a label
         "How many grants are listed as funded but unpaid?")
     assert grants.kind == "computed" and grants.raw_answer == "3", grants.answer
+
+
+def test_a_count_of_what_a_named_value_does_that_no_column_says_is_none(
+        tmp_path: Path, fake_embedder: str) -> None:
+    won, home = asked_of_sheet(
+        tmp_path / "results",
+        "Round,Team 1,FT,Team 2\nR1,Rapid,2-1,Sturm\nR2,Rapid,0-3,Austria\nR3,Sturm,1-1,Rapid\n",
+        "no such span",
+        # "win": no column says who won; the rows Rapid is Team 1 of are no count of it
+        "How many of its matches did Rapid win?",
+        "How many matches were played by Rapid as Team 1?")
+    assert won.kind != "computed" or "Team 1 Rapid" not in won.answer, won.answer
+    assert home.kind == "computed" and home.raw_answer == "2", home.answer

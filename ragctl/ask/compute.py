@@ -1317,7 +1317,7 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         if done is None:
             continue
         compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
-        if before_lookup and op == "count" and not grouped(op, done) and not any(
+        if before_lookup and op == "count" and not grouped(op, done, ev.question) and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
             continue  # before the lookup, only a comparison of a column the question names,
@@ -1328,7 +1328,7 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
             # row is one only by a comparison
         if op in ("count", "sum", "average") and not compared and not (
                 op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(
-                op, done) and not counts_rows(ev.question, done):
+                op, done, ev.question) and not counts_rows(ev.question, done):
             # a count the lookup missed is no count without a comparison ("How many
             # Series EE bonds were outstanding …" is a cell, not a count of rows); a sum
             # or an average is one when the question says it is over every row
@@ -1339,19 +1339,40 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     return False
 
 
-def grouped(op: str, done: Computed) -> bool:
+def grouped(op: str, done: Computed, question: str = "") -> bool:
     """Whether a count, sum or average is over the rows that share a value the question
     names, two rows or more, one value of each column named: a count of the rows that
     share a word ("the transactions still pending": Date Processed Pending; not a number
-    or a year, "how many people died in droughts in 1930" of a table a disaster a row),
-    a sum of those that share a word or a day ("processed on 12 December 2019")."""
+    or a year, "how many people died in droughts in 1930" of a table a disaster a row; nor
+    a value the question makes do what no column says: "how many of its matches did SK
+    Sturm Graz win" of a table of results is no count of its home games), a sum of those
+    that share a word or a day ("processed on 12 December 2019")."""
     conds = done.conditions
     if done.count < 2 or not conds or len({c.column for c in conds}) != len(conds):
         return False
     if op == "count":
         return done.operation == "count" and all(
-            not c.op and number(c.value) is None and not dated_spans(c.value) for c in conds)
+            not c.op and number(c.value) is None and not dated_spans(c.value)
+            and not _does_unsaid(question, c.value, done) for c in conds)
     return all(c.op in ("", "day") for c in conds)
+
+
+def _does_unsaid(question: str, value: str, done: Computed) -> bool:
+    """Whether the words right after ``value`` in the question (up to a small word) say
+    something that no header of the rows counted says ("did SK Sturm Graz *win*")."""
+    words = _words(question)
+    named = _words(value)
+    at = next((i for i in range(len(words)) if words[i:i + len(named)] == named), None)
+    if at is None:
+        return False
+    headers = set().union(*(_word_keys(spoken(c.column)) for r, _ in done.cells
+                            for c in r.cells)) if done.cells else set()
+    for w in words[at + len(named):]:
+        if w in STOPWORDS:
+            break
+        if word_key(w) not in headers:
+            return True
+    return False
 
 
 def counts_rows(question: str, done: Computed) -> bool:
