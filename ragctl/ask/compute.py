@@ -1302,12 +1302,9 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     # "in how many counties was turnout above 50%": a count with a comparison, which no
     # one row's cell answers
     compares = _BEFORE.search(ev.question) is not None or _AFTER.search(ev.question) is not None
-    # a count is tried before the lookup too: of the rows that share the value the question
-    # names ("how many transactions were still pending"), no one row's cell answers it
     ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
         op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
-        is not None) or (op == "count" and compares)) == before_lookup or (
-        before_lookup and op == "count")]
+        is not None) or (op == "count" and compares)) == before_lookup]
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
@@ -1317,11 +1314,10 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         if done is None:
             continue
         compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
-        if before_lookup and op == "count" and not grouped(op, done, ev.question) and not any(
+        if before_lookup and op == "count" and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
-            continue  # before the lookup, only a comparison of a column the question names,
-            # or the rows that share a word
+            continue  # before the lookup, only a comparison of a column the question names
         if (done.count == 1 and not (op == "count" and compared)) or (
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
@@ -1354,7 +1350,15 @@ def grouped(op: str, done: Computed, question: str = "") -> bool:
         return done.operation == "count" and all(
             not c.op and number(c.value) is None and not dated_spans(c.value)
             and not _does_unsaid(question, c.value, done) for c in conds)
-    return all(c.op in ("", "day") for c in conds)
+    # a sum of the things the question names in the plural ("the total of the
+    # transactions …"), not a document's own total ("the total at the Contoso restaurant")
+    return _OF_ITEMS.search(question) is not None and all(
+        c.op == "day" or (not c.op and number(c.value) is None and not dated_spans(c.value))
+        for c in conds)
+
+
+_OF_ITEMS = re.compile(r"\b(?:total|sum|average|mean)\s+(?:of|for)\s+(?:the\s+|all\s+(?:the\s+)?|"
+                       r"its\s+|their\s+|my\s+)?(?:[a-z-]+\s+)?[a-z-]+s\b", re.I)
 
 
 def _does_unsaid(question: str, value: str, done: Computed) -> bool:
