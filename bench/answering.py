@@ -144,12 +144,12 @@ def main() -> None:
         "results": args.results.name, "questions": len(rows), "features": list(FEATURES),
         "per_set": per_set, "held_out": {"reader": a, "refit": b}, "model": whole})
     if args.write:  # the threshold: refitting the weights did worse on sets held out
-        t = best_threshold(rows, own)
+        t, was = best_threshold(rows, own), own["threshold"]
         manifest["answering"]["answerability"]["threshold"] = t
         manifest["answering"]["threshold_fitted_on"] = (
             f"the real-document dev sets' questions that reached the reader's spans "
             f"({len(rows)}, {args.results.name}; bench/answering.py): {t}, from "
-            f"{own['threshold']}; held out a set at a time, {a} → {at} questions done")
+            f"{was}; held out a set at a time, {a} → {at} questions done")
         (args.reader / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         print(f"wrote {args.reader / 'manifest.json'}")
 
