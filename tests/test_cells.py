@@ -443,6 +443,7 @@ def test_the_question_form_names_the_kind_of_column() -> None:
     q = "How many AES/EBU XLR cables are planned on the Budget sheet?"
     assert form_weight(q, "Units") == more and form_weight(q, "Qty") == more
     assert form_weight(q, "Unit price") == 0.0 and form_weight(q, "Price") == 0.0
+    assert form_weight(q, "Order Quantitiy") == more  # as a budget misspells it
     assert form_weight("How many glaciers were observed in 1980?",
                        "Number of observations") == more
     q = "What share of Microsoft does BlackRock hold?"

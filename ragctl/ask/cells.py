@@ -438,8 +438,10 @@ def form_weight(question: str, header: str) -> float:
         return 0.0
     low = " ".join(question.lower().split())
     words = {t.lower() for t in re.findall(r"[^\W_]+|%", spoken(header))}
+    keys = {word_key(w) for w in words if len(w) > 5}  # "Quantitiy" as written, "Totals"
     for form, kinds in FORM_COLUMNS:
-        if re.match(form, low) and words & kinds:
+        if re.match(form, low) and (words & kinds or keys & {word_key(k) for k in kinds
+                                                             if len(k) > 5}):
             fired("form_column")
             return COLUMN_WEIGHTS["form"]
     return 0.0
