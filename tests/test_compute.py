@@ -685,3 +685,15 @@ def test_how_many_of_the_things_a_tables_first_header_names(tmp_path: Path,
         # the expenses above it (the same other headers), nor its subtotal without a label
         "How many grants are listed as funded but unpaid?")
     assert grants.kind == "computed" and grants.raw_answer == "3", grants.answer
+
+
+def test_a_cell_named_in_another_order_or_run_together() -> None:
+    from ragctl.ask.compute import Table, conditions
+
+    t = Table.of([(f"Outgoings Description: {d}; Outgoings Amount: {a}", None) for d, a in (
+        ("Lunch (MC Donald's)", "£216.90"), ("Dinner (Dominos)", "£480.00"),
+        ("Aldi", "£76.44"))])
+    q = "How much more was spent on the Domino's dinner than on the McDonald's lunch?"
+    assert [c.value for c in conditions(q, t)] == ["Dinner (Dominos)", "Lunch (MC Donald's)"]
+    # a word inside another ("mcdonaldsland") names nothing
+    assert conditions("How much was spent at McDonaldsland lunch?", t) == []

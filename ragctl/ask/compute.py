@@ -281,6 +281,8 @@ def conditions(question: str, table: Table) -> list[Condition]:
             at = q.find(f" {key} ")
             if at >= 0:
                 found[key] = (at, at + len(key) + 1, Condition(c.column, c.value))
+            elif (span := _any_order(words, q)) is not None:
+                found[key] = (*span, Condition(c.column, c.value))
     named = {cond.column for _, _, cond in found.values()}
     for col in table.columns:  # "pollsters banned by 538": Banned by 538 = yes
         flag = None if col in named else flagged(q, col, table.values(col))
@@ -305,6 +307,29 @@ def conditions(question: str, table: Table) -> list[Condition]:
         if all(b <= x or a >= y for x, y, _ in taken):
             taken.append((a, b, cond))
     return [cond for _, _, cond in sorted(taken, key=lambda x: x[0])]
+
+
+def _any_order(words: Sequence[str], q: str) -> tuple[int, int] | None:
+    """Where the question (``q``, its words between spaces) names a cell of two to four
+    words in another order or run together ("the Domino's dinner" of "Dinner (Dominos)",
+    "the McDonald's lunch" of "Lunch (MC Donald's)"), or None."""
+    if not 2 <= len(words) <= 4 or sum(map(len, words)) < 6 or any(
+            w in STOPWORDS for w in (words[0], words[-1])):
+        return None
+    joined = q.replace(" ", "")
+    starts = [i for i, ch in enumerate(q) if ch != " "]  # q's index of each joined letter
+    for order in itertools.permutations(words):
+        at = q.find(f" {' '.join(order)} ")
+        if at >= 0:
+            return at, at + len(" ".join(order)) + 1
+        glued = "".join(order)
+        k = joined.find(glued)
+        while k >= 0:
+            a, b = starts[k], starts[k + len(glued) - 1] + 1
+            if q[a - 1] == " " and b < len(q) and q[b] == " ":  # whole words only
+                return a - 1, b
+            k = joined.find(glued, k + 1)
+    return None
 
 
 def dated_column(table: Table, year: int) -> str | None:
