@@ -218,3 +218,30 @@ def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
         assert [n.text for n in ground(c.store, "What is the total on the Quillfeather "
                                        "invoice?").missing] == ["Quillfeather"]
         assert names("What is the total on the PDF invoice from Contoso?") == ["Contoso"]
+
+
+def test_a_document_named_by_its_file_alone_is_read_when_retrieval_finds_none(
+        tmp_path: Path, fake_embedder: str) -> None:
+    from ragctl.records import Hit
+
+    root = tmp_path / "budgets"
+    root.mkdir()
+    (root / "covhack-2019-budget.csv").write_text(
+        "Description,Amount\nLunch,£216.90\nDinner,£480.00\n")
+    (root / "notes.txt").write_text("The sponsorship income was spent on food and prizes.\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+        q = "What share of CovHack's sponsorship income was spent?"
+        g = ground(c.store, q)
+        assert g.grounded(str(root / "covhack-2019-budget.csv")) and not g.missing
+        other = [Hit(passage_id=p, path=str(root / "notes.txt"), title="notes", place="",
+                     start_char=0, end_char=10, text="x", score=1.0)
+                 for p in c.store.passage_ids()[-1:]]
+        # retrieval found only a passage of another document: the named file's own
+        restricted = g.restrict(other, c.store)
+        assert restricted and {h.path for h in restricted} == {
+            str(root / "covhack-2019-budget.csv")}
+        with Pipeline(c, reader=FakeReader("no such span")) as p:
+            a = p.ask(q, AskOptions(re_threshold=0.0))  # never a traceback
+        assert a.abstained or a.sources

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 FREQUENT = 400  # passages: a name this common is the folder's subject, not a pointer
 INJECTED = 4  # passages naming the question's names, when retrieval found none
+# a document named by its title or file name alone, when retrieval found none of its
+# passages: its first DOCUMENT_PASSAGES (read from its first DOCUMENT_SENTENCES sentences)
+DOCUMENT_PASSAGES = 12
+DOCUMENT_SENTENCES = 400
 NAMED_PASSAGES = 20  # passages of the documents named, where a missing name is looked for
 IDENT_SPACED = 8  # letters and digits: a code this long is found with OCR's spaces in it
 
@@ -193,8 +197,14 @@ class Grounding:
         if kept:
             return kept
         ids = list(dict.fromkeys(pid for pid, path in self.passages if self.grounded(path)))
-        found = store.passages(ids[:INJECTED])
-        return [Hit(passage_id=p.id, **p.span()) for pid in ids[:INJECTED]
+        ids = ids[:INJECTED]
+        if not ids:  # named by its title or file name alone ("CovHack 2019" of
+            # covhack-2019-budget.ods): its first passages, for the relevance to order
+            for path in self.documents:
+                ids += list(dict.fromkeys(s.passage_id for s in store.sentences_like(
+                    path, ["%"], limit=DOCUMENT_SENTENCES)))[:DOCUMENT_PASSAGES]
+        found = store.passages(ids)
+        return [Hit(passage_id=p.id, **p.span()) for pid in ids
                 if (p := found.get(pid)) is not None]
 
 

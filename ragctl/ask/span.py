@@ -90,6 +90,10 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     question, kept, per_passage, scored = ev.question, ev.kept, ev.per_passage, ev.scored
     relevance, also = ev.relevance, ev.also
     ans.kind = "span"
+    if not kept:  # the documents the question names hold no passage to read
+        ans.abstained = True
+        ans.abstain_reason = ev.reason or "no passage of the documents it names was found"
+        return
     ans.models["reader"] = reader.name
     filter_scores: dict[int, float] = {}
     for s in scored:
