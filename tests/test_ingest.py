@@ -873,6 +873,22 @@ def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
         ["10", "-0.5356", "246.080", "0.0919"]]
     # prose aligned by chance: no run of figures, no table
     assert aligned_rows([["The plot", "of the", "data"], ["shows a", "straight", "line"]]) == []
+    # a statement: labels over several columns, the periods some rows above the figures,
+    # past a title and a section's name; a section's name between rows left out
+    raw = [["", "", "Actual", "Actual", "Actual"],
+           ["", "", "Jan - Mar", "April - June", "Jan - Dec"], ["", "", "2024", "2024", "2024"],
+           ["- Summary", "Statement", "", "", ""],
+           ["Revenue", "", "", "", ""],
+           ["4105 - Earned", "Memberships", "181,366.42", "141,191.67", "650,944.08"],
+           ["4110 - Earned", "Fee For Service", "16,743.75", "43,602.72", "202,387.63"],
+           ["4215 - Contributed", "Donations", "733.24", "663.14", "2,805.17"],
+           ["Expenses", "", "", "", ""], ["6000 - Salaries", "", "130,021.28", "125,440.02",
+                                          "528,758.50"]]
+    rows = aligned_rows(raw)
+    assert rows[0] == ["", "Actual Jan - Mar 2024", "Actual April - June 2024",
+                       "Actual Jan - Dec 2024"]
+    assert rows[1] == ["4105 - Earned Memberships", "181,366.42", "141,191.67", "650,944.08"]
+    assert rows[-1] == ["6000 - Salaries", "130,021.28", "125,440.02", "528,758.50"]
 
 
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:

@@ -384,7 +384,9 @@ class Indexer:
         # — a financial table's periods ("Q4 2023", "FY 2023") head its columns, and a
         # date written "12-Dec-2019" read as one in a document's fields, and a sheet's
         # table stacked under a row of figures, new names over figures, read under its own,
-        # and a sheet's unkeyed label beside a figure read "Label: figure"
+        # and a sheet's unkeyed label beside a figure read "Label: figure"; a statement's
+        # table found by alignment, its labels over several columns and its periods some
+        # rows above its figures, keyed by them
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -1895,12 +1895,59 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
+    if not names and width >= 3:
+        return _labelled_figures(rows, start)
     if not names or width < 3:
         return []
     head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in range(width)]
     if sum(1 for c in head if c) < width - 1:
         return []
     return [head, *rows[start:end]]
+
+
+ALIGNED_HEADER_SEARCH = 12  # rows above a statement's figures looked at for its periods
+
+
+def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
+    """A statement's table found by alignment whose rows' labels run over several columns
+    ("4105 - Earned | Income - | Memberships | 181,366.42 | …") and whose column names
+    stand some rows above its figures, past a title and a section's name ("Jan - Mar" over
+    "2024", above "Summary Statement of Revenue & Expense" and "Revenue"): each row's label
+    in one cell, each column of figures named by the names above it; the rows of figures
+    from ``start`` on, section names between them left out. Empty when the figures stand
+    in fewer than two columns or no names stand above them."""
+    run = [r for r in rows[start:start + MIN_ALIGNED_ROWS]]
+    width = max(len(r) for r in run)
+    columns = [j for j in range(width) if sum(
+        1 for r in run if j < len(r) and _FIGURE.fullmatch(r[j])) >= 0.6 * len(run)]
+    if len(columns) < 2:
+        return []
+    first = columns[0]
+    names: list[list[str]] = []
+    for r in reversed(rows[max(0, start - ALIGNED_HEADER_SEARCH):start]):
+        filled = [j for j, c in enumerate(r) if c]
+        if len(filled) < 2 or any(j < first for j in filled):
+            continue  # a section's name, a title over the labels
+        if any(_FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(r[j]) for j in filled):
+            break  # figures of another table
+        names.insert(0, r)
+        if len(names) == 3:
+            break
+    head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in columns]
+    if not names or not all(head):
+        return []
+    out = [["", *head]]
+    for r in rows[start:]:
+        cells = [r[j] for j in columns if j < len(r) and r[j]]
+        if cells and sum(1 for c in cells if _FIGURE.fullmatch(c)) >= 0.6 * len(cells):
+            out.append([" ".join(c for c in r[:first] if c),
+                        *(r[j] if j < len(r) else "" for j in columns)])
+        elif cells or any(c for c in r[first:]):
+            break  # past the table: text, or another table's names
+    return out
+
+
+_YEAR_CELL = re.compile(r"(?:19|20)\d\d")
 
 
 def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
