@@ -966,6 +966,9 @@ def in_currency(result: str, values: Sequence[str]) -> str:
     sign = signs.pop() if len(signs) == 1 else ""
     if not sign:
         return result
+    if all(re.search(r"\.\d\d\)?$", v.strip()) for v in values) and (
+            value := number(result)) is not None:
+        result = f"{value:,.2f}"  # "£263.10", as the amounts are written
     return f"−{sign}{result[1:]}" if result.startswith("-") else f"{sign}{result}"
 
 
