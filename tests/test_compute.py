@@ -626,7 +626,11 @@ def test_a_comparison_alone_ties_no_count_to_a_table_the_question_never_names() 
 
 def test_a_count_or_a_sum_over_the_rows_that_share_a_named_value(
         tmp_path: Path, fake_embedder: str) -> None:
-    from ragctl.ask.compute import Table, execute, grouped
+    from ragctl.ask.compute import Table, execute, grouped, in_currency
+
+    # a result in the currency and with the cents its amounts are written with
+    assert in_currency("263.1", ["£480.00", "£216.90"]) == "£263.10"
+    assert in_currency("12", ["$5", "7"]) == "12"  # one without a sign: none
 
     # the rows that share a word the question names: counted, though nothing compares
     card = Table.of([(t, None) for t in (
