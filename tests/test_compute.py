@@ -679,7 +679,7 @@ def test_which_thing_the_table_names_nowhere_gets_no_row(tmp_path: Path,
 
 def test_how_many_of_the_things_a_tables_first_header_names(tmp_path: Path,
                                                              fake_embedder: str) -> None:
-    (grants,) = asked_of_sheet(
+    grants, largest = asked_of_sheet(
         tmp_path / "budget",
         "Other expected expenses,Raw amount,Currency,Euros\nTransaction fees,5000,EUR,5000\n"
         "Release trailer,1500,EUR,1500\nGrants - Funded but unpaid,Raw amount,Currency,Euros\n"
@@ -687,8 +687,11 @@ def test_how_many_of_the_things_a_tables_first_header_names(tmp_path: Path,
         ",,,18965\n", "no such span",
         # the rows of the table whose first column is headed by the grants, not those of
         # the expenses above it (the same other headers), nor its subtotal without a label
-        "How many grants are listed as funded but unpaid?")
+        "How many grants are listed as funded but unpaid?",
+        # the largest grant, not the subtotal under the figures without a label
+        "Which of the funded but unpaid grants is the largest in Euros?")
     assert grants.kind == "computed" and grants.raw_answer == "3", grants.answer
+    assert largest.kind == "computed" and largest.raw_answer == "Lens platform", largest.answer
 
 
 def test_a_cell_named_in_another_order_or_run_together() -> None:

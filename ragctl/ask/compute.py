@@ -786,10 +786,11 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
         return None
     # among the rows the question names ("which of Oslo and Bergen …", "… in 2019"),
     # when two or more of them hold a value; else among all
-    rows, used = selected(table.rows, [c for c in conds if c.op or c.column != col])
+    named = _named_rows(table)
+    rows, used = selected(named, [c for c in conds if c.op or c.column != col])
     vals = _values(table, rows, col)
     if len(vals) < 2:
-        used, vals = [], _values(table, table.rows, col)
+        used, vals = [], _values(table, named, col)
     if len(vals) < 2:
         return None
     among = f" of {len(vals)}" + (f" with {_said(used)}" if used else "")
@@ -816,6 +817,15 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
                     f"{cell.value}{among}",
                     column=col, conditions=tuple(used), cells=[(row, cell), (row, other)],
                     count=len(vals))
+
+
+def _named_rows(table: Table) -> list[TableRow]:
+    """The rows that name what they hold in the table's first column; not a subtotal
+    written under a column of figures with no label ("Euros: €87,047.00" under a budget's
+    grants). All of them when fewer than two do."""
+    first = table.columns[0] if table.columns else ""
+    named = [r for r in table.rows if (c := r.cell(first)) is not None and not blank(c.value)]
+    return named if len(named) >= 2 else list(table.rows)
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
