@@ -176,7 +176,11 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_cells.py::test_the_question_form_names_the_kind_of_column",
          written_for="doctables-dev, forms-dev (a share and a count their rows' columns "
                      "name by kind: the two questions it gained)",
-         measured={'doctables-dev': 1, 'forms-dev': 1, 'wtq-dev': 0}),
+         measured={'doctables-dev': 1, 'forms-dev': 1, 'wtq-dev': 0,
+                   # at 1cf58f3 (home-s42f), with "came to" (written for receipts-dev's
+                   # course fee) and a header's first five letters
+                   'receipts-dev s42': 1, 'forms-dev s42': 1, 'computedocs-dev s42': 1,
+                   'fresh-dev s42': 0}),
     Rule("no_input_as_result", "veto",
          "a question whose form asks for a difference or a sum (\"how many more\", \"by how "
          "much\", \"… in total\") that no computation answered: the reader's figure, or a "
@@ -269,7 +273,12 @@ RULES: tuple[Rule, ...] = (
          # growth between two columns and the next row's named column (written for
          # sheets-dev's standings and computedocs-dev's "right after" questions)
          measured={'wtq-dev': 7, 'computedocs-dev': 12, 'doctables-dev': 9,
-                   'sheets-dev s41': 7, 'computedocs-dev s41': 14}),
+                   'sheets-dev s41': 7, 'computedocs-dev s41': 14,
+                   # at 1cf58f3 (home-s42f): the shared-value count and sum, written for
+                   # forms-dev's card statement; the first header's count, the unlabelled
+                   # subtotal and the cell in another order, for fresh-dev's budgets
+                   'forms-dev s42': 2, 'fresh-dev s42': 3, 'computedocs-dev s42': 15,
+                   'receipts-dev s42': 0}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
@@ -289,7 +298,8 @@ RULES: tuple[Rule, ...] = (
          written_for="none (general: figures in text); its dates and yes/no after forms-dev",
          # where it fired, against the same sets' last runs without it (2026-11-27)
          measured={'receipts-dev': 1, 'mail-notes-dev': 1, 'doctables-dev': 1,
-                   'wtq-dev': 1}),
+                   'wtq-dev': 1, 'forms-dev s42': 1, 'receipts-dev s42': 1,
+                   'computedocs-dev s42': 0, 'fresh-dev s42': 0}),
     Rule("table_choice", "route",
          "\"which has a higher population, A or B?\" over a table: the one of the two rows "
          "the options name with the larger (or smaller) value of the column asked of (in a "
@@ -328,7 +338,11 @@ RULES: tuple[Rule, ...] = (
                    # at 8e47981 (home-s41); the sheets-dev loss is a not-stated "list
                    # price" answered, not the "<verb> Date" field
                    'sheets-dev s41': -1, 'forms-dev s41': 3, 'computedocs-dev s41': 1,
-                   'realdocs-dev s41': 3}),
+                   'realdocs-dev s41': 3,
+                   # at 1cf58f3 (home-s42f, rules-*-s42.json), with what a sum was paid
+                   # for ("pay for insurance", written for fresh-dev's OpenAFS statement)
+                   'receipts-dev s42': 6, 'forms-dev s42': 4, 'computedocs-dev s42': 1,
+                   'fresh-dev s42': 0}),
     Rule("value_below", "route",
          "a label alone on its line (\"Due Date:\") whose value stands alone on the next "
          "(\"04/04/2023\"), an amount, a date or a code, as a two-column invoice reads; "
@@ -488,7 +502,10 @@ RULES: tuple[Rule, ...] = (
          measured={'realdocs-dev': 1, 'tables-dev': 0, 'policies-dev': 1, 'receipts-dev': 0,
                    'mail-notes-dev': 5, 'mail-notes-dev exact': 1, 'reports-dev': 1,
                    'reports-dev exact': -1, 'pdfreports-dev': 1, 'forms-dev': 1,
-                   'computedocs-dev': 0}),
+                   'computedocs-dev': 0,
+                   # at 1cf58f3 (home-s42f), with the measures named last (MEASURE_HEADS)
+                   'forms-dev s42': 1, 'receipts-dev s42': 1, 'computedocs-dev s42': 0,
+                   'fresh-dev s42': 0}),
     Rule("unsaid_words", "veto",
          "a yes/no question whose words the best sentences and their documents' names "
          "leave unsaid (more than half of them, or only common words: \"Did it rain during "
