@@ -180,7 +180,7 @@ RULES: tuple[Rule, ...] = (
                    # at 1cf58f3 (home-s42f), with "came to" (written for receipts-dev's
                    # course fee) and a header's first five letters
                    'receipts-dev s42': 1, 'forms-dev s42': 1, 'computedocs-dev s42': 1,
-                   'fresh-dev s42': 0}),
+                   'fresh-dev s42': 0, 'doctables-dev s42': 1, 'sheets-dev s42': 0}),
     Rule("no_input_as_result", "veto",
          "a question whose form asks for a difference or a sum (\"how many more\", \"by how "
          "much\", \"… in total\") that no computation answered: the reader's figure, or a "
@@ -278,7 +278,8 @@ RULES: tuple[Rule, ...] = (
                    # forms-dev's card statement; the first header's count, the unlabelled
                    # subtotal and the cell in another order, for fresh-dev's budgets
                    'forms-dev s42': 2, 'fresh-dev s42': 3, 'computedocs-dev s42': 15,
-                   'receipts-dev s42': 0}),
+                   'receipts-dev s42': 0, 'sheets-dev s42': 7, 'pdfreports-dev s42': 1,
+                   'doctables-dev s42': 9}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
@@ -299,7 +300,7 @@ RULES: tuple[Rule, ...] = (
          # where it fired, against the same sets' last runs without it (2026-11-27)
          measured={'receipts-dev': 1, 'mail-notes-dev': 1, 'doctables-dev': 1,
                    'wtq-dev': 1, 'forms-dev s42': 1, 'receipts-dev s42': 1,
-                   'computedocs-dev s42': 0, 'fresh-dev s42': 0}),
+                   'computedocs-dev s42': 0, 'fresh-dev s42': 0, 'doctables-dev s42': 1}),
     Rule("table_choice", "route",
          "\"which has a higher population, A or B?\" over a table: the one of the two rows "
          "the options name with the larger (or smaller) value of the column asked of (in a "
@@ -342,7 +343,10 @@ RULES: tuple[Rule, ...] = (
                    # at 1cf58f3 (home-s42f, rules-*-s42.json), with what a sum was paid
                    # for ("pay for insurance", written for fresh-dev's OpenAFS statement)
                    'receipts-dev s42': 6, 'forms-dev s42': 4, 'computedocs-dev s42': 1,
-                   'fresh-dev s42': 0}),
+                   'fresh-dev s42': 0,
+                   # both not-stated questions answered from a label ("list price", the
+                   # excavator's "operating weight"), an old path
+                   'sheets-dev s42': -1, 'pdfreports-dev s42': -1}),
     Rule("value_below", "route",
          "a label alone on its line (\"Due Date:\") whose value stands alone on the next "
          "(\"04/04/2023\"), an amount, a date or a code, as a two-column invoice reads; "
@@ -505,7 +509,8 @@ RULES: tuple[Rule, ...] = (
                    'computedocs-dev': 0,
                    # at 1cf58f3 (home-s42f), with the measures named last (MEASURE_HEADS)
                    'forms-dev s42': 1, 'receipts-dev s42': 1, 'computedocs-dev s42': 0,
-                   'fresh-dev s42': 0}),
+                   'fresh-dev s42': 0, 'pdfreports-dev s42': 1, 'doctables-dev s42': 2,
+                   'sheets-dev s42': 0}),
     Rule("unsaid_words", "veto",
          "a yes/no question whose words the best sentences and their documents' names "
          "leave unsaid (more than half of them, or only common words: \"Did it rain during "
