@@ -736,7 +736,7 @@ def _count(op: str, question: str, table: Table, embed: Embed,
     if not used:  # every row, each named by its first cell; a row without one (a
         # subtotal under a column of figures) is no item
         first = table.columns[0] if table.columns else ""
-        rows = [r for r in rows if (c := r.cell(first)) is not None and not blank(c.value)]
+        rows = [r for r in rows if _labelled(r, first)]
         if not rows:
             return None
         return Computed(op, shown(len(rows)), f"{len(rows)} rows", column=first,
@@ -824,8 +824,13 @@ def _named_rows(table: Table) -> list[TableRow]:
     written under a column of figures with no label ("Euros: €87,047.00" under a budget's
     grants). All of them when fewer than two do."""
     first = table.columns[0] if table.columns else ""
-    named = [r for r in table.rows if (c := r.cell(first)) is not None and not blank(c.value)]
+    named = [r for r in table.rows if _labelled(r, first)]
     return named if len(named) >= 2 else list(table.rows)
+
+
+def _labelled(row: TableRow, first: str) -> bool:
+    """Whether a row holds a value in the column ``first`` that names the rows."""
+    return (c := row.cell(first)) is not None and not blank(c.value)
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")
@@ -957,7 +962,7 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
     if op == "percent_change":  # from the first named to the second
         return _percent(op, two[0], two[1], col, tuple(conds[:2]))
     big, small = sorted(two, key=lambda x: -x[2])
-    apart = _apart_by(op, big[1], small[1])
+    apart = _apart_by(op, big, small)
     if apart is None:
         return None
     return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
@@ -982,14 +987,20 @@ def in_currency(result: str, values: Sequence[str]) -> str:
     return f"−{sign}{result[1:]}" if result.startswith("-") else f"{sign}{result}"
 
 
-def _apart_by(op: str, big: Cell, small: Cell) -> tuple[str, str] | None:
-    """How far apart two cells' values are, and the sign the working writes between them:
-    the difference (in their currency), or for "how many times higher" the ratio (None when
-    the smaller is not above nought)."""
-    a, b = number(big.value) or 0.0, number(small.value) or 0.0
+def _apart_by(op: str, big: tuple[TableRow, Cell, float], small: tuple[TableRow, Cell, float]
+              ) -> tuple[str, str] | None:
+    """How far apart two cells' values are (:func:`_values`' row, cell and number), and
+    the sign the working writes between them: the difference (in their currency), or for
+    "how many times higher" the ratio (None when the smaller is not above nought)."""
+    a, b = big[2], small[2]
     if op != "ratio":
-        return in_currency(shown(a - b), [big.value, small.value]), "−"
-    return (f"{shown(round(a / b, 2))} times", "÷") if b > 0 else None
+        return in_currency(shown(a - b), [big[1].value, small[1].value]), "−"
+    return (times(a / b), "÷") if b > 0 else None
+
+
+def times(value: float) -> str:
+    """A ratio as a person says it: "4 times", "2,460 times", "1.5 times"."""
+    return f"{shown(round(value, 2))} times"
 
 
 def _percent(op: str, before: tuple[TableRow, Cell, float], after: tuple[TableRow, Cell, float],
@@ -1070,7 +1081,7 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
             two.reverse()
         return _percent(op, two[0], two[1], f"{columns[0]}, {columns[1]}")
     big, small = sorted(two, key=lambda x: -x[2])
-    apart = _apart_by(op, big[1], small[1])
+    apart = _apart_by(op, big, small)
     if apart is None:
         return None
     return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
@@ -1386,13 +1397,17 @@ def grouped(op: str, done: Computed, question: str = "") -> bool:
         return False
     if op == "count":
         return done.operation == "count" and all(
-            not c.op and number(c.value) is None and not dated_spans(c.value)
-            and not _does_unsaid(question, c.value, done) for c in conds)
+            _names_a_word(c) and not _does_unsaid(question, c.value, done) for c in conds)
     # a sum of the things the question names in the plural ("the total of the
     # transactions …"), not a document's own total ("the total at the Contoso restaurant")
     return _OF_ITEMS.search(question) is not None and all(
-        c.op == "day" or (not c.op and number(c.value) is None and not dated_spans(c.value))
-        for c in conds)
+        c.op == "day" or _names_a_word(c) for c in conds)
+
+
+def _names_a_word(cond: Condition) -> bool:
+    """Whether a condition is a cell the question names that is words: not a number or a
+    date ("Pending", not "1930")."""
+    return not cond.op and number(cond.value) is None and not dated_spans(cond.value)
 
 
 _OF_ITEMS = re.compile(r"\b(?:total|sum|average|mean)\s+(?:of|for)\s+(?:the\s+|all\s+(?:the\s+)?|"

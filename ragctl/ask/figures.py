@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragctl.ask.cells import Cell, row_cells, spoken, word_key
-from ragctl.ask.compute import Computed, TableRow, cite
+from ragctl.ask.compute import Computed, TableRow, cite, times
 from ragctl.ask.compute import _keys as words_keyed
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
@@ -466,11 +466,6 @@ def compute(op: str, fa: Figure, fb: Figure) -> float:
     if op == "ratio":  # the larger over the smaller
         return max(a, b) / min(a, b) if min(a, b) > 0 else math.nan
     return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
-
-
-def times(value: float) -> str:
-    """A ratio as a person says it: "4 times", "2,460 times", "1.5 times"."""
-    return f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + " times"
 
 
 def _day_first(f: Figure) -> bool:
