@@ -173,6 +173,11 @@ def word_key(word: str) -> str:
     return _stem(word.lower())[:5]
 
 
+# each form's kinds of column by their first five letters, for the longer words
+_FORM_KEYS = tuple(frozenset(word_key(k) for k in kinds if len(k) > 5)
+                   for _, kinds in FORM_COLUMNS)
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question's words as a row's cells are compared with them, worked out once."""
@@ -439,9 +444,8 @@ def form_weight(question: str, header: str) -> float:
     low = " ".join(question.lower().split())
     words = {t.lower() for t in re.findall(r"[^\W_]+|%", spoken(header))}
     keys = {word_key(w) for w in words if len(w) > 5}  # "Quantitiy" as written, "Totals"
-    for form, kinds in FORM_COLUMNS:
-        if re.match(form, low) and (words & kinds or keys & {word_key(k) for k in kinds
-                                                             if len(k) > 5}):
+    for (form, kinds), kind_keys in zip(FORM_COLUMNS, _FORM_KEYS, strict=True):
+        if re.match(form, low) and (words & kinds or keys & kind_keys):
             fired("form_column")
             return COLUMN_WEIGHTS["form"]
     return 0.0

@@ -1916,7 +1916,7 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
     in one cell, each column of figures named by the names above it; the rows of figures
     from ``start`` on, section names between them left out. Empty when the figures stand
     in fewer than two columns or no names stand above them."""
-    run = [r for r in rows[start:start + MIN_ALIGNED_ROWS]]
+    run = rows[start:start + MIN_ALIGNED_ROWS]
     width = max(len(r) for r in run)
     columns = [j for j in range(width) if sum(
         1 for r in run if j < len(r) and _FIGURE.fullmatch(r[j])) >= 0.6 * len(run)]
@@ -2995,11 +2995,10 @@ def _names_columns(row: list[str]) -> bool:
     at least one of them words ("Region"), the others words or years ("2024"), none
     another number or a date."""
     cells = [c for c in row if c]
-    year = re.compile(r"(?:19|20)\d{2}")
     return len(cells) >= 2 and len(set(cells)) == len(cells) and all(
-        len(c) <= 60 and (year.fullmatch(c) or not _NUMBER_CELL.fullmatch(c))
+        len(c) <= 60 and (_YEAR_CELL.fullmatch(c) or not _NUMBER_CELL.fullmatch(c))
         and not re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", c) for c in cells) \
-        and any(not year.fullmatch(c) and re.search(r"[^\W\d_]{2}", c) for c in cells)
+        and any(not _YEAR_CELL.fullmatch(c) and re.search(r"[^\W\d_]{2}", c) for c in cells)
 
 
 _PARSERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
