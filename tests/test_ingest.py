@@ -891,6 +891,51 @@ def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
     assert rows[-1] == ["6000 - Salaries", "130,021.28", "125,440.02", "528,758.50"]
 
 
+def test_an_aligned_statement_keeps_its_nil_cells_and_each_rows_period() -> None:
+    from ragctl.index.ingest import aligned_rows
+
+    # a filing's table drawn without lines: "$" apart from its figure, "—" for none, a
+    # column's name over several lines under a group's name, notes' marks, and the rows
+    # of each year under a line that names it
+    raw = [["", "", "", "", "", "", "Financial effects", "of", "modifications"],
+           ["", "", "", "", "", "", "Weighted", "", "Recorded"],
+           ["", "", "", "", "Charge-", "", "average rate", "", "investment"],
+           ["($", "in millions)", "", "Total", "offs (3)", "", "reduction", "", "reduction (4)"],
+           ["Year", "Ended December", "31, 2022", "", "", "", "", "", ""],
+           ["", "Commercial", "", "$ 397", "—", "", "10.69%", "$", "24"],
+           ["", "Trial modifications (5)", "", "228", "—", "", "—", "", "—"],
+           ["", "Total", "", "2,883", "23", "", "10.02%", "$", "742"],
+           ["Year", "Ended December", "31, 2020", "", "", "", "", "", ""],
+           ["", "Commercial", "", "3,042", "162", "", "0.74%", "$", "48"],
+           ["", "Total", "", "8,582", "268", "", "9.73%", "$", "435"]]
+    rows = aligned_rows(raw)
+    assert rows[0] == ["", "Total", "Charge-offs", "Financial effects Weighted average rate "
+                       "reduction", "of modifications Recorded investment reduction"]
+    assert rows[1] == ["Commercial (Year Ended December 31, 2022)", "$ 397", "—", "10.69%",
+                       "24"]
+    assert rows[2][0] == "Trial modifications (Year Ended December 31, 2022)"
+    assert rows[-1] == ["Total (Year Ended December 31, 2020)", "8,582", "268", "9.73%", "435"]
+    # rows without labels (tables side by side), or figures left among the labels: none
+    assert aligned_rows([["", "", "Rate", "Tax"], ["", "", "1", "2"], ["", "", "3", "4"],
+                         ["", "", "5", "6"], ["", "", "7", "8"]]) == []
+
+
+def test_row_labels_nested_over_several_columns_name_their_groups() -> None:
+    from ragctl.index.ingest import PART_OF, pdf_rows
+
+    raw = [["", None, None, None, None],
+           ["Group", None, None, "Weight", "% change"],
+           ["All items", None, None, "100,00", "6,3"],
+           ["Geographic\nindices", "CPI per province", "Western\nCape", "17,21", "6,6"],
+           [None, None, "Free State", "5,95", "7,8"],
+           ["Deciles", "CPI per decile", "1", "0,48", "9,9"]]
+    assert pdf_rows(raw) == [
+        ["Group", PART_OF, "Weight", "% change"], ["All items", "", "100,00", "6,3"],
+        ["Western Cape", "Geographic indices, CPI per province", "17,21", "6,6"],
+        ["Free State", "Geographic indices, CPI per province", "5,95", "7,8"],
+        ["1", "Deciles, CPI per decile", "0,48", "9,9"]]
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

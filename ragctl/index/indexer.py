@@ -386,12 +386,14 @@ class Indexer:
         # table stacked under a row of figures, new names over figures, read under its own,
         # and a sheet's unkeyed label beside a figure read "Label: figure"; a statement's
         # table found by alignment, its labels over several columns and its periods some
-        # rows above its figures, keyed by them
+        # rows above its figures, keyed by them; 41 — such a table's "$" and "—" cells,
+        # its rows of each period named by it, and a ruled table's row labels nested over
+        # several columns, each row named by its own (its groups "Part of")
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 40}
+                "readers": 41}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

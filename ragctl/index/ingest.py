@@ -1843,6 +1843,15 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
 _BY_ALIGNMENT = {"vertical_strategy": "text", "horizontal_strategy": "text"}
 _FIGURE = re.compile(r"[<>≤≥~≈]?[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
 MIN_ALIGNED_ROWS = 3
+# a statement's cell with no amount ("—"), and its currency sign set apart from the figure
+# ("$ | 24"): the first counts as a figure, the second as no cell at all
+_NIL = frozenset({"—", "–", "-", "−"})
+_CURRENCY_SIGN = frozenset({"$", "€", "£", "¥"})
+
+
+def _figure_cell(cell: str) -> bool:
+    """Whether an aligned table's cell is a figure, or a statement's "—" (none)."""
+    return cell in _NIL or bool(_FIGURE.fullmatch(cell.replace("(cid:3)", "−")))
 
 
 def whole_words(table: Any, words: list[dict[str, Any]]) -> list[list[str]]:
@@ -1875,10 +1884,9 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     rows = [r for r in rows if any(r)]
 
     def figures(r: list[str]) -> bool:
-        filled = [c for c in r if c]
-        return len(filled) >= 3 and sum(
-            1 for c in filled if _FIGURE.fullmatch(c.replace("(cid:3)", "−"))) >= 0.6 * len(
-            filled)
+        filled = [c for c in r if c and c not in _CURRENCY_SIGN]
+        return len(filled) >= 3 and sum(1 for c in filled if _figure_cell(c)) >= 0.6 * len(
+            filled) and any(_FIGURE.fullmatch(c) for c in filled)
 
     start = next((k for k in range(len(rows)) if all(
         figures(r) for r in rows[k:k + MIN_ALIGNED_ROWS]) and k + MIN_ALIGNED_ROWS <= len(
@@ -1895,17 +1903,18 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
-    if not names and width >= 3:
-        return _labelled_figures(rows, start)
-    if not names or width < 3:
+    if width < 3:
         return []
     head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in range(width)]
-    if sum(1 for c in head if c) < width - 1:
-        return []
+    if not names or sum(1 for c in head if c) < width - 1:
+        return _labelled_figures(rows, start)
     return [head, *rows[start:end]]
 
 
 ALIGNED_HEADER_SEARCH = 12  # rows above a statement's figures looked at for its periods
+ALIGNED_HEADER_LINES = 6  # lines of one column's name ("Weighted" over "average" over …)
+ALIGNED_NAME_WORDS = 8  # a longer name takes in a line above the column's own name
+MAX_WORD_CHARS = 25  # a longer "word" is prose whose spaces the PDF does not draw
 
 
 def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
@@ -1919,35 +1928,71 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
     run = rows[start:start + MIN_ALIGNED_ROWS]
     width = max(len(r) for r in run)
     columns = [j for j in range(width) if sum(
-        1 for r in run if j < len(r) and _FIGURE.fullmatch(r[j])) >= 0.6 * len(run)]
+        1 for r in run if j < len(r) and _figure_cell(r[j])) >= 0.6 * len(run) and any(
+        j < len(r) and _FIGURE.fullmatch(r[j]) for r in rows[start:])]
     if len(columns) < 2:
         return []
     first = columns[0]
     names: list[list[str]] = []
     for r in reversed(rows[max(0, start - ALIGNED_HEADER_SEARCH):start]):
-        filled = [j for j, c in enumerate(r) if c]
-        if len(filled) < 2 or any(j < first for j in filled):
+        filled = [j for j, c in enumerate(r) if c and j >= first and c not in _CURRENCY_SIGN]
+        if (len(filled) < 2 and not names) or not filled:
             continue  # a section's name, a title over the labels
-        if any(_FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(r[j]) for j in filled):
+        if any(len(r[j]) > MAX_CELL_CHARS or max(map(len, r[j].split())) > MAX_WORD_CHARS
+               for j in filled):
+            break  # prose beside the table, not a column's name
+        if 2 * sum(1 for j in filled if _FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(
+                r[j]) and not _NOTE_MARK.fullmatch(r[j])) >= len(filled):
             break  # figures of another table
         names.insert(0, r)
-        if len(names) == 3:
+        if len(names) == ALIGNED_HEADER_LINES:
             break
-    head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in columns]
+    # a name over no column of figures (a centred "concessions" beside the "Other" over
+    # them) belongs to the nearest column of figures, the one to its right when two are
+    owner = {j: min(columns, key=lambda c: (abs(c - j), c < j)) for j in range(first, width)}
+
+    def named(lines: list[list[str]]) -> list[str]:
+        return [_unmarked(" ".join(r[j] for r in lines for j in range(len(r)) if r[j] and owner.get(
+            j) == c and r[j] not in _CURRENCY_SIGN)) for c in columns]
+
+    head = named(names)
+    while len(names) > 1 and max(len(h.split()) for h in head) > ALIGNED_NAME_WORDS:
+        names = names[1:]  # a group's name over several columns ("Financial effects of …")
+        head = named(names)
     if not names or not all(head):
         return []
     out = [["", *head]]
+    above = next((r for r in reversed(rows[max(0, start - 2):start])
+                  if not any(c for c in r[first:])), None)
+    section = " ".join(c for c in above[:first] if c) if above else ""
+    if not _YEAR_CELL.search(section):
+        section = ""
     for r in rows[start:]:
         cells = [r[j] for j in columns if j < len(r) and r[j]]
-        if cells and sum(1 for c in cells if _FIGURE.fullmatch(c)) >= 0.6 * len(cells):
-            out.append([" ".join(c for c in r[:first] if c),
+        label = _unmarked(" ".join(c for c in r[:first] if c and c not in _CURRENCY_SIGN))
+        if cells and sum(1 for c in cells if _figure_cell(c)) >= 0.6 * len(cells):
+            if len(_FIGURE.findall(label)) >= 2:
+                return []  # figures left in the labels' column: the columns are not found
+            out.append([f"{label} ({section})" if section and label else label,
                         *(r[j] if j < len(r) else "" for j in columns)])
-        elif cells or any(c for c in r[first:]):
+        elif cells or any(c for c in r[first:] if c not in _CURRENCY_SIGN):
             break  # past the table: text, or another table's names
+        elif _YEAR_CELL.search(label):  # "Year Ended December 31, 2021": the rows under it
+            section = label
+    if 5 * sum(1 for r in out[1:] if r[0]) < 3 * (len(out) - 1):
+        return []  # rows without labels (a page of several tables side by side)
     return out
 
 
 _YEAR_CELL = re.compile(r"(?:19|20)\d\d")
+_NOTE_MARK = re.compile(r"\(\d\)")  # a note's mark in a column's name: "Charge-offs (3)"
+
+
+def _unmarked(name: str) -> str:
+    """A statement's row or column name without its notes' marks ("Trial modifications
+    (5)"), and with a word broken over two lines whole again ("Charge- offs")."""
+    name = re.sub(r"(?<=[^\W\d_])- (?=[a-z])", "-", name)
+    return " ".join(re.sub(r"\s*\(\d\)(?=\s|$)", "", name).split())
 
 
 def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
@@ -1958,6 +2003,12 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
     each of its conditions); a row whose cells each stack the same number of lines, of
     numbers, is that many rows ("OTSL\\nHTML", "0.965\\n0.969")."""
     rows: list[list[str | None]] = [list(r) for r in raw]
+    while rows and not any(rows[0]):
+        rows = rows[1:]  # a ruled blank line above the header
+    merged = 1  # the columns the first column's name is merged over
+    while rows and rows[0] and rows[0][0] and merged < len(rows[0]) and \
+            rows[0][merged] is None:
+        merged += 1
     if len(rows) >= 3 and rows[1] and rows[1][0] is None and None in rows[0][1:] and all(
             c is None or (c and not _NUMBER_CELL.fullmatch(" ".join(c.split())))
             for c in rows[0]) and all(
@@ -1984,7 +2035,31 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
                               for x in stacked])
             continue
         plain.append([" ".join((c or "").split()) for c in r])
-    return plain
+    return _nested_labels(plain, merged)
+
+
+PART_OF = "Part of"  # the column of the groups a nested row label stands in
+
+
+def _nested_labels(rows: list[list[str]], merged: int) -> list[list[str]]:
+    """A table whose row labels stand in two or more columns under one name merged over
+    them ("Group" over "Geographic indices", "CPI per province", "Free State"): each row
+    labelled by its innermost label, the groups it stands in (carried down) in a column
+    of their own, :data:`PART_OF` ("Part of: Geographic indices, CPI per province"), so
+    that the row's label is what it names and "which province …" can keep to the rows of
+    the group that names provinces. ``merged``: the columns the header's first name is
+    merged over."""
+    k = merged
+    if len(rows) < 3 or not rows[0] or not rows[0][0] or k < 2 or k > len(rows[0]) - 2 or \
+            any(_NUMBER_CELL.fullmatch(c) for c in rows[0][:k]):
+        return rows
+    head = rows[0]
+    out = [[head[0], PART_OF, *head[k:]]]
+    for r in rows[1:]:
+        labels = [c for c in r[:k] if c]
+        out.append([labels[-1] if labels else "", ", ".join(dict.fromkeys(labels[:-1])),
+                    *r[k:]])
+    return out
 
 
 # A header of several rows inside the table, names merged over the columns they head
