@@ -12,6 +12,7 @@ import pytest
 from ragctl.ask.cells import Cell
 from ragctl.ask.compute import (
     Condition,
+    Table,
     TableRow,
     best_column,
     compared,
@@ -704,3 +705,46 @@ def test_a_cell_named_in_another_order_or_run_together() -> None:
     assert [c.value for c in conditions(q, t)] == ["Dinner (Dominos)", "Lunch (MC Donald's)"]
     # a word inside another ("mcdonaldsland") names nothing
     assert conditions("How much was spent at McDonaldsland lunch?", t) == []
+
+
+def test_decimal_commas_and_a_threshold_named_by_what_it_is() -> None:
+    assert number("6,3") == 6.3 and number("100,00") == 100 and number("6,3%") == 6.3
+    assert number("1,234") == 1234 and number("12,345,678") == 12345678
+    table = Table.of([(f"Group: {g}; Part of: {p}; % change May 2023 vs. Apr 2023: {m}; "
+                       f"% change May 2023 vs. May 2022: {y}", None) for g, p, m, y in (
+        ("All items", "", "0,2", "6,3"), ("Western Cape", "CPI per province", "0,2", "6,6"),
+        ("Free State", "CPI per province", "0,1", "7,8"),
+        ("Gauteng", "CPI per province", "0,2", "5,9"), ("1", "CPI per decile", "0,4", "9,9"),
+        ("2", "CPI per decile", "0,3", "9,4"), ("10", "CPI per decile", "0,2", "5,9"))])
+    e = embed().embed
+    found, _ = comparisons("How many of the deciles had annual inflation above the headline "
+                           "rate of 6,3%?", table, e)
+    # "annual": the column of a month against the same month a year before
+    assert [(c.column, c.op, c.value) for c in found] == [
+        ("% change May 2023 vs. May 2022", ">", "6,3%")]
+    # "which province", "how many of the deciles": the rows of the group that names them
+    most = execute("argmax", "Which province had the highest annual inflation?", table, e)
+    assert most is not None and most.result == "Free State"
+    count = execute("count", "How many of the deciles had annual inflation above the "
+                    "headline rate of 6,3%?", table, e)
+    assert count is not None and count.result == "2"
+
+
+def test_the_difference_of_two_periods_rows_named_alike() -> None:
+    # a statement with the rows of each year under a line naming it (as the PDF reader
+    # labels them): "the total … from 2020 to 2022" is the Total row of each
+    table = Table.of([(f"{label} (Year Ended December 31, {year}); Total: {total}; "
+                       f"Charge-offs: {off}", None) for label, year, total, off in (
+        ("Commercial", 2022, "397", "—"), ("Trial modifications", 2022, "228", "—"),
+        ("Total", 2022, "2,883", "23"), ("Commercial", 2020, "3,042", "162"),
+        ("Auto", 2020, "176", "93"), ("Trial modifications", 2020, "3", "—"),
+        ("Total", 2020, "8,582", "268"))])
+    e = embed().embed
+    diff = execute("difference", "By how much did the total of the TDR modifications fall "
+                   "from 2020 to 2022?", table, e)
+    assert diff is not None and diff.result == "5,699"
+    assert "Total (Year Ended December 31, 2020) 8,582" in diff.working
+    # a period in brackets after "Total" is still a row of totals
+    assert totals_row(table.rows[2]) and not totals_row(table.rows[0])
+    most = execute("argmax", "What had the largest charge-offs in 2020?", table, e)
+    assert most is not None and most.result.startswith("Commercial")

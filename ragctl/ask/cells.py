@@ -348,7 +348,27 @@ def spoken(header: str) -> str:
     """A column's header as words ("net_generation", "netGeneration" → "net generation";
     "MAX" → "maximum", :data:`HEADER_ABBREVIATIONS`), the way a question names it."""
     words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split()
-    return " ".join(HEADER_ABBREVIATIONS.get(w.lower().rstrip("."), w) for w in words)
+    return " ".join([*(HEADER_ABBREVIATIONS.get(w.lower().rstrip("."), w) for w in words),
+                     *_span_words(header)])
+
+
+# a change between two months a header names ("May 2023 vs. May 2022") as a question says
+# it, by how far apart they are
+SPAN_WORDS = {12: "annual", 1: "monthly", 3: "quarterly"}
+_VERSUS = re.compile(r"\s*(?:vs\.?|versus|compared (?:with|to)|over|on)\s*", re.I)
+
+
+def _span_words(header: str) -> list[str]:
+    """What a header that sets one month against another says of the change
+    (:data:`SPAN_WORDS`): "annual" for "May 2023 vs. May 2022"."""
+    found = dated_spans(header)
+    if len(found) != 2 or not _VERSUS.fullmatch(header[found[0][2]:found[1][1]]):
+        return []
+    (a, _, _), (b, _, _) = found
+    if a[1] is None or b[1] is None:
+        return []
+    apart = abs((a[0] * 12 + a[1]) - (b[0] * 12 + b[1]))
+    return [SPAN_WORDS[apart]] if apart in SPAN_WORDS else []
 
 
 # headers of this many words or fewer are read with the acronyms the question spells out

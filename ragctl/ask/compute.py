@@ -78,8 +78,8 @@ _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 
 def number(text: str) -> float | None:
     """The number a cell holds, with its sign and scale ("$1,998.00" → 1998, "(3)" → -3,
-    "1.2 million" → 1.2e6, "12%" → 12), or None when it holds none or more than a number
-    and a unit ("3–4", "12 of 20", a version "40.0.0")."""
+    "1.2 million" → 1.2e6, "12%" → 12, "6,3" → 6.3), or None when it holds none or more
+    than a number and a unit ("3–4", "12 of 20", a version "40.0.0")."""
     t = text.strip()
     m = _NUMBER.match(t)
     if m is None:
@@ -88,6 +88,9 @@ def number(text: str) -> float | None:
     raw = m.group()
     negative = raw.startswith(("-", "−", "–")) or (raw.lstrip("+-−–").startswith("(")
                                                  and rest.startswith(")"))
+    if "." not in raw and re.search(r"\d,\d{1,2}$", raw) and raw.count(",") == 1:
+        raw = raw.replace(",", ".")  # a decimal comma ("6,3", "100,00"): a thousands
+        # comma has three digits after it
     digits = re.sub(r"[^\d.]", "", raw.replace(",", ""))
     if not digits or digits.count(".") > 1:
         return None
@@ -195,8 +198,8 @@ class Condition:
     def said(self) -> str:
         if self.op == "blank":
             return f"no {self.column}"
-        if self.op == "year":
-            return f"{self.column} in {self.value}"
+        if self.op == "year":  # a column of row labels has no name: "in 2020"
+            return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
             f"{self.column} {self.op} {self.value}"
 
@@ -415,7 +418,8 @@ YEAR_COMPARATORS: tuple[tuple[str, str], ...] = (("after|later than", ">"),
 _COMPARED_NUMBER = (r"(?P<number>[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|"
                     r"thousand\b|million\b|billion\b)?|half\b)")
 _BEFORE = re.compile(r"\b(?P<phrase>" + "|".join(p for p, _ in COMPARATORS + YEAR_COMPARATORS)
-                     + r")\s+(?:the\s+)?" + _COMPARED_NUMBER, re.I)
+                     + r")\s+(?:the\s+(?:[a-z][\w-]*\s+){1,3}?of\s+|the\s+)?" + _COMPARED_NUMBER,
+                     re.I)  # "above 5%", "above the headline rate of 6,3%"
 _AFTER = re.compile(_COMPARED_NUMBER + r"(?:\s+[a-z]+){0,2}?\s+(?P<phrase>"
                     + "|".join(p for p, _ in COMPARED_AFTER) + r")\b", re.I)
 _NONE = re.compile(r"\b(?:no|zero)\s+(?!more\b|less\b|fewer\b|longer\b|later\b|earlier\b|"
@@ -592,10 +596,12 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     if op == "share":
         return _share(op, question, table, embed, conds)
     # a row of totals is no item: not the largest, nor counted or added again, unless
-    # named (by a word that is not also a column's name: "the largest total")
+    # named (by a word that is not also a column's name: "the largest total"); two rows
+    # set against each other are the two the question names, totals or not
     items = _items(table.rows, conds, {normalize_answer(c) for c in table.columns})
-    if len(items) < len(table.rows) and op != "count":  # a count leaves it out of what it
-        table = _replace(table, rows=tuple(items))  # counts, not of the table it reads
+    if len(items) < len(table.rows) and op != "count" and _RUN[op] is not _difference:
+        table = _replace(table, rows=tuple(items))  # a count leaves it out of what it
+        # counts, not of the table it reads
     run = _RUN[op]
     return run(op, question, table, embed, conds)
 
@@ -606,8 +612,10 @@ _TOTALS = re.compile(r"(?:grand |sub-?)?totals?\b.{0,30}|(?:sum|all|overall)\W*"
 def totals_row(row: TableRow) -> bool:
     """Whether a row sums the others: its label (first filled cell) is "Total", "Grand
     total", "Subtotal", "Total net sales" (three words at most), or "Sum", "All" or
-    "Overall" alone ("All Nippon Airways" is an item)."""
+    "Overall" alone ("All Nippon Airways" is an item). A period or note in brackets after
+    the label ("Total (Year Ended December 31, 2020)") is not part of it."""
     label = next((c.value for c in row.cells if c.value.strip()), "")
+    label = re.sub(r"\s*\([^()]*\)$", "", label)
     return _TOTALS.fullmatch(label.strip()) is not None and len(label.split()) <= 3
 
 
@@ -723,7 +731,7 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
     rows, used = selected(table.rows, conds)
-    rows = _items(rows, used)
+    rows = of_kind(question, table, _items(rows, used))
     keys = [c.column for c in used if not c.op]
     col = counted_column(question, table, keys)
     if col is not None:  # a column's values, not the rows: their sum, or the one row's
@@ -787,6 +795,8 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     # among the rows the question names ("which of Oslo and Bergen …", "… in 2019"),
     # when two or more of them hold a value; else among all
     named = _named_rows(table)
+    if op in ("argmax", "argmin"):
+        named = of_kind(question, table, named)
     rows, used = selected(named, [c for c in conds if c.op or c.column != col])
     vals = _values(table, rows, col)
     if len(vals) < 2:
@@ -810,6 +820,8 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     if target is None:
         target = best_column(embed, question, table, numeric=False, not_in=[col]) \
             or table.columns[0]
+        if len({c.value for r, _, _ in vals if (c := r.cell(target))}) < 2:
+            target = table.columns[0]  # the same in every row compared tells none apart
     other = row.cell(target)
     if other is None or not other.value:
         return None
@@ -880,6 +892,37 @@ def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
 
 
 _WHICH_WORDS = re.compile(r"\b(?:which|what)\s+((?:[a-z][\w-]*\s*){1,3})", re.I)
+# "how many of the ten expenditure deciles …": the kind counted
+_HOW_MANY_WORDS = re.compile(r"\bhow many\s+(?:of\s+(?:the|these|those|its)\s+)?(?:(?:\d+|two|"
+                             r"three|four|five|six|seven|eight|nine|ten|twelve)\s+)?"
+                             r"((?:[a-z][\w-]*\s*){1,3})", re.I)
+
+
+def _asked_kind(question: str) -> set[str]:
+    """The words of the kind of thing "which X …" asks for, up to the first small word or
+    superlative ("which individual player hit the most": individual, player)."""
+    m = _WHICH_WORDS.search(main_clause(question)) or _HOW_MANY_WORDS.search(question)
+    if m is None:
+        return set()
+    said: list[str] = []
+    for w in m.group(1).lower().split():
+        if w in STOPWORDS or re.fullmatch(rf"{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST}", w):
+            break
+        said.append(w)
+    return _word_keys(" ".join(said)) - _STOP_KEYS
+
+
+def of_kind(question: str, table: Table, rows: list[TableRow]) -> list[TableRow]:
+    """The rows "which X …" keeps to: those with a cell of words, other than their label,
+    that names X ("Part of: Geographic indices, CPI per province" for "which province"),
+    when two or more rows have one and others not; else all of ``rows``."""
+    asked = _asked_kind(question)
+    first = table.columns[0] if table.columns else ""
+    if not asked:
+        return rows
+    keep = [r for r in rows if any(c.column != first and number(c.value) is None
+                                   and asked & _word_keys(c.value) for c in r.cells)]
+    return keep if 2 <= len(keep) < len(rows) else rows
 
 
 def kind_unnamed(question: str, table: Table) -> bool:
@@ -888,15 +931,7 @@ def kind_unnamed(question: str, table: Table) -> bool:
     and not in its document's title, file name or section ("which individual player hit
     the most home runs" of a table of teams' standings). Such a table's rows are not what
     is asked for, and its largest row answers nothing."""
-    m = _WHICH_WORDS.search(main_clause(question))
-    if m is None:
-        return False
-    said: list[str] = []
-    for w in m.group(1).lower().split():
-        if w in STOPWORDS or re.fullmatch(rf"{_SUPERLATIVE_MOST}|{_SUPERLATIVE_LEAST}", w):
-            break
-        said.append(w)
-    asked = _word_keys(" ".join(said)) - _STOP_KEYS
+    asked = _asked_kind(question)
     if not asked:
         return False
     known: set[str] = set()
@@ -945,11 +980,14 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
                 conds: list[Condition]) -> Computed | None:
     """The larger less the smaller value of the two rows the question names."""
     rows: list[TableRow] = []
+    periods = [c for c in conds if c.op == "year"]
     conds = [c for c in conds if not c.op]
     for cnd in conds:
         hit = next((r for r in table.rows if cnd.holds(r)), None)
         if hit is not None and hit not in rows:
             rows.append(hit)
+    if len(rows) < 2 and len(periods) >= 2:
+        rows, conds = _of_periods(question, table, periods[:2]), periods[:2]
     if len(rows) < 2:
         return _across(op, question, table)
     col = best_column(embed, question, table, numeric=True,
@@ -969,6 +1007,29 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
                     f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
                     column=col, conditions=tuple(conds[:2]),
                     cells=[(big[0], big[1]), (small[0], small[1])])
+
+
+def _of_periods(question: str, table: Table, periods: Sequence[Condition]) -> list[TableRow]:
+    """The row the question names of each of two periods, in a table whose rows are
+    labelled with their period ("Total (Year Ended December 31, 2020)", "Total (… 2022)"):
+    of the rows of each period, the one whose label shares the most words with the
+    question besides the year (and, of those, has the fewest others); none unless both
+    are found."""
+    asked = _keys(question) - _STOP_KEYS
+    out: list[TableRow] = []
+    for period in periods:
+        scored = []
+        for row in table.rows:
+            if not period.holds(row):
+                continue
+            words = _keys(_label(row)) - _STOP_KEYS - {period.value}
+            if words & asked:
+                scored.append((len(words & asked), -len(words - asked), row))
+        if not scored:
+            return []
+        best = max(scored, key=lambda t: t[:2])
+        out.append(best[2])
+    return out if len(out) == 2 and out[0] is not out[1] else []
 
 
 _SIGN_OF = re.compile(r"^[-−–+(\s]*([$€£¥₹])")
