@@ -936,6 +936,30 @@ def test_row_labels_nested_over_several_columns_name_their_groups() -> None:
         ["1", "Deciles, CPI per decile", "0,48", "9,9"]]
 
 
+def test_a_tables_caption_above_it_and_its_spacer_columns() -> None:
+    from ragctl.index.ingest import caption_above, pdf_rows
+
+    def word(text: str, x0: float, top: float) -> dict[str, float | str]:
+        return {"text": text, "x0": x0, "x1": x0 + 6 * len(text), "top": top,
+                "bottom": top + 9}
+
+    words = [word("Results", 50, 40), word("TABLE", 100, 100), word("II:", 140, 100),
+             word("Speed", 160, 100), word("and", 200, 100), word("accuracy", 100, 112),
+             word("Method", 100, 140)]
+    # the caption and its second line, down to the table's top (the header row "Method"
+    # is inside the table's box)
+    assert caption_above(words, (90, 130, 400, 300)) == "TABLE II: Speed and accuracy"
+    assert caption_above(words[:1], (90, 130, 400, 300)) is None  # a heading, no caption
+    assert caption_above(words, (90, 200, 400, 300)) is None  # too far above
+    # an unnamed ruled gap between named columns, with a value split into it
+    raw = [["Metrics", "Q3 2023", "Q4 2023", None, "FY 2023"],
+           ["Revenue", "$960M", "$1,001M", None, "$3,859M"],
+           ["Margin", "23.0%", "2", "4.8%", "21.8%"], ["Growth", "5%", "5%", None, "9%"]]
+    assert pdf_rows(raw) == [["Metrics", "Q3 2023", "Q4 2023", "FY 2023"],
+                             ["Revenue", "$960M", "$1,001M", "$3,859M"],
+                             ["Margin", "23.0%", "24.8%", "21.8%"], ["Growth", "5%", "5%", "9%"]]
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

@@ -388,12 +388,14 @@ class Indexer:
         # table found by alignment, its labels over several columns and its periods some
         # rows above its figures, keyed by them; 41 — such a table's "$" and "—" cells,
         # its rows of each period named by it, and a ruled table's row labels nested over
-        # several columns, each row named by its own (its groups "Part of")
+        # several columns, each row named by its own (its groups "Part of"); 42 — a PDF
+        # table's caption ("Table II: …") its first line, headers up to 60 characters, and
+        # a ruled table without its unnamed gap columns
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 41}
+                "readers": 42}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

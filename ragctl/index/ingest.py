@@ -1759,11 +1759,50 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     if rows:
                         tables.append((t.bbox, table_lines(rows, header=True)))
             if tables:
+                tables = [(box, _captioned(lines, caption_above(words(), box)))
+                          for box, lines in tables]
                 yield i, "\n\n".join("\n\n".join(lines) for _, lines in
                                      sorted(tables, key=lambda t: t[0][1]))
             else:
                 header = None
             pdf.pages[i].close()
+
+
+# A table's caption ("Table 5.14: TDR Modifications", "TABLE II", "Table A-1") stands just
+# above it, within CAPTION_GAP points, and is how a reader names the table: it is kept as
+# the table's first line, so that a question about "Table II" finds the table's rows.
+CAPTION_GAP = 60
+CAPTION_LINES = 3
+_TABLE_CAPTION = re.compile(r"(?:Table|TABLE)\s*(?:[A-Z]?\d+|[IVXL]+|[A-Z])(?:[-.]\w+)*(?![\w-])")
+
+
+def caption_above(words: list[dict[str, Any]], bbox: tuple[float, float, float, float]
+                  ) -> str | None:
+    """The caption that stands over a table (its box ``bbox``) on the page whose words
+    are ``words``: the nearest line above, within :data:`CAPTION_GAP` points, that starts
+    "Table" and a number, with the lines under it down to the table
+    (:data:`CAPTION_LINES` at most); None when there is none."""
+    x0, top, x1, _ = bbox
+    near = sorted((w for w in words if top - CAPTION_GAP <= w["bottom"] <= top + 1
+                   and w["x1"] > x0 - 5 and w["x0"] < x1 + 5), key=lambda w: w["top"])
+    lines: list[list[dict[str, Any]]] = []
+    for w in near:
+        if lines and abs(w["top"] - lines[-1][0]["top"]) <= FORM_LINE_TOLERANCE:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    texts = [" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines]
+    for k in range(len(texts) - 1, max(-1, len(texts) - 1 - CAPTION_LINES), -1):
+        if _TABLE_CAPTION.match(texts[k]):
+            return " ".join(texts[k:])
+    return None
+
+
+def _captioned(lines: list[str], caption: str | None) -> list[str]:
+    """A table's lines under its caption, when it has one its lines do not start with."""
+    if not caption or (lines and lines[0].startswith(caption[:20])):
+        return lines
+    return [caption, *lines]
 
 
 # A table whose ruled body starts under its header (a financial statement: "Three Months
@@ -2035,7 +2074,31 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
                               for x in stacked])
             continue
         plain.append([" ".join((c or "").split()) for c in r])
-    return _nested_labels(plain, merged)
+    return _without_spacers(_nested_labels(plain, merged))
+
+
+def _without_spacers(rows: list[list[str]]) -> list[list[str]]:
+    """A table without the unnamed columns between its named ones that most rows leave
+    empty (a ruled gap the extractor reads as a column: "Q4 2023" over "$1,001M", an empty
+    column, then "FY 2023"); the few values that fall into one are their left neighbour's
+    end ("2" and "4.8%" are "24.8%")."""
+    if len(rows) < 3 or not rows[0] or not rows[0][0]:
+        return rows
+    head = rows[0]
+    spacers = [j for j in range(1, len(head) - 1) if not head[j] and head[j - 1] and head[j + 1]
+               and 2 * sum(1 for r in rows[1:] if j < len(r) and r[j]) < len(rows) - 1]
+    if not spacers:
+        return rows
+    out = []
+    for r in rows:
+        r = list(r)
+        for j in reversed(spacers):
+            if j < len(r) and r[j]:
+                left = r[j - 1]
+                glue = "" if left and re.match(r"[\d,.%]", r[j]) and left[-1].isdigit() else " "
+                r[j - 1] = f"{left}{glue}{r[j]}".strip()
+        out.append([c for j, c in enumerate(r) if j not in spacers])
+    return out
 
 
 PART_OF = "Part of"  # the column of the groups a nested row label stands in
@@ -2184,6 +2247,9 @@ def typed_header(rows: list[list[str]]) -> bool:
     return columns >= 2
 
 
+MAX_HEADER_CHARS = 60  # "Estimated hydrogen production capacity (tons/year)" names a column
+
+
 def _header_row(row: list[str]) -> bool:
     """Column names: three or more short distinct labels (the first may be empty: the
     header of a column of row labels; one merged over two columns is named in each), each
@@ -2194,7 +2260,7 @@ def _header_row(row: list[str]) -> bool:
     labels = row[1:] if row and not row[0] else row
     distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
     return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
-        len(c) <= 40 and (not any(ch.isdigit() for ch in c) or (
+        len(c) <= MAX_HEADER_CHARS and (not any(ch.isdigit() for ch in c) or (
             len(re.findall(r"\d+(?:[.,]\d+)*", c)) == 1 and re.search(r"[^\W\d_]{3}", c))
             or _PERIOD_LABEL.fullmatch(c))
         for c in labels)
