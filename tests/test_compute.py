@@ -748,3 +748,24 @@ def test_the_difference_of_two_periods_rows_named_alike() -> None:
     assert totals_row(table.rows[2]) and not totals_row(table.rows[0])
     most = execute("argmax", "What had the largest charge-offs in 2020?", table, e)
     assert most is not None and most.result.startswith("Commercial")
+
+
+def test_a_sum_over_a_named_group_comes_before_any_one_cell(tmp_path: Path,
+                                                             fake_embedder: str) -> None:
+    # the reader (and the lookup) would give one project's capacity; "the combined … of
+    # the planned projects" adds up the rows whose Status is Planned
+    (combined,) = asked_of_sheet(
+        tmp_path / "projects", "Status,Project,Capacity (tons/year)\n"
+        "In production,Ejin Horo,500\nIn production,Ordos,10000\nPlanned,Envision,320000\n"
+        "Planned,Ulanqab,100000\n", "500",
+        "What is the combined capacity of the planned projects?")
+    assert combined.kind == "computed" and combined.raw_answer == "420,000", combined.answer
+
+
+def test_a_result_keeps_the_scale_and_currency_its_values_share() -> None:
+    from ragctl.ask.compute import in_currency
+
+    assert in_currency("41", ["$1,001M", "$960M"]) == "$41M"
+    assert in_currency("-3", ["€5bn", "€8bn"]) == "−€3bn"
+    assert in_currency("5", ["10", "5"]) == "5"
+    assert in_currency("5", ["$10M", "$5"]) == "$5"  # scales that disagree: none

@@ -1035,9 +1035,16 @@ def _of_periods(question: str, table: Table, periods: Sequence[Condition]) -> li
 _SIGN_OF = re.compile(r"^[-−–+(\s]*([$€£¥₹])")
 
 
+_SCALE_OF = re.compile(r"\d\s?([MKB]|bn|mn|m|k)\)?$")  # "$1,001M", "€3.2bn", "450k"
+
+
 def in_currency(result: str, values: Sequence[str]) -> str:
     """A result with the currency sign its values all lead with ("£1,306.11" of "£1,183.23
-    + £18.89 + …"), as it is when they do not agree or have none."""
+    + £18.89 + …"), and the scale letter they all end with ("$41M" of "$1,001M − $960M"),
+    as it is when they do not agree or have none."""
+    scales = {m.group(1) if (m := _SCALE_OF.search(v.strip())) else "" for v in values}
+    if len(scales) == 1 and (scale := scales.pop()):
+        result = f"{result}{scale}"
     signs = {m.group(1) if (m := _SIGN_OF.match(v)) else "" for v in values}
     sign = signs.pop() if len(signs) == 1 else ""
     if not sign:
@@ -1412,9 +1419,12 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     # "in how many counties was turnout above 50%": a count with a comparison, which no
     # one row's cell answers
     compares = _BEFORE.search(ev.question) is not None or _AFTER.search(ev.question) is not None
+    # "the combined capacity of the planned projects": a sum over a group, no one cell
+    whole = WHOLE_TABLE.search(ev.question) is not None
     ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
         op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
-        is not None) or (op == "count" and compares)) == before_lookup]
+        is not None) or (op == "count" and compares)) == before_lookup or (
+        op in ("sum", "average") and whole)]  # (before the lookup, over a group only)
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
@@ -1428,6 +1438,9 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
             continue  # before the lookup, only a comparison of a column the question names
+        if before_lookup and op in ("sum", "average") and not (done.count >= 2 and (
+                done.conditions and all(c.op or _names_a_word(c) for c in done.conditions))):
+            continue  # before the lookup, only over the rows of a group the question names
         if (done.count == 1 and not (op == "count" and compared)) or (
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
