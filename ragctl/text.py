@@ -12,6 +12,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# the header of a table's column that names the groups a row stands in (a statement's
+# "Cost of sales:" over its rows, labels nested over several columns): written by the
+# readers, read by the table operations as a group, not as a row's own name
+PART_OF = "Part of"
 # month names and abbreviations, English and French, as one regular-expression alternation
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"

@@ -921,7 +921,8 @@ def test_an_aligned_statement_keeps_its_nil_cells_and_each_rows_period() -> None
 
 
 def test_row_labels_nested_over_several_columns_name_their_groups() -> None:
-    from ragctl.index.ingest import PART_OF, pdf_rows
+    from ragctl.index.ingest import pdf_rows
+    from ragctl.text import PART_OF
 
     raw = [["", None, None, None, None],
            ["Group", None, None, "Weight", "% change"],
@@ -958,6 +959,27 @@ def test_a_tables_caption_above_it_and_its_spacer_columns() -> None:
     assert pdf_rows(raw) == [["Metrics", "Q3 2023", "Q4 2023", "FY 2023"],
                              ["Revenue", "$960M", "$1,001M", "$3,859M"],
                              ["Margin", "23.0%", "24.8%", "21.8%"], ["Growth", "5%", "5%", "9%"]]
+
+
+def test_a_statements_sections_name_the_rows_under_them_up_to_their_total() -> None:
+    from ragctl.index.ingest import table_lines
+
+    lines = table_lines([["", "2023", "2022"], ["Net sales:", "", ""],
+                         ["Services", "85,200", "78,129"], ["Total net sales", "383,285",
+                                                            "394,328"],
+                         ["Cost of sales:", "", ""], ["Services", "24,855", "22,075"],
+                         ["Total cost of sales", "214,137", "223,546"],
+                         ["Gross margin", "169,148", "170,782"]], header=True)
+    assert lines[1:] == [
+        "Net sales:", "Services; Part of: Net sales; 2023: 85,200; 2022: 78,129",
+        "Total net sales; Part of: Net sales; 2023: 383,285; 2022: 394,328",
+        "Cost of sales:", "Services; Part of: Cost of sales; 2023: 24,855; 2022: 22,075",
+        "Total cost of sales; Part of: Cost of sales; 2023: 214,137; 2022: 223,546",
+        "Gross margin; 2023: 169,148; 2022: 170,782"]  # past the section's total
+    # a font's "!" for a currency sign before a figure is left out
+    from ragctl.index.ingest import pdf_rows
+    assert pdf_rows([["Net income", "! 22,956"], ["Basic", "1.47"]])[0] == [
+        "Net income", "22,956"]
 
 
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:

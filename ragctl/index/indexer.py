@@ -390,12 +390,14 @@ class Indexer:
         # its rows of each period named by it, and a ruled table's row labels nested over
         # several columns, each row named by its own (its groups "Part of"); 42 — a PDF
         # table's caption ("Table II: …") its first line, headers up to 60 characters, and
-        # a ruled table without its unnamed gap columns
+        # a ruled table without its unnamed gap columns; 43 — a keyed table's sections
+        # ("Cost of sales:") name the rows under them up to their total ("Part of"), and a
+        # font's "!" before a figure is left out
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 42}
+                "readers": 43}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

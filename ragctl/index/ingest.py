@@ -22,6 +22,8 @@ from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragctl.text import PART_OF
+
 if TYPE_CHECKING:
     from email.message import EmailMessage, MIMEPart
 
@@ -989,8 +991,22 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [*titles, " | ".join(dict.fromkeys(c for c in head if c))]
+        section = ""
         for r in rows[1:]:  # a first column without a header: the rows' own labels
             filled = [j for j, v in enumerate(r) if v]
+            if width >= 3 and filled == [0] and PART_OF not in head:
+                # a section's name ("Cost of sales:"): the rows under it, up to its total,
+                # are part of it ("Services" of cost of sales, not of net sales)
+                section = _unmarked(r[0]).rstrip(": ")
+                out.append(r[0])
+                continue
+            if section and filled and filled[0] == 0 and PART_OF not in head:
+                r = [r[0], section, *r[1:]]
+                keyed = [head[0], PART_OF, *head[1:]]
+                if _TOTAL_LABEL.match(r[0]):
+                    section = ""
+            else:
+                keyed = head
             if width >= 3 and len(filled) == 1 and filled[0] > 0:
                 # one value in a later column: its label is outside the table ("SALES
                 # TAX" left of "$10.00" under "TOTAL"), so the column's name is not it
@@ -1000,7 +1016,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
             # header's abbreviation dot ("MIN.", "Qty.") is left out of its key, so the row
             # stays one sentence ("MIN.: 10" would end one)
             pairs = dict.fromkeys(f"{_undotted(h)}: {v}" if h else v
-                                  for h, v in zip(head, r, strict=False) if v and v != h)
+                                  for h, v in zip(keyed, r, strict=False) if v and v != h)
             if pairs:
                 out.append("; ".join(pairs))
         return out
@@ -1012,6 +1028,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
 
 
 MAX_COLSPAN = 50
+_TOTAL_LABEL = re.compile(r"(?i)\s*total\b")  # a section's total, its last row
 
 
 def _spanned(cells: list[Any]) -> list[str]:
@@ -1836,13 +1853,13 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
         return None
     label_right = spans[0][1]
     top = table.bbox[1]
-    above = [w for w in words() if w["bottom"] <= top + 1]
+    above = [w for w in words() if w["bottom"] <= top + 1 or w["top"] < top - 1]
     lines: dict[float, list[dict[str, Any]]] = {}
     for w in sorted(above, key=lambda w: -w["top"]):
         key = next((k for k in lines if abs(k - w["top"]) < 2), w["top"])
         lines.setdefault(key, []).append(w)
     names: dict[int, list[str]] = {j: [] for j in used}
-    last, passed, taken = top, False, 0
+    last, passed, taken, section = top, False, 0, ""
     for key in sorted(lines, reverse=True):
         line = sorted(lines[key], key=lambda w: w["x0"])
         height = max(w["bottom"] - w["top"] for w in line)
@@ -1853,6 +1870,7 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
             if taken or passed or any(w["x1"] > label_right + 1 for w in line):
                 break  # a title, or a second line of labels: the header is over
             passed = True
+            section = " ".join(w["text"] for w in line)  # "Net sales:", the rows' section
             continue
         phrases: list[list[dict[str, Any]]] = []
         for w in line:
@@ -1874,7 +1892,8 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
     if not all(head) or len(set(head)) < len(head):
         return None
     keep = [0, *used]
-    return ["", *head], [[r[j] for j in keep] for r in rows]
+    heading = [[section, *([""] * len(used))]] if section.endswith(":") else []
+    return ["", *head], [*heading, *([r[j] for j in keep] for r in rows)]
 
 
 # pdfplumber's table finder by the alignment of words, for a page whose lined tables it
@@ -2010,7 +2029,7 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         cells = [r[j] for j in columns if j < len(r) and r[j]]
         label = _unmarked(" ".join(c for c in r[:first] if c and c not in _CURRENCY_SIGN))
         if cells and sum(1 for c in cells if _figure_cell(c)) >= 0.6 * len(cells):
-            if len(_FIGURE.findall(label)) >= 2:
+            if sum(1 for w in label.split() if _FIGURE.fullmatch(w)) >= 2:
                 return []  # figures left in the labels' column: the columns are not found
             out.append([f"{label} ({section})" if section and label else label,
                         *(r[j] if j < len(r) else "" for j in columns)])
@@ -2042,7 +2061,7 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
     each of its conditions); a row whose cells each stack the same number of lines, of
     numbers, is that many rows ("OTSL\\nHTML", "0.965\\n0.969")."""
     rows: list[list[str | None]] = [list(r) for r in raw]
-    while rows and not any(rows[0]):
+    while len(rows) > 2 and not any(rows[0]):
         rows = rows[1:]  # a ruled blank line above the header
     merged = 1  # the columns the first column's name is merged over
     while rows and rows[0] and rows[0][0] and merged < len(rows[0]) and \
@@ -2073,19 +2092,22 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
                 plain.append([" ".join((x[i] if len(x) == k else x[0]).split())
                               for x in stacked])
             continue
-        plain.append([" ".join((c or "").split()) for c in r])
-    return _without_spacers(_nested_labels(plain, merged))
+        plain.append([_UNMAPPED_SIGN.sub("", " ".join((c or "").split())) for c in r])
+    merged_into = {j for j, c in enumerate(rows[0]) if c is None} if rows else set()
+    return _without_spacers(_nested_labels(plain, merged), merged_into)
 
 
-def _without_spacers(rows: list[list[str]]) -> list[list[str]]:
+def _without_spacers(rows: list[list[str]], merged: set[int]) -> list[list[str]]:
     """A table without the unnamed columns between its named ones that most rows leave
-    empty (a ruled gap the extractor reads as a column: "Q4 2023" over "$1,001M", an empty
-    column, then "FY 2023"); the few values that fall into one are their left neighbour's
-    end ("2" and "4.8%" are "24.8%")."""
+    empty (a ruled gap the extractor reads as a column, the header's name to its left
+    merged over it, ``merged``: "Q4 2023" over "$1,001M", an empty column, then "FY
+    2023"); the few values that fall into one are their left neighbour's end ("2" and
+    "4.8%" are "24.8%")."""
     if len(rows) < 3 or not rows[0] or not rows[0][0]:
         return rows
     head = rows[0]
-    spacers = [j for j in range(1, len(head) - 1) if not head[j] and head[j - 1] and head[j + 1]
+    spacers = [j for j in range(1, len(head) - 1) if j in merged and not head[j]
+               and head[j - 1] and head[j + 1]
                and 2 * sum(1 for r in rows[1:] if j < len(r) and r[j]) < len(rows) - 1]
     if not spacers:
         return rows
@@ -2101,7 +2123,9 @@ def _without_spacers(rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
-PART_OF = "Part of"  # the column of the groups a nested row label stands in
+# a currency sign that a PDF's font draws as another ("! 67,184" for "$ 67,184"), before
+# a figure: left out, so that the cell is the number it holds
+_UNMAPPED_SIGN = re.compile(r"^!\s*(?=[\d(])")
 
 
 def _nested_labels(rows: list[list[str]], merged: int) -> list[list[str]]:
@@ -2114,8 +2138,11 @@ def _nested_labels(rows: list[list[str]], merged: int) -> list[list[str]]:
     merged over."""
     k = merged
     if len(rows) < 3 or not rows[0] or not rows[0][0] or k < 2 or k > len(rows[0]) - 2 or \
-            any(_NUMBER_CELL.fullmatch(c) for c in rows[0][:k]):
-        return rows
+            any(re.search(r"\d", c) for c in rows[0][:k]) or any(
+                _NUMBER_CELL.fullmatch(c) for c in rows[0] if c):
+        return rows  # a first row of figures is no header of names
+    if sum(1 for r in rows[1:] if any(c and not _NUMBER_CELL.fullmatch(c) for c in r[1:k])) < 2:
+        return rows  # no labels stand in the columns the name is merged over
     head = rows[0]
     out = [[head[0], PART_OF, *head[k:]]]
     for r in rows[1:]:
