@@ -769,3 +769,38 @@ def test_a_result_keeps_the_scale_and_currency_its_values_share() -> None:
     assert in_currency("-3", ["€5bn", "€8bn"]) == "−€3bn"
     assert in_currency("5", ["10", "5"]) == "5"
     assert in_currency("5", ["$10M", "$5"]) == "$5"  # scales that disagree: none
+
+
+def test_one_rows_two_periods_by_the_statements_words_for_them() -> None:
+    # "fiscal 2023" is the twelve months ended in 2023; "Services" of net sales, not of
+    # cost of sales (its section, "Part of")
+    cols = ("Three Months Ended September 30, 2023", "Three Months Ended September 24, 2022",
+            "Twelve Months Ended September 30, 2023", "Twelve Months Ended September 24, 2022")
+    rows = (("iPhone", "Net sales", "43,805", "42,626", "200,583", "205,489"),
+            ("Services", "Net sales", "22,314", "19,188", "85,200", "78,129"),
+            ("Services", "Cost of sales", "6,485", "5,664", "24,855", "22,075"))
+    table = Table.of([(f"{label}; Part of: {part}; " + "; ".join(
+        f"{c}: {v}" for c, v in zip(cols, vals, strict=True)), None)
+        for label, part, *vals in rows])
+    e = embed().embed
+    change = execute("difference", "By how much did Services net sales change from fiscal "
+                     "2022 to fiscal 2023?", table, e)
+    assert change is not None and change.result == "7,071", change
+    cost = execute("difference", "By how much did the cost of sales for services change "
+                   "from fiscal 2022 to fiscal 2023?", table, e)
+    assert cost is not None and cost.result == "2,780", cost
+    average = execute("average", "What was the average iPhone net sales in fiscal 2023 and "
+                      "fiscal 2022?", table, e)
+    assert average is not None and average.result == "203,036", average
+    grew = execute("percent_change", "What was the percentage change in iPhone net sales "
+                   "from fiscal 2022 to fiscal 2023?", table, e)
+    assert grew is not None and grew.result == "-2.39%", grew
+    segments = Table.of([(f"{label}; Part of: {part}; Twelve Months Ended September 30, 2023: "
+                          f"{v}", None) for label, part, v in (
+        ("Products", "Net sales", "298,085"), ("Services", "Net sales", "85,200"),
+        ("Americas", "Net sales by reportable segment", "162,560"),
+        ("Europe", "Net sales by reportable segment", "94,294"),
+        ("Japan", "Net sales by reportable segment", "24,257"))])
+    most = execute("argmax", "Which of Apple's reportable segments had the largest net "
+                   "sales in fiscal 2023?", segments, e)
+    assert most is not None and most.result == "Americas", most

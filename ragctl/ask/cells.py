@@ -358,9 +358,23 @@ SPAN_WORDS = {12: "annual", 1: "monthly", 3: "quarterly"}
 _VERSUS = re.compile(r"\s*(?:vs\.?|versus|compared (?:with|to)|over|on)\s*", re.I)
 
 
+# a statement's period as a question says it: "Twelve Months Ended September 30, 2023" is
+# the fiscal year, "Three Months Ended …" a quarter
+PERIOD_WORDS = (("twelve|12", "fiscal full year annual"), ("three|3", "quarter quarterly"),
+                ("six|6", "half year"), ("nine|9", "nine months"))
+_MONTHS_ENDED = re.compile(r"\b(twelve|three|six|nine|12|3|6|9)[- ]months?\s+ended\b|"
+                           r"\b(?:fiscal\s+)?(year)\s+ended\b", re.I)
+
+
 def _span_words(header: str) -> list[str]:
     """What a header that sets one month against another says of the change
-    (:data:`SPAN_WORDS`): "annual" for "May 2023 vs. May 2022"."""
+    (:data:`SPAN_WORDS`): "annual" for "May 2023 vs. May 2022"; and what a statement's
+    period is (:data:`PERIOD_WORDS`): "fiscal full year annual" for "Twelve Months Ended
+    September 30, 2023"."""
+    m = _MONTHS_ENDED.search(header)
+    if m is not None:
+        length = (m.group(1) or "twelve").lower() if m.group(2) is None else "twelve"
+        return [next(w for ks, w in PERIOD_WORDS if length in ks.split("|"))]
     found = dated_spans(header)
     if len(found) != 2 or not _VERSUS.fullmatch(header[found[0][2]:found[1][1]]):
         return []

@@ -57,7 +57,15 @@ from ragctl.ask.documents import _YEAR
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
-from ragctl.text import STOPWORDS, CalendarDate, dated_spans, normalize_answer, same_date, tokens
+from ragctl.text import (
+    PART_OF,
+    STOPWORDS,
+    CalendarDate,
+    dated_spans,
+    normalize_answer,
+    same_date,
+    tokens,
+)
 
 if TYPE_CHECKING:
     from ragctl.ask.stages import Evidence, LoadedStages
@@ -764,7 +772,20 @@ def _values(table: Table, rows: Sequence[TableRow], column: str
 def _aggregate(op: str, question: str, table: Table, embed: Embed,
                conds: list[Condition], column: str | None = None) -> Computed | None:
     """sum, average: over the rows the conditions hold for (all rows without one), of
-    ``column`` or the numeric column nearest the question."""
+    ``column`` or the numeric column nearest the question; or of the two cells of the one
+    row the question names, in the two columns it names ("the average iPhone net sales in
+    fiscal 2023 and 2022")."""
+    across = _row_across(question, table) if column is None else None
+    if across is not None and len(vals := _values(table, [across[0]], across[1][0])
+                                  + _values(table, [across[0]], across[1][1])) == 2:
+        total = vals[0][2] + vals[1][2]
+        terms = f"{vals[0][1].value} + {vals[1][1].value}"
+        return Computed(op, in_currency(shown(total if op == "sum" else total / 2),
+                                        [c.value for _, c, _ in vals]),
+                        f"= {terms}" if op == "sum" else f"= ({terms}) / 2: "
+                        f"{_label(across[0])} {vals[0][1].column}, {vals[1][1].column}",
+                        column=", ".join(across[1]), cells=[(r, c) for r, c, _ in vals],
+                        count=2)
     rows, used = selected(table.rows, conds)
     col = column or best_column(embed, question, table, numeric=True,
                                 not_in=[c.column for c in used if not c.op])
@@ -891,7 +912,8 @@ def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
                     cells=[(r, c) for r in members[:MAX_CITED] if (c := r.cell(target))])
 
 
-_WHICH_WORDS = re.compile(r"\b(?:which|what)\s+((?:[a-z][\w-]*\s*){1,3})", re.I)
+_WHICH_WORDS = re.compile(r"\b(?:which|what)\s+(?:of\s+(?:the\s+|its\s+|their\s+|"
+                          r"[\w.&-]+'s\s+)?)?((?:[a-z][\w-]*\s*){1,3})", re.I)
 # "how many of the ten expenditure deciles …": the kind counted
 _HOW_MANY_WORDS = re.compile(r"\bhow many\s+(?:of\s+(?:the|these|those|its)\s+)?(?:(?:\d+|two|"
                              r"three|four|five|six|seven|eight|nine|ten|twelve)\s+)?"
@@ -949,7 +971,8 @@ def kind_unnamed(question: str, table: Table) -> bool:
 
 # headers of a column that names its rows ("which item …": its Name)
 NAME_HEADERS = frozenset({"name", "title", "item", "product", "description", "label"})
-_WHICH = re.compile(r"\b(?:which|what)\s+(?:(?:single|one|[a-z]+est)\s+)?(?P<what>[a-z]+)", re.I)
+_WHICH = re.compile(r"\b(?:which|what)\s+(?:of\s+(?:the\s+|its\s+|their\s+|[\w.&-]+'s\s+)?)?"
+                    r"(?:(?:single|one|[a-z]+est)\s+)?(?P<what>[a-z]+)", re.I)
 
 
 def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str | None:
@@ -981,7 +1004,7 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
     """The larger less the smaller value of the two rows the question names."""
     rows: list[TableRow] = []
     periods = [c for c in conds if c.op == "year"]
-    conds = [c for c in conds if not c.op]
+    conds = [c for c in conds if not c.op and c.column != PART_OF]  # a group names no row
     for cnd in conds:
         hit = next((r for r in table.rows if cnd.holds(r)), None)
         if hit is not None and hit not in rows:
@@ -1105,6 +1128,31 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
     """The larger less the smaller of two cells of one row: the row the question names
     by its label, the columns it names by their headers ("licensing fees … from 2020 to
     2021" of a statement with a column a year)."""
+    found = _row_across(question, table)
+    if found is None:
+        return None
+    rows, columns = [found[0]], found[1]
+    two = _values(table, rows, columns[0]) + _values(table, rows, columns[1])
+    if len(two) != 2:
+        return None
+    if op == "percent_change":  # from the earlier period to the later
+        periods = [[int(y) for y in _YEAR.findall(c)] for c in columns]
+        if all(periods) and max(periods[0]) > max(periods[1]):
+            two.reverse()
+        return _percent(op, two[0], two[1], f"{columns[0]}, {columns[1]}")
+    big, small = sorted(two, key=lambda x: -x[2])
+    apart = _apart_by(op, big, small)
+    if apart is None:
+        return None
+    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
+                    f"{_label(rows[0])} {big[1].column} {big[1].value}, {small[1].column} "
+                    f"{small[1].value}", column=f"{columns[0]}, {columns[1]}",
+                    cells=[(rows[0], big[1]), (rows[0], small[1])])
+
+
+def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | None:
+    """The one row the question names by its label and the two numeric columns it names
+    by their headers (or names the most of, when no third is named as much), or None."""
     stop = _STOP_KEYS
     asked = _keys(question) - stop
     numeric = [c for c in table.columns if c and table.numeric(c)]
@@ -1138,24 +1186,18 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
     rows = [r for n, r in named if n == best]
     if len(rows) > 1:  # rows named alike (a table a quarter): the one that holds both
         rows = [r for r in rows if all(_values(table, [r], c) for c in columns)]
+    if len(rows) > 1:  # "Services" of net sales and of cost of sales: the one whose other
+        # words ("Part of: Net sales") the question says the most of
+        said = {id(r): len(_keys(" ".join(c.value for c in r.cells[1:] if number(
+            c.value) is None)) & asked) for r in rows}
+        most = max(said.values())
+        rows = [r for r in rows if said[id(r)] == most]
+    if len(rows) > 1 and len({tuple(v for c in columns for _, _, v in _values(table, [r], c))
+                              for r in rows}) == 1:
+        rows = rows[:1]  # the same figures said twice (net sales' "Services", and by category)
     if len(rows) != 1:
         return None
-    two = _values(table, rows, columns[0]) + _values(table, rows, columns[1])
-    if len(two) != 2:
-        return None
-    if op == "percent_change":  # from the earlier period to the later
-        periods = [[int(y) for y in _YEAR.findall(c)] for c in columns]
-        if all(periods) and max(periods[0]) > max(periods[1]):
-            two.reverse()
-        return _percent(op, two[0], two[1], f"{columns[0]}, {columns[1]}")
-    big, small = sorted(two, key=lambda x: -x[2])
-    apart = _apart_by(op, big, small)
-    if apart is None:
-        return None
-    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
-                    f"{_label(rows[0])} {big[1].column} {big[1].value}, {small[1].column} "
-                    f"{small[1].value}", column=f"{columns[0]}, {columns[1]}",
-                    cells=[(rows[0], big[1]), (rows[0], small[1])])
+    return rows[0], columns
 
 
 def _place(op: str, question: str, table: Table, embed: Embed,
@@ -1392,13 +1434,15 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
     """``op`` carried out on each table that can for what the question names
     (:func:`tied`), and of those the one on the table whose headers hold most of the
     question's words (the first, of equals); ``first``: already carried out on the
-    first table."""
-    done: list[tuple[int, int, Computed]] = []
+    first table. A sum or an average over rows or cells the question names (by a
+    condition, or one row's two periods) comes before one over every row of a table."""
+    done: list[tuple[int, float, int, Computed]] = []
     for i, table in enumerate(tables):
         d = first if i == 0 and first is not None else execute(op, question, table, embed)
         if d is not None and tied(question, d, table):
-            done.append((-header_share(question, table), i, d))
-    return min(done, key=lambda x: x[:2])[2] if done else None
+            whole = op in ("sum", "average") and not d.conditions and ", " not in d.column
+            done.append((int(whole), -header_share(question, table), i, d))
+    return min(done, key=lambda x: x[:3])[3] if done else None
 
 
 # words that make a sum or an average one over every row, without a comparison: "the
@@ -1424,7 +1468,8 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
     ops = [op for op in cued(ev.question) if (op in BEFORE_LOOKUP or (
         op in ("argmax", "argmin") and _ASKS_ROW.match(main_clause(ev.question).strip())
         is not None) or (op == "count" and compares)) == before_lookup or (
-        op in ("sum", "average") and whole)]  # (before the lookup, over a group only)
+        op in ("sum", "average") and (whole or op == "average"))]  # (before the lookup,
+    # over a group, or over the two periods of one row, only)
     if model is None or not on("operation_cue") or not ops:
         return False
     tables = tables_for(stages, ev)
@@ -1434,18 +1479,23 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         if done is None:
             continue
         compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
+        across = op != "count" and done.count == 2 and ", " in done.column  # one row's two
+        # periods the question names
         if before_lookup and op == "count" and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
             continue  # before the lookup, only a comparison of a column the question names
-        if before_lookup and op in ("sum", "average") and not (done.count >= 2 and (
-                done.conditions and all(c.op or _names_a_word(c) for c in done.conditions))):
-            continue  # before the lookup, only over the rows of a group the question names
+        grouped_rows = done.count >= 2 and bool(done.conditions) and all(
+            c.op or _names_a_word(c) for c in done.conditions)
+        if before_lookup and op in ("sum", "average") and not (
+                grouped_rows or (op == "average" and across)):
+            continue  # before the lookup, only over the rows of a group the question
+            # names, or the average of one row's two periods
         if (done.count == 1 and not (op == "count" and compared)) or (
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
             # row is one only by a comparison
-        if op in ("count", "sum", "average") and not compared and not (
+        if op in ("count", "sum", "average") and not compared and not across and not (
                 op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(
                 op, done, ev.question) and not counts_rows(ev.question, done):
             # a count the lookup missed is no count without a comparison ("How many
