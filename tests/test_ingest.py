@@ -956,6 +956,9 @@ def test_a_tables_caption_above_it_and_its_spacer_columns() -> None:
     raw = [["Metrics", "Q3 2023", "Q4 2023", None, "FY 2023"],
            ["Revenue", "$960M", "$1,001M", None, "$3,859M"],
            ["Margin", "23.0%", "2", "4.8%", "21.8%"], ["Growth", "5%", "5%", None, "9%"]]
+    # two whole figures side by side: a column of its own, not one value split in two
+    assert len(pdf_rows([["Name", "Held", None, "Pledged"], ["A", "3,550,000", "", "0"],
+                         ["B", "1,000", "1,000", "0"], ["C", "2,000", "2,000", "0"]])[0]) == 4
     assert pdf_rows(raw) == [["Metrics", "Q3 2023", "Q4 2023", "FY 2023"],
                              ["Revenue", "$960M", "$1,001M", "$3,859M"],
                              ["Margin", "23.0%", "24.8%", "21.8%"], ["Growth", "5%", "5%", "9%"]]
@@ -976,6 +979,9 @@ def test_a_statements_sections_name_the_rows_under_them_up_to_their_total() -> N
         "Cost of sales:", "Services; Part of: Cost of sales; 2023: 24,855; 2022: 22,075",
         "Total cost of sales; Part of: Cost of sales; 2023: 214,137; 2022: 223,546",
         "Gross margin; 2023: 169,148; 2022: 170,782"]  # past the section's total
+    # a first column with a name of its own: a row of one cell is its value, no section
+    assert table_lines([["Claim ID", "Status", "Amount"], ["No results", "", ""],
+                        ["A-1", "Paid", "12"]], header=True)[1] == "Claim ID: No results"
     # a font's "!" for a currency sign before a figure is left out
     from ragctl.index.ingest import pdf_rows
     assert pdf_rows([["Net income", "! 22,956"], ["Basic", "1.47"]])[0] == [

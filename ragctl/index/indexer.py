@@ -392,12 +392,13 @@ class Indexer:
         # table's caption ("Table II: …") its first line, headers up to 60 characters, and
         # a ruled table without its unnamed gap columns; 43 — a keyed table's sections
         # ("Cost of sales:") name the rows under them up to their total ("Part of"), and a
-        # font's "!" before a figure is left out
+        # font's "!" before a figure is left out; 44 — sections only in a table whose
+        # first column has no name, and a gap column only of values split in two
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 43}
+                "readers": 44}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

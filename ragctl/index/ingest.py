@@ -994,13 +994,13 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
         section = ""
         for r in rows[1:]:  # a first column without a header: the rows' own labels
             filled = [j for j, v in enumerate(r) if v]
-            if width >= 3 and filled == [0] and PART_OF not in head:
+            if width >= 3 and filled == [0] and not head[0] and PART_OF not in head:
                 # a section's name ("Cost of sales:"): the rows under it, up to its total,
                 # are part of it ("Services" of cost of sales, not of net sales)
                 section = _unmarked(r[0]).rstrip(": ")
                 out.append(r[0])
                 continue
-            if section and filled and filled[0] == 0 and PART_OF not in head:
+            if section and filled and filled[0] == 0:
                 r = [r[0], section, *r[1:]]
                 keyed = [head[0], PART_OF, *head[1:]]
                 if _TOTAL_LABEL.match(r[0]):
@@ -2106,9 +2106,13 @@ def _without_spacers(rows: list[list[str]], merged: set[int]) -> list[list[str]]
     if len(rows) < 3 or not rows[0] or not rows[0][0]:
         return rows
     head = rows[0]
+    def split(r: list[str], j: int) -> bool:  # a value split in two ("2" | "4.8%")
+        return j >= len(r) or not r[j] or len(r[j - 1]) <= 3 or r[j][0] in ",.%"
+
     spacers = [j for j in range(1, len(head) - 1) if j in merged and not head[j]
                and head[j - 1] and head[j + 1]
-               and 2 * sum(1 for r in rows[1:] if j < len(r) and r[j]) < len(rows) - 1]
+               and 2 * sum(1 for r in rows[1:] if j < len(r) and r[j]) < len(rows) - 1
+               and sum(1 for r in rows[1:] if not split(r, j)) <= 1]
     if not spacers:
         return rows
     out = []
