@@ -95,6 +95,27 @@ def test_a_count_and_a_list_of_the_documents(receipts: Path) -> None:
     assert which.raw_answer == "casa-palmera.txt" and len(which.sources) == 1
 
 
+def test_every_document_of_a_year_and_invoices_billed_in_a_currency(tmp_path: Path,
+                                                                    fake_embedder: str) -> None:
+    root = tmp_path / "folder"
+    root.mkdir()
+    (root / "a.txt").write_text("INVOICE 1\nDate: 9 May 2017\nTotal GBP 180.00\n")
+    (root / "b.txt").write_text("INVOICE 2\nDate: 18 Nov 2017\nTotal EUR 50.00\n")
+    (root / "c.txt").write_text("INVOICE 3\nDate: 2 Jan 2019\nTotal GBP 20.00\n")
+    (root / "notes.txt").write_text("Minutes of the meeting of 3 March 2017.\n")
+    with Collection.open(load_settings(), create=True) as c:
+        c.lock()
+        Indexer(c).run([root])
+    assert asked("How many documents in the folder are dated 2017?") == ("count", "documents")
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("x")) as p:
+        dated = p.ask("How many documents in the folder are dated 2017?",
+                      AskOptions(re_threshold=0.0))
+        billed = p.ask("What is the total of all the invoices billed in pounds sterling?",
+                       AskOptions(re_threshold=0.0))
+    assert dated.raw_answer == "3", dated.answer
+    assert billed.raw_answer == "£200.00", billed.answer
+
+
 def test_a_year_none_of_the_documents_is_of_is_refused(receipts: Path) -> None:
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("16.74")) as p:
         a = p.ask("How much did I spend at Larkspur Hardware across all my receipts in 2019?",

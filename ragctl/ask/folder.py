@@ -48,6 +48,7 @@ DOCUMENT_KINDS: dict[str, tuple[str, ...]] = {
                  "factuur", "faktura"),
     "bills": ("bill", "invoice", "receipt", "rechnung", "facture", "fattura", "factura"),
     "credit notes": ("credit note", "gutschrift", "avoir", "nota di credito"),
+    "documents": (),  # every document in the folder ("how many documents are dated 2017")
 }
 # how the question asks: how much (a sum of the documents' totals), how many (a count),
 # which (a list)
@@ -288,7 +289,10 @@ def documents_of(stages: LoadedStages, ev: Evidence, kind: str, *, in_year: bool
 # the words of a question about all the documents of a kind that set no condition
 _ABOUT_ALL = frozenset("total totals sum altogether combined spent spend paid pay list show "
                        "name names number folder come came add adds amount amounts together "
-                       "across overall grand value values much many all every each".split())
+                       "across overall grand value values much many all every each "
+                       # what every such document is: billed, issued, dated (its year, its
+                       # currency are conditions of their own)
+                       "billed invoiced charged issued dated".split())
 
 
 def _unnamed_condition(question: str, kind: str) -> bool:
