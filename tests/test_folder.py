@@ -43,6 +43,8 @@ def test_the_question_decides_the_operation_and_the_kind() -> None:
     assert asked("How much did I spend at Larkspur Hardware across all my receipts?") == \
         ("sum", "receipts")
     assert asked("How many invoices did Bei Spiel GmbH issue?") == ("count", "invoices")
+    assert asked("How many copies of Contoso's invoice INV-100 are in the folder?") == \
+        ("count", "invoices")
     assert asked("Which invoices are from Hetzner?") == ("list", "invoices")
     # one document: not a question about several
     assert asked("What was the total on the Larkspur receipt?") is None

@@ -116,6 +116,10 @@ def asked(question: str) -> tuple[str, str] | None:
     if numbers is not None and re.match(r"^(?:which|what|list|name|show)\b", q, re.I):
         return "numbers", numbers.group("kind").lower() + "s"
     kinds = [k for k in DOCUMENT_KINDS if re.search(rf"\b{k}\b", q, re.I)]
+    copies = re.search(r"\bhow many copies of\b.*?\b(invoice|receipt|bill|credit note)\b", q,
+                       re.I)
+    if not kinds and copies is not None:  # "how many copies of X's invoice INV-100 …"
+        return "count", copies.group(1).lower() + "s"
     if not kinds:
         return None
     kind = " and ".join(kinds)  # "invoices and credit notes": documents of either
