@@ -728,6 +728,12 @@ def test_decimal_commas_and_a_threshold_named_by_what_it_is() -> None:
     count = execute("count", "How many of the deciles had annual inflation above the "
                     "headline rate of 6,3%?", table, e)
     assert count is not None and count.result == "2"
+    # a column of notes, each its own, is no group: "how many aerial tramways" counts all
+    trams = Table.of([(f"Tramway: {n}; Year: {y}; Notes: {note}", None) for n, y, note in (
+        ("Peak 2 Peak", "2008", "3S Aerial Tramway by Doppelmayr"), ("Vanoise", "2003", ""),
+        ("Titlis", "1979", "Temporary aerial tramway"), ("Sandia", "1966", ""))])
+    after = execute("count", "How many aerial tramways were inaugurated after 1970?", trams, e)
+    assert after is not None and after.result == "3"
 
 
 def test_the_difference_of_two_periods_rows_named_alike() -> None:

@@ -935,14 +935,21 @@ def _asked_kind(question: str) -> set[str]:
 
 
 def of_kind(question: str, table: Table, rows: list[TableRow]) -> list[TableRow]:
-    """The rows "which X …" keeps to: those with a cell of words, other than their label,
-    that names X ("Part of: Geographic indices, CPI per province" for "which province"),
-    when two or more rows have one and others not; else all of ``rows``."""
+    """The rows "which X …" keeps to: those with a cell of a column of groups (whose
+    values repeat) that names X ("Part of: Geographic indices, CPI per province" for
+    "which province"), when two or more rows have one and others not; else all of
+    ``rows``, and all of them when the table's document or section names X (a list of
+    them)."""
     asked = _asked_kind(question)
     first = table.columns[0] if table.columns else ""
-    if not asked:
-        return rows
-    keep = [r for r in rows if any(c.column != first and number(c.value) is None
+    seed = table.rows[0].sentence if table.rows else None
+    if not asked or (seed is not None and asked & _keys(
+            f"{seed.title} {seed.place} {Path(seed.path).stem}")):
+        return rows  # a list of them ("List of aerial tramways"): each row is one
+    # a column of groups: its values repeat (a name column's do not)
+    groups = {c for c in table.columns if c != first and len(
+        set(filled := [v for v in table.values(c) if v])) * 2 <= len(filled)}
+    keep = [r for r in rows if any(c.column in groups and number(c.value) is None
                                    and asked & _word_keys(c.value) for c in r.cells)]
     return keep if 2 <= len(keep) < len(rows) else rows
 
