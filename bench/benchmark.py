@@ -57,6 +57,7 @@ SETS: dict[str, str] = {
     "pdfreports-dev": "blind/pdfreports-dev.json",
     "computedocs-dev": "blind/computedocs-dev.json",
     "fresh-dev": "blind/fresh-dev.json",
+    "reportcalc-dev": "blind/reportcalc-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
