@@ -810,3 +810,17 @@ def test_one_rows_two_periods_by_the_statements_words_for_them() -> None:
     most = execute("argmax", "Which of Apple's reportable segments had the largest net "
                    "sales in fiscal 2023?", segments, e)
     assert most is not None and most.result == "Americas", most
+
+
+def test_the_largest_along_a_named_row_of_a_table_whose_columns_are_the_people() -> None:
+    table = read_csv_text("Discipline,Amanda,Bernie,Javine H,Julia\nHurdles,3,1,6,5\n"
+                          "Cycling,4,2,4,6\nTotal,19,16,45,36\n")
+    e = embed().embed
+    most = execute("argmax", "Who earned the most total points?", table, e)
+    assert most is not None and most.result == "Javine H"
+    assert most.working == "the most Total: 45 of 4"
+    least = execute("argmin", "Who did worst at cycling?", table, e)
+    assert least is not None and least.result == "Bernie"
+    # a column the question names: the usual argmax down it
+    down = execute("argmax", "Which discipline gave Julia the most points?", table, e)
+    assert down is not None and down.result == "Cycling"

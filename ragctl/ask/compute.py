@@ -810,6 +810,8 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     value of the asked column that the most (fewest) rows hold (:func:`_most_rows`)."""
     if op in ("argmax", "argmin") and (most := _most_rows(op, question, table, conds)):
         return most
+    if op in ("argmax", "argmin") and (along := _along_row(op, question, table)):
+        return along
     col = best_column(embed, question, table, numeric=True)
     if col is None:
         return None
@@ -850,6 +852,37 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
                     f"{cell.value}{among}",
                     column=col, conditions=tuple(used), cells=[(row, cell), (row, other)],
                     count=len(vals))
+
+
+MIN_ALONG_COLUMNS = 3  # columns of one measure a row must hold to be compared along
+
+
+def _along_row(op: str, question: str, table: Table) -> Computed | None:
+    """"Who earned the most total points?" of a table whose columns are the people and
+    whose rows the measures ("Total: 19 | 16 | 45 | …"): the header of the row's largest
+    (smallest) cell, when the question names that row by its label and names none of the
+    numeric columns, and the row holds :data:`MIN_ALONG_COLUMNS` numbers or more."""
+    asked = _keys(question) - _STOP_KEYS
+    first = table.columns[0] if table.columns else ""
+    numeric = [c for c in table.columns if c and c != first and table.numeric(c)]
+    if len(numeric) < MIN_ALONG_COLUMNS or any(
+            (_keys(spoken(c)) - _STOP_KEYS) & asked for c in numeric):
+        return None
+    named = [r for r in table.rows if (cell := r.cell(first)) is not None and (
+        words := _keys(cell.value) - _STOP_KEYS) and words <= asked]
+    if len(named) != 1:
+        return None
+    row = named[0]
+    vals = [(c, v) for c in row.cells if c.column in numeric and (v := number(c.value))
+            is not None]
+    if len(vals) < MIN_ALONG_COLUMNS:
+        return None
+    order = sorted(vals, key=lambda x: x[1], reverse=op == "argmax")
+    if order[0][1] == order[1][1]:
+        return None  # a tie names no one
+    cell = order[0][0]
+    return Computed(op, cell.column, f"{SAYS[op]} {_label(row)}: {cell.value} of {len(vals)}",
+                    column=_label(row), cells=[(row, cell)], count=len(vals))
 
 
 def _named_rows(table: Table) -> list[TableRow]:
