@@ -345,6 +345,36 @@ def test_a_filled_pdf_form_keeps_its_values(tmp_path: Path) -> None:
     assert "Paid: Yes" in lines and not any(ln.startswith("Notes") for ln in lines)
 
 
+def test_a_table_under_a_caption_is_read_within_its_own_region(tmp_path: Path) -> None:
+    """Two columns drawn without lines, under "Table: …", amid prose: no finder sees them
+    on the whole page; under their caption they are a table."""
+    from reportlab.pdfgen import canvas
+
+    f = tmp_path / "pta.pdf"
+    c = canvas.Canvas(str(f))
+    y = 760
+    for line in ("I grouped the deposits into categories. We can see the total deposits",
+                 "by category in the bar plot and table below, and more in the notes."):
+        c.drawString(72, y, line)
+        y -= 14
+    c.drawString(72, y - 10, "Table: Total Amount by Category")
+    y -= 40
+    c.drawString(200, y, "Category")
+    c.drawString(330, y, "Total Amount")
+    for name, amount in (("Book Fair", "14,144.64"), ("Hage Fall Festival", "7,879.19"),
+                         ("Grants", "7,666.52"), ("Square", "7,152.58")):
+        y -= 14
+        c.drawString(200, y, name)
+        c.drawString(330, y, amount)
+    c.drawString(72, y - 30, "There were two entries in the deposit history for 750.00 dollars"
+                 " and it is unclear to me if these are duplicates of each other.")
+    c.save()
+    text = "\n".join(s.text for s in parse(f, f.read_bytes()).sections)
+    assert "Table: Total Amount by Category" in text
+    assert "Category: Hage Fall Festival; Total Amount: 7,879.19" in text
+    assert "Category: Square; Total Amount: 7,152.58" in text
+
+
 def test_a_form_field_whose_parent_is_missing_loses_nothing_else(tmp_path: Path) -> None:
     from pypdf import PdfWriter
     from pypdf.generic import IndirectObject, NameObject
@@ -911,7 +941,7 @@ def test_an_aligned_statement_keeps_its_nil_cells_and_each_rows_period() -> None
     rows = aligned_rows(raw)
     assert rows[0] == ["", "Total", "Charge-offs", "Financial effects Weighted average rate "
                        "reduction", "of modifications Recorded investment reduction"]
-    assert rows[1] == ["Commercial (Year Ended December 31, 2022)", "$ 397", "—", "10.69%",
+    assert rows[1] == ["Commercial (Year Ended December 31, 2022)", "397", "—", "10.69%",
                        "24"]
     assert rows[2][0] == "Trial modifications (Year Ended December 31, 2022)"
     assert rows[-1] == ["Total (Year Ended December 31, 2020)", "8,582", "268", "9.73%", "435"]
@@ -986,6 +1016,29 @@ def test_a_statements_sections_name_the_rows_under_them_up_to_their_total() -> N
     from ragctl.index.ingest import pdf_rows
     assert pdf_rows([["Net income", "! 22,956"], ["Basic", "1.47"]])[0] == [
         "Net income", "22,956"]
+
+
+def test_a_statements_periods_over_groups_and_its_title_in_capitals() -> None:
+    from ragctl.index.ingest import aligned_rows
+
+    raw = [["", "", "COMBINED", "STATEMENTS", "OF REVENUES", "", "", "", ""],
+           ["(in thousands of", "dollars)", "March 31,", "2026", "", "", "", "March 31, 2025",
+            ""],
+           ["", "", "Group", "Affiliates", "Total", "", "Group", "Affiliates", "Total"],
+           ["Operating revenues", "and other support", "", "", "", "", "", "", ""],
+           ["Net patient service", "revenues $", "2,250,816", "$ 288,232", "2,558,261", "$",
+            "2,094,088", "226,961", "2,321,049"],
+           ["Other revenue", "", "466,075", "114,461", "529,784", "", "343,866", "78,882",
+            "401,660"],
+           ["Investment income", "", "11,436", "5,075", "16,511", "", "30,973", "5,684",
+            "36,657"]]
+    rows = aligned_rows(raw)
+    assert rows[0] == ["", "March 31, 2026 Group", "March 31, 2026 Affiliates",
+                       "March 31, 2026 Total", "March 31, 2025 Group",
+                       "March 31, 2025 Affiliates", "March 31, 2025 Total"]
+    assert rows[1] == ["Net patient service revenues", "2,250,816", "288,232", "2,558,261",
+                       "2,094,088", "226,961", "2,321,049"]
+    assert rows[-1][0] == "Investment income"
 
 
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:

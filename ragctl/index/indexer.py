@@ -393,12 +393,16 @@ class Indexer:
         # a ruled table without its unnamed gap columns; 43 — a keyed table's sections
         # ("Cost of sales:") name the rows under them up to their total ("Part of"), and a
         # font's "!" before a figure is left out; 44 — sections only in a table whose
-        # first column has no name, and a gap column only of values split in two
+        # first column has no name, and a gap column only of values split in two; 45 — a
+        # table under a caption ("Table: …") found within its own region, a statement's
+        # "$" beside its figures left out, its title in capitals no column's name, a
+        # period over a group of columns named to each, figures above the first full
+        # row no stacked header
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 44}
+                "readers": 45}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

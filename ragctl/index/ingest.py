@@ -994,13 +994,14 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
         section = ""
         for r in rows[1:]:  # a first column without a header: the rows' own labels
             filled = [j for j, v in enumerate(r) if v]
-            if width >= 3 and filled == [0] and not head[0] and PART_OF not in head:
+            if width >= 3 and filled == [0] and not head[0] and PART_OF not in head and \
+                    _section_name(r[0]):
                 # a section's name ("Cost of sales:"): the rows under it, up to its total,
                 # are part of it ("Services" of cost of sales, not of net sales)
                 section = _unmarked(r[0]).rstrip(": ")
                 out.append(r[0])
                 continue
-            if section and filled and filled[0] == 0:
+            if section and len(filled) > 1 and filled[0] == 0 and r[0] != section:
                 r = [r[0], section, *r[1:]]
                 keyed = [head[0], PART_OF, *head[1:]]
                 if _TOTAL_LABEL.match(r[0]):
@@ -1029,6 +1030,20 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
 
 MAX_COLSPAN = 50
 _TOTAL_LABEL = re.compile(r"(?i)\s*total\b")  # a section's total, its last row
+MAX_SECTION_WORDS = 8  # a longer line alone in the labels' column is a label wrapped over two
+
+
+def _section_name(text: str) -> bool:
+    """Whether a line alone in a table's labels' column names a section: "Cost of sales:",
+    or a heading of capitalised words ("Current Liabilities", "Stockholders' equity"), not
+    a label wrapped over two lines ("Preferred stock, par value …,", "no shares issued")."""
+    words = text.split()
+    if not words or len(words) > MAX_SECTION_WORDS or text.endswith(","):
+        return False
+    if text.rstrip().endswith((":", "：")):
+        return True
+    long = [w for w in words if len(w) >= 4]
+    return text[0].isupper() and 2 * sum(1 for w in long if w[0].isupper()) >= len(long)
 
 
 def _spanned(cells: list[Any]) -> list[str]:
@@ -1534,7 +1549,7 @@ def _looks_tabular(text: str) -> bool:
 
 
 _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
-_CAPTION = re.compile(r"(?m)^\s*Table\s+[A-Z]?\d+(?:[-.]\d+)*\b")
+_CAPTION = re.compile(r"(?m)^\s*(?:Table\s+[A-Z]?\d+(?:[-.]\d+)*\b|Table:)")
 MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
 
 
@@ -1775,6 +1790,10 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     rows = aligned_rows(whole_words(t, words()))
                     if rows:
                         tables.append((t.bbox, table_lines(rows, header=True)))
+            # a table under a caption ("Table: Total Amount by Category") that the finders
+            # missed (two columns, a column of words beside the figures)
+            tables += [t for t in captioned_tables(page, words())
+                       if not any(_overlap(t[0], box) for box, _ in tables)]
             if tables:
                 tables = [(box, _captioned(lines, caption_above(words(), box)))
                           for box, lines in tables]
@@ -1790,7 +1809,8 @@ def _pdf_tables(data: bytes, indexes: list[int],
 # the table's first line, so that a question about "Table II" finds the table's rows.
 CAPTION_GAP = 60
 CAPTION_LINES = 3
-_TABLE_CAPTION = re.compile(r"(?:Table|TABLE)\s*(?:[A-Z]?\d+|[IVXL]+|[A-Z])(?:[-.]\w+)*(?![\w-])")
+_TABLE_CAPTION = re.compile(
+    r"(?:Table|TABLE)(?:\s*(?:[A-Z]?\d+|[IVXL]+|[A-Z])(?:[-.]\w+)*(?![\w-])|:)")
 
 
 def caption_above(words: list[dict[str, Any]], bbox: tuple[float, float, float, float]
@@ -1813,6 +1833,62 @@ def caption_above(words: list[dict[str, Any]], bbox: tuple[float, float, float, 
         if _TABLE_CAPTION.match(texts[k]):
             return " ".join(texts[k:])
     return None
+
+
+CAPTION_ROW_WORDS = 12  # a longer line under a caption is prose: the table is over
+MIN_CAPTIONED_ROWS = 3
+
+
+def captioned_tables(page: Any, words: list[dict[str, Any]]
+                     ) -> list[tuple[tuple[float, float, float, float], list[str]]]:
+    """The tables that stand under a caption ("Table: Total Amount by Category", "Table
+    3"): the line under the caption is the header, and the lines after it, each of
+    :data:`CAPTION_ROW_WORDS` words or fewer and holding a figure, the rows (at least
+    :data:`MIN_CAPTIONED_ROWS`); their columns are found by alignment within that region
+    alone (a page's prose around them misleads the finder), a column without a name of
+    its own is the end of the one to its left ("5th Grade" | "Promotion")."""
+    lines: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
+        if lines and abs(w["top"] - lines[-1][0]["top"]) <= FORM_LINE_TOLERANCE - 2:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    out = []
+    for i, line in enumerate(lines[:-1]):
+        caption = " ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"]))
+        if not _TABLE_CAPTION.match(caption):
+            continue
+        body = []
+        for row in lines[i + 2:]:
+            if len(row) > CAPTION_ROW_WORDS or not any(_FIGURE.fullmatch(w["text"])
+                                                        for w in row):
+                break
+            body.append(row)
+        if len(body) < MIN_CAPTIONED_ROWS:
+            continue
+        region = [lines[i + 1], *body]
+        box = (min(w["x0"] for r in region for w in r) - 1, line[0]["bottom"] + 0.5,
+               max(w["x1"] for r in region for w in r) + 1,
+               max(w["bottom"] for w in body[-1]) + 1)
+        crop = page.crop(box)
+        found = crop.find_tables(_BY_ALIGNMENT)
+        if not found:
+            continue
+        rows = [r for r in whole_words(found[0], crop.extract_words()) if any(r)]
+        head = rows[0] if rows else []
+        if len(rows) < MIN_CAPTIONED_ROWS + 1 or not head or not head[0]:
+            continue
+        keep = [j for j, h in enumerate(head) if h]
+        merged = [[" ".join(c for c in r[j:(keep[k + 1] if k + 1 < len(keep) else len(r))]
+                            if c) for k, j in enumerate(keep)] for r in rows]
+        if len(keep) >= 2:
+            out.append((box, [caption, *table_lines(merged, header=True)]))
+    return out
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Whether two boxes (x0, top, x1, bottom) overlap."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _captioned(lines: list[str], caption: str | None) -> list[str]:
@@ -1901,6 +1977,7 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
 _BY_ALIGNMENT = {"vertical_strategy": "text", "horizontal_strategy": "text"}
 _FIGURE = re.compile(r"[<>≤≥~≈]?[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
 MIN_ALIGNED_ROWS = 3
+_LONE_SIGN = re.compile(r"(?:^|\s)[$€£¥](?=\s|$)")
 # a statement's cell with no amount ("—"), and its currency sign set apart from the figure
 # ("$ | 24"): the first counts as a figure, the second as no cell at all
 _NIL = frozenset({"—", "–", "-", "−"})
@@ -1938,7 +2015,9 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     are mostly figures, under the rows of names just above it (read down each column:
     "Polarization" over "resistance (Ω)"; a caption above them, in one cell, is none);
     none when there is no such run, or no names, or fewer than three columns."""
-    rows = [[" ".join((c or "").split()) for c in r] for r in raw]
+    # a currency sign set beside a figure or a label, not a cell ("$ 288,232", "revenues $")
+    rows = [[_LONE_SIGN.sub(" ", " ".join((c or "").split())).strip() or (
+        c or "").strip() for c in r] for r in raw]
     rows = [r for r in rows if any(r)]
 
     def figures(r: list[str]) -> bool:
@@ -1956,8 +2035,11 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
         end += 1
     names: list[list[str]] = []
     k = start - 1
+    # names stand over the figures' columns (a section's name left of them is none)
+    first_figure = next((j for j, c in enumerate(rows[start]) if c and _figure_cell(c)), 0)
     while k >= 0 and len(names) < 3 and not figures(rows[k]) and all(
-            len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(1 for c in rows[k] if c) >= 2:
+            len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(
+            1 for j, c in enumerate(rows[k]) if c and j >= first_figure) >= 2:
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
@@ -1999,6 +2081,9 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         if any(len(r[j]) > MAX_CELL_CHARS or max(map(len, r[j].split())) > MAX_WORD_CHARS
                for j in filled):
             break  # prose beside the table, not a column's name
+        lettered = [w for j in filled for w in r[j].split() if any(ch.isalpha() for ch in w)]
+        if len(lettered) >= 3 and all(w.isupper() for w in lettered):
+            break  # the statement's title in capitals ("COMBINED STATEMENTS OF …")
         if 2 * sum(1 for j in filled if _FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(
                 r[j]) and not _NOTE_MARK.fullmatch(r[j])) >= len(filled):
             break  # figures of another table
@@ -2009,9 +2094,30 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
     # them) belongs to the nearest column of figures, the one to its right when two are
     owner = {j: min(columns, key=lambda c: (abs(c - j), c < j)) for j in range(first, width)}
 
+    def said_over(r: list[str]) -> dict[int, str]:
+        """What a line of names says over each column of figures: a line of fewer names
+        than columns, each a period, is of groups ("March 31, 2026" over four columns,
+        "March 31, 2025" over four more), each over the columns nearest its middle."""
+        cells = [j for j in range(first, len(r)) if r[j] and r[j] not in _CURRENCY_SIGN]
+        if 2 * len(cells) > len(columns):
+            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
+        phrases: list[list[int]] = []
+        for j in cells:
+            if phrases and j == phrases[-1][-1] + 1:
+                phrases[-1].append(j)
+            else:
+                phrases.append([j])
+        if not phrases or not all(_YEAR_CELL.search(" ".join(r[j] for j in p))
+                                  for p in phrases):
+            # a period over a group of columns names them all; other names, each its own
+            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
+        middle = [sum(p) / len(p) for p in phrases]
+        return {c: " ".join(r[j] for j in phrases[min(range(len(phrases)), key=lambda k: abs(
+            middle[k] - c))]) for c in columns}
+
     def named(lines: list[list[str]]) -> list[str]:
-        return [_unmarked(" ".join(r[j] for r in lines for j in range(len(r)) if r[j] and owner.get(
-            j) == c and r[j] not in _CURRENCY_SIGN)) for c in columns]
+        said = [said_over(r) for r in lines]
+        return [_unmarked(" ".join(s[c] for s in said if s.get(c))) for c in columns]
 
     head = named(names)
     while len(names) > 1 and max(len(h.split()) for h in head) > ALIGNED_NAME_WORDS:
@@ -2077,6 +2183,8 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
         rows = [list(names), *rows[2:]]
     out: list[list[str | None]] = []
     for r in rows:
+        if out and r and r[0] is None and not any(r[1:]):
+            continue  # an empty line under a merged label: nothing to carry it to
         if out and r and r[0] is None and not (len(out) == 1 and _names_over_figures(out[0], r)):
             above = out[-1]
             r = [above[j] if c is None and j < len(above) else c for j, c in enumerate(r)]
@@ -2189,8 +2297,10 @@ def stacked_header(raw: list[list[str | None]]
         titles.append(str(rows[k][0]))
         k += 1
     head_rows = [r for r in rows[k:first] if any(c for c in r[1:])]
-    if not 2 <= len(head_rows) <= MAX_HEADER_ROWS:
-        return None
+    if not 2 <= len(head_rows) <= MAX_HEADER_ROWS or any(
+            c and ((_NUMBER_CELL.fullmatch(c) and not _YEAR_CELL.fullmatch(c))
+                   or c.replace("$", "").strip() in _NIL) for r in head_rows for c in r[1:]):
+        return None  # figures, or "$ —", above the first full row: rows, not names
     carried = [_carried(r) for r in head_rows]
     body = [r for r in rows[first:] if any(r)]
     keep = [j for j in range(1, width) if any(r[j] for r in body)]
