@@ -229,10 +229,12 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
     for i, c in enumerate(cells):
         # a footnote's mark after a label says nothing of the row: "Total net sales (1)"
         words = [_stem(t) for t in _tokens(_FOOTNOTE_MARK.sub("", c.value))]
-        if len(words) > MAX_KEY_WORDS and "," in c.value:
+        if len(words) > MAX_KEY_WORDS and ("," in c.value or " (" in c.value):
             # a long cell is named by its head: "DeWalt Cordless Drill, 12 Volt, 2
-            # Batteries" (a name, then what it is)
-            words = [_stem(t) for t in _tokens(c.value.split(",")[0])]
+            # Batteries" (a name, then what it is), "… Demonstration Project (京能…)" (a
+            # name, then the same in another language)
+            head = c.value.split(",")[0] if "," in c.value else c.value
+            words = [_stem(t) for t in _tokens(head.split(" (")[0])]
         if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
             continue
         found = [w for w in words if w in asked]

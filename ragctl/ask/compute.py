@@ -1053,7 +1053,10 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
         rows, conds = _of_periods(question, table, periods[:2]), periods[:2]
     if len(rows) < 2:
         return _across(op, question, table)
-    col = best_column(embed, question, table, numeric=True,
+    # of the columns both rows hold a number in (a totals row's own column is none)
+    both = Table(tuple(c for c in table.columns if all(_values(table, [r], c)
+                                                       for r in rows[:2])), table.rows)
+    col = best_column(embed, question, both, numeric=True,
                       not_in=list({cnd.column for cnd in conds}))
     if col is None:
         return None
@@ -1525,8 +1528,8 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
             continue  # before the lookup, only a comparison of a column the question names
-        grouped_rows = done.count >= 2 and bool(done.conditions) and all(
-            c.op or _names_a_word(c) for c in done.conditions)
+        grouped_rows = whole and done.count >= 2 and bool(done.conditions) and all(
+            _names_a_word(c) for c in done.conditions)
         if before_lookup and op in ("sum", "average") and not (
                 grouped_rows or (op == "average" and across)):
             continue  # before the lookup, only over the rows of a group the question
