@@ -1041,6 +1041,30 @@ def test_a_statements_periods_over_groups_and_its_title_in_capitals() -> None:
     assert rows[-1][0] == "Investment income"
 
 
+def test_periods_written_over_pairs_of_columns_and_figures_packed_in_ruled_cells() -> None:
+    from ragctl.index.ingest import _packed, aligned_rows
+
+    raw = [["", "", "(In millions, except", "per share", "amounts,", "", "unaudited)", "", ""],
+           ["", "", "", "", "Quarter Ended", "", "June 30,", "", "Year To Date", "June", "30,"],
+           ["", "", "", "", "2025", "", "2026", "", "2025", "", "2026"],
+           ["Revenues", "", "", "$", "96,428", "$", "119,796", "$", "186,662", "$", "229,692"],
+           ["Costs and", "expenses:", "", "", "", "", "", "", "", "", ""],
+           ["Cost of", "revenues", "", "", "39,039", "", "45,943", "", "75,400", "", "87,214"],
+           ["Research", "and development", "", "", "13,808", "", "18,219", "", "27,364", "",
+            "35,251"],
+           ["Sales and", "marketing", "", "", "7,101", "", "8,403", "", "13,273", "", "16,009"]]
+    rows = aligned_rows(raw)
+    assert rows[0] == ["", "Quarter Ended June 30, 2025", "Quarter Ended June 30, 2026",
+                       "Year To Date June 30, 2025", "Year To Date June 30, 2026"]
+    assert rows[1] == ["Revenues", "96,428", "119,796", "186,662", "229,692"]
+    assert rows[-1][0] == "Sales and marketing"
+    # a ruled table whose cells each hold several figures is read again by alignment
+    assert _packed([["Revenues $ 96,428 $ 119,796", "$ 186,662 $ 229,692"],
+                    ["Cost of revenues 39,039 45,943", "75,400 87,214"],
+                    ["Research and development 13,808 18,219", "27,364 35,251"]])
+    assert not _packed([["Revenues", "96,428"], ["Cost", "39,039"], ["R&D", "13,808"]])
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

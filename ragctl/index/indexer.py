@@ -397,12 +397,14 @@ class Indexer:
         # table under a caption ("Table: …") found within its own region, a statement's
         # "$" beside its figures left out, its title in capitals no column's name, a
         # period over a group of columns named to each, figures above the first full
-        # row no stacked header
+        # row no stacked header; 46 — a ruled table whose cells pack several figures
+        # read again by alignment, a period written over a pair of columns ("Quarter
+        # Ended | June 30,") named to each, a line of years alone a header
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 45}
+                "readers": 46}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

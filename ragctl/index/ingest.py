@@ -1766,6 +1766,11 @@ def _pdf_tables(data: bytes, indexes: list[int],
             for t in page.find_tables():
                 raw = t.extract()
                 rows = pdf_rows(raw)
+                if _packed(rows) and (aligned := _realigned(page, t.bbox)):
+                    # a statement ruled only here and there, its figures packed in a few
+                    # cells ("Cost of revenues 39,039 45,943"): read by alignment instead
+                    tables.append((t.bbox, aligned))
+                    continue
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
                 if len(rows) < 2 or width < 2 or \
@@ -1977,6 +1982,8 @@ def header_above(words: Callable[[], list[dict[str, Any]]], table: Any, rows: li
 _BY_ALIGNMENT = {"vertical_strategy": "text", "horizontal_strategy": "text"}
 _FIGURE = re.compile(r"[<>≤≥~≈]?[-+−(]?[$€£¥]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?%?\)?")
 MIN_ALIGNED_ROWS = 3
+_MONTH_START = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b",
+                          re.I)
 _LONE_SIGN = re.compile(r"(?:^|\s)[$€£¥](?=\s|$)")
 # a statement's cell with no amount ("—"), and its currency sign set apart from the figure
 # ("$ | 24"): the first counts as a figure, the second as no cell at all
@@ -2016,20 +2023,27 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     "Polarization" over "resistance (Ω)"; a caption above them, in one cell, is none);
     none when there is no such run, or no names, or fewer than three columns."""
     # a currency sign set beside a figure or a label, not a cell ("$ 288,232", "revenues $")
-    rows = [[_LONE_SIGN.sub(" ", " ".join((c or "").split())).strip() or (
-        c or "").strip() for c in r] for r in raw]
+    rows = [[_LONE_SIGN.sub(" ", " ".join((c or "").split())).strip() for c in r] for r in raw]
     rows = [r for r in rows if any(r)]
 
-    def figures(r: list[str]) -> bool:
+    def figures(r: list[str]) -> bool:  # (a row of years alone is a header)
         filled = [c for c in r if c and c not in _CURRENCY_SIGN]
         return len(filled) >= 3 and sum(1 for c in filled if _figure_cell(c)) >= 0.6 * len(
-            filled) and any(_FIGURE.fullmatch(c) for c in filled)
+            filled) and any(_FIGURE.fullmatch(c) and not _YEAR_CELL.fullmatch(c)
+                            for c in filled)
 
     start = next((k for k in range(len(rows)) if all(
         figures(r) for r in rows[k:k + MIN_ALIGNED_ROWS]) and k + MIN_ALIGNED_ROWS <= len(
         rows)), None)
     if start is None:
         return []
+    # a statement's first rows of figures, a section's name between them and the run
+    # ("Revenues", then "Costs and expenses:", then its rows): the table starts there
+    while start >= 2 and not figures(rows[start - 1]) and figures(rows[start - 2]) and \
+            _labels_only(rows[start - 1]):
+        start -= 2
+        while start >= 1 and figures(rows[start - 1]):
+            start -= 1
     end = start
     while end < len(rows) and figures(rows[end]):
         end += 1
@@ -2049,6 +2063,38 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     if not names or sum(1 for c in head if c) < width - 1:
         return _labelled_figures(rows, start)
     return [head, *rows[start:end]]
+
+
+PACKED_ABOVE = 70  # points above a packed table searched for its columns' names
+
+
+def _packed(rows: list[list[str]]) -> bool:
+    """Whether most rows of a ruled table pack two or more figures into one cell."""
+    def packed(cell: str) -> bool:
+        return sum(1 for w in cell.split() if _FIGURE.fullmatch(w)) >= 2
+    full = [r for r in rows if any(r)]
+    return len(full) >= MIN_ALIGNED_ROWS and 2 * sum(
+        1 for r in full if any(packed(c) for c in r)) > len(full)
+
+
+def _realigned(page: Any, bbox: tuple[float, float, float, float]) -> list[str]:
+    """A ruled table's lines read again by the alignment of its words, within its box and
+    the :data:`PACKED_ABOVE` points above it (where its columns' names stand); [] when
+    that finds no table."""
+    x0, top, x1, bottom = bbox
+    crop = page.crop((max(0, x0 - 2), max(0, top - PACKED_ABOVE), min(page.width, x1 + 2),
+                      min(page.height, bottom + 1)))
+    found = crop.find_tables(_BY_ALIGNMENT)
+    if not found:
+        return []
+    rows = aligned_rows(whole_words(found[0], crop.extract_words()))
+    return table_lines(rows, header=True) if rows else []
+
+
+def _labels_only(row: list[str]) -> bool:
+    """Whether a row of an aligned table holds words in its first two columns alone (a
+    section's name: "Costs and | expenses:")."""
+    return any(row[:2]) and not any(row[2:])
 
 
 ALIGNED_HEADER_SEARCH = 12  # rows above a statement's figures looked at for its periods
@@ -2078,11 +2124,14 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         filled = [j for j, c in enumerate(r) if c and j >= first and c not in _CURRENCY_SIGN]
         if (len(filled) < 2 and not names) or not filled:
             continue  # a section's name, a title over the labels
+        if any(c for c in r[:first]) and 2 * len(filled) <= len(columns) and not any(
+                _YEAR_CELL.search(r[j]) for j in filled):
+            continue  # a title or a unit's line ("(In millions, except per share …)")
         if any(len(r[j]) > MAX_CELL_CHARS or max(map(len, r[j].split())) > MAX_WORD_CHARS
                for j in filled):
             break  # prose beside the table, not a column's name
         lettered = [w for j in filled for w in r[j].split() if any(ch.isalpha() for ch in w)]
-        if len(lettered) >= 3 and all(w.isupper() for w in lettered):
+        if len(lettered) >= 2 and all(w.isupper() for w in lettered):
             break  # the statement's title in capitals ("COMBINED STATEMENTS OF …")
         if 2 * sum(1 for j in filled if _FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(
                 r[j]) and not _NOTE_MARK.fullmatch(r[j])) >= len(filled):
@@ -2099,15 +2148,26 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         than columns, each a period, is of groups ("March 31, 2026" over four columns,
         "March 31, 2025" over four more), each over the columns nearest its middle."""
         cells = [j for j in range(first, len(r)) if r[j] and r[j] not in _CURRENCY_SIGN]
-        if 2 * len(cells) > len(columns):
-            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
         phrases: list[list[int]] = []
-        for j in cells:
+        if any(_MONTH_START.match(r[j]) for j in cells):
+            # "Quarter Ended | June 30, | Year To Date | June | 30,": a phrase starts at a
+            # capitalised word that is no month, the date after it goes on it
+            for j in cells:
+                if phrases and not (r[j][:1].isupper() and not _MONTH_START.match(r[j])):
+                    phrases[-1].append(j)
+                else:
+                    phrases.append([j])
+            if not 2 <= len(phrases) < len(cells):
+                phrases = []
+        if not phrases and 2 * len(cells) > len(columns):
+            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
+        for j in cells if not phrases else []:
             if phrases and j == phrases[-1][-1] + 1:
                 phrases[-1].append(j)
             else:
                 phrases.append([j])
         if not phrases or not all(_YEAR_CELL.search(" ".join(r[j] for j in p))
+                                  or _MONTH_START.search(" ".join(r[j] for j in p))
                                   for p in phrases):
             # a period over a group of columns names them all; other names, each its own
             return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
