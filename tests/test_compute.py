@@ -824,3 +824,17 @@ def test_the_largest_along_a_named_row_of_a_table_whose_columns_are_the_people()
     # a column the question names: the usual argmax down it
     down = execute("argmax", "Which discipline gave Julia the most points?", table, e)
     assert down is not None and down.result == "Cycling"
+
+
+def test_a_sum_of_named_rows_and_the_totals_of_two_periods_groups() -> None:
+    assert cued("What were Alphabet's combined research and development and sales and "
+                "marketing expenses in Q2 2026?") == ["sum"]
+    cols = ("March 31, 2026 Group", "March 31, 2026 Affiliates", "March 31, 2026 Total",
+            "March 31, 2025 Group", "March 31, 2025 Affiliates", "March 31, 2025 Total")
+    table = Table.of([(f"{label}; " + "; ".join(f"{c}: {v}" for c, v in zip(
+        cols, vals, strict=True)), None) for label, *vals in (
+        ("Other revenue", "466,075", "114,461", "529,784", "343,866", "78,882", "401,660"),
+        ("Investment income", "11,436", "5,075", "16,511", "30,973", "5,684", "36,657"))])
+    change = execute("percent_change", "By what percentage did investment income change in "
+                     "Q1 2026 compared with Q1 2025?", table, embed().embed)
+    assert change is not None and change.result == "-54.96%", change

@@ -365,7 +365,7 @@ _VERSUS = re.compile(r"\s*(?:vs\.?|versus|compared (?:with|to)|over|on)\s*", re.
 PERIOD_WORDS = (("twelve|12", "fiscal full year annual"), ("three|3", "quarter quarterly"),
                 ("six|6", "half year"), ("nine|9", "nine months"))
 _MONTHS_ENDED = re.compile(r"\b(twelve|three|six|nine|12|3|6|9)[- ]months?\s+ended\b|"
-                           r"\b(?:fiscal\s+)?(year)\s+ended\b", re.I)
+                           r"\b(?:fiscal\s+)?(year)\s+ended\b|\b(quarter)\s+ended\b", re.I)
 
 
 def _span_words(header: str) -> list[str]:
@@ -375,7 +375,8 @@ def _span_words(header: str) -> list[str]:
     September 30, 2023"."""
     m = _MONTHS_ENDED.search(header)
     if m is not None:
-        length = (m.group(1) or "twelve").lower() if m.group(2) is None else "twelve"
+        length = "three" if m.group(3) else (m.group(1) or "twelve").lower() \
+            if m.group(2) is None else "twelve"
         return [next(w for ks, w in PERIOD_WORDS if length in ks.split("|"))]
     found = dated_spans(header)
     if len(found) != 2 or not _VERSUS.fullmatch(header[found[0][2]:found[1][1]]):

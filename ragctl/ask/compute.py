@@ -1214,6 +1214,10 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
         shared = {c: max(len(words & asked) for words in forms[c]) for c in numeric}
         most = max(shared.values(), default=0)
         columns = [c for c in numeric if shared[c] == most]
+        if len(columns) > 2:  # a group of columns a period ("… 2026 Combined Group", "…
+            # 2026 Total"): the periods' totals, when the question names no other part
+            totals = [c for c in columns if "total" in _keys(c)]
+            columns = totals if len(totals) == 2 else columns
         if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
                                       for c in columns}) != 1:
             return None
@@ -1319,7 +1323,8 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      "next"),
     (r"\b(?:(?:right|directly|immediately|just) (?:before|above)|listed (?:before|above))\b",
      "previous"),
-    (r"^(?:what (?:is|was|were|are) the )?(?:total|combined|sum)\b", "sum"),
+    (r"^(?:what (?:is|was|were|are) (?:the |[\w.&-]+'s\s+)?)?(?:total|combined|sum)\b",
+     "sum"),  # "what were Alphabet's combined …"
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much did revenue grow
     # from Q4 FY24 to Q1 FY25", "how much more … than …",
