@@ -373,6 +373,20 @@ def test_a_table_under_a_caption_is_read_within_its_own_region(tmp_path: Path) -
     assert "Table: Total Amount by Category" in text
     assert "Category: Hage Fall Festival; Total Amount: 7,879.19" in text
     assert "Category: Square; Total Amount: 7,152.58" in text
+    # a region reaching past a page whose box does not start at nought (an offset media
+    # box) is cut to the page, or is none, not an error that loses the file
+    from ragctl.index.ingest import _crop
+
+    class Page:
+        bbox = (-34.5, 32.0, 577.5, 824.0)
+
+        def crop(self, box: tuple[float, ...]) -> tuple[float, ...]:
+            assert box[0] >= self.bbox[0] and box[1] >= self.bbox[1]
+            assert box[2] <= self.bbox[2] and box[3] <= self.bbox[3]
+            return box
+
+    assert _crop(Page(), (12.5, 11.0, 529.8, 659.5)) == (12.5, 32.0, 529.8, 659.5)
+    assert _crop(Page(), (12.5, 900.0, 529.8, 950.0)) is None
 
 
 def test_a_form_field_whose_parent_is_missing_loses_nothing_else(tmp_path: Path) -> None:

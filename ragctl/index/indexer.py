@@ -399,12 +399,13 @@ class Indexer:
         # period over a group of columns named to each, figures above the first full
         # row no stacked header; 46 — a ruled table whose cells pack several figures
         # read again by alignment, a period written over a pair of columns ("Quarter
-        # Ended | June 30,") named to each, a line of years alone a header
+        # Ended | June 30,") named to each, a line of years alone a header; 47 — a
+        # region cut to the page's own box (a file whose box is offset was lost)
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 46}
+                "readers": 47}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1797,8 +1797,11 @@ def _pdf_tables(data: bytes, indexes: list[int],
                         tables.append((t.bbox, table_lines(rows, header=True)))
             # a table under a caption ("Table: Total Amount by Category") that the finders
             # missed (two columns, a column of words beside the figures)
-            tables += [t for t in captioned_tables(page, words())
-                       if not any(_overlap(t[0], box) for box, _ in tables)]
+            try:
+                captioned = captioned_tables(page, words())
+            except Exception:  # a caption's region the finder cannot read: none
+                captioned = []
+            tables += [t for t in captioned if not any(_overlap(t[0], box) for box, _ in tables)]
             if tables:
                 tables = [(box, _captioned(lines, caption_above(words(), box)))
                           for box, lines in tables]
@@ -1875,8 +1878,8 @@ def captioned_tables(page: Any, words: list[dict[str, Any]]
         box = (min(w["x0"] for r in region for w in r) - 1, line[0]["bottom"] + 0.5,
                max(w["x1"] for r in region for w in r) + 1,
                max(w["bottom"] for w in body[-1]) + 1)
-        crop = page.crop(box)
-        found = crop.find_tables(_BY_ALIGNMENT)
+        crop = _crop(page, box)
+        found = crop.find_tables(_BY_ALIGNMENT) if crop is not None else []
         if not found:
             continue
         rows = [r for r in whole_words(found[0], crop.extract_words()) if any(r)]
@@ -1889,6 +1892,17 @@ def captioned_tables(page: Any, words: list[dict[str, Any]]
         if len(keep) >= 2:
             out.append((box, [caption, *table_lines(merged, header=True)]))
     return out
+
+
+def _crop(page: Any, box: tuple[float, float, float, float]) -> Any:
+    """The part of a page (pdfplumber's) within ``box``, cut to the page's own box (whose
+    origin need not be nought); None when nothing of it is on the page."""
+    px0, ptop, px1, pbottom = page.bbox
+    x0, top, x1, bottom = max(box[0], px0), max(box[1], ptop), min(box[2], px1), \
+        min(box[3], pbottom)
+    if x1 - x0 < 1 or bottom - top < 1:
+        return None
+    return page.crop((x0, top, x1, bottom))
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
@@ -2082,12 +2096,12 @@ def _realigned(page: Any, bbox: tuple[float, float, float, float]) -> list[str]:
     the :data:`PACKED_ABOVE` points above it (where its columns' names stand); [] when
     that finds no table."""
     x0, top, x1, bottom = bbox
-    crop = page.crop((max(0, x0 - 2), max(0, top - PACKED_ABOVE), min(page.width, x1 + 2),
-                      min(page.height, bottom + 1)))
-    found = crop.find_tables(_BY_ALIGNMENT)
-    if not found:
+    crop = _crop(page, (x0 - 2, top - PACKED_ABOVE, x1 + 2, bottom + 1))
+    try:
+        found = crop.find_tables(_BY_ALIGNMENT) if crop is not None else []
+        rows = aligned_rows(whole_words(found[0], crop.extract_words())) if found else []
+    except Exception:  # a region the finder cannot read: the table as it was found
         return []
-    rows = aligned_rows(whole_words(found[0], crop.extract_words()))
     return table_lines(rows, header=True) if rows else []
 
 
@@ -2130,7 +2144,8 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         if any(len(r[j]) > MAX_CELL_CHARS or max(map(len, r[j].split())) > MAX_WORD_CHARS
                for j in filled):
             break  # prose beside the table, not a column's name
-        lettered = [w for j in filled for w in r[j].split() if any(ch.isalpha() for ch in w)]
+        lettered = [w for j in filled for w in r[j].split()
+                    if sum(ch.isalpha() for ch in w) >= 3]  # words, not "52B" or "OF"
         if len(lettered) >= 2 and all(w.isupper() for w in lettered):
             break  # the statement's title in capitals ("COMBINED STATEMENTS OF …")
         if 2 * sum(1 for j in filled if _FIGURE.fullmatch(r[j]) and not _YEAR_CELL.fullmatch(
