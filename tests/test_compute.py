@@ -838,3 +838,12 @@ def test_a_sum_of_named_rows_and_the_totals_of_two_periods_groups() -> None:
     change = execute("percent_change", "By what percentage did investment income change in "
                      "Q1 2026 compared with Q1 2025?", table, embed().embed)
     assert change is not None and change.result == "-54.96%", change
+
+
+def test_a_first_crossing_is_of_the_comparison_it_states() -> None:
+    table = read_csv_text("year,tuition\n1969,358\n2003,4587\n2004,5027\n2005,5351\n")
+    e = embed().embed
+    found, _ = comparisons("In which year did tuition first exceed 5,000?", table, e)
+    assert [(c.column, c.op, c.value) for c in found] == [("tuition", ">", "5,000")]
+    first = execute("first", "In which year did tuition first exceed 5,000?", table, e)
+    assert first is not None and first.result == "2004"

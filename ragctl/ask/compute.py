@@ -414,7 +414,7 @@ COMPARATORS: tuple[tuple[str, str], ...] = (
     ("no more than|no greater than|not more than|at most|up to|a maximum of", "<="),
     ("no less than|no fewer than|not less than|at least|a minimum of", ">="),
     ("more than|greater than|higher than|larger than|bigger than|over|above|exceeding|"
-     "in excess of", ">"),
+     "exceeded|exceeds|exceed|surpassed|surpass|in excess of", ">"),
     ("less than|fewer than|lower than|smaller than|under|below", "<"),
     ("exactly|equal to", "="),
 )
@@ -1539,6 +1539,8 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
                 grouped_rows or (op == "average" and across)):
             continue  # before the lookup, only over the rows of a group the question
             # names, or the average of one row's two periods
+        if op in ("first", "last") and not compared:
+            continue  # "first exceed 5,000" with no comparison read: not the first row
         if (done.count == 1 and not (op == "count" and compared)) or (
                 op in ("max", "min") and not _after_superlative(ev.question, done.column)):
             continue  # "the largest city": a row, not the largest value; a count of one
