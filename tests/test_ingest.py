@@ -1000,6 +1000,11 @@ def test_a_tables_caption_above_it_and_its_spacer_columns() -> None:
     raw = [["Metrics", "Q3 2023", "Q4 2023", None, "FY 2023"],
            ["Revenue", "$960M", "$1,001M", None, "$3,859M"],
            ["Margin", "23.0%", "2", "4.8%", "21.8%"], ["Growth", "5%", "5%", None, "9%"]]
+    # two such gaps in a row, and one at the table's edge
+    assert pdf_rows([["Date", "Item", "Price", "Discount", None, None, "Total", None],
+                     ["12/5", "Training", "$3,500", "-", None, None, "$3,500", None],
+                     ["12/11", "Leadership", "$4,500", "25%", None, None, "$3,375", None]]
+                    )[2] == ["12/11", "Leadership", "$4,500", "25%", "$3,375"]
     # two whole figures side by side: a column of its own, not one value split in two
     assert len(pdf_rows([["Name", "Held", None, "Pledged"], ["A", "3,550,000", "", "0"],
                          ["B", "1,000", "1,000", "0"], ["C", "2,000", "2,000", "0"]])[0]) == 4

@@ -400,12 +400,13 @@ class Indexer:
         # row no stacked header; 46 — a ruled table whose cells pack several figures
         # read again by alignment, a period written over a pair of columns ("Quarter
         # Ended | June 30,") named to each, a line of years alone a header; 47 — a
-        # region cut to the page's own box (a file whose box is offset was lost)
+        # region cut to the page's own box (a file whose box is offset was lost); 48 — a
+        # ruled table's run of unnamed gap columns before a named one, or empty at its edge
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 47}
+                "readers": 48}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -2280,22 +2280,34 @@ def pdf_rows(raw: list[list[str | None]]) -> list[list[str]]:
     return _without_spacers(_nested_labels(plain, merged), merged_into)
 
 
+MIN_KEPT_COLUMNS = 3  # an empty gap at a table's edge is dropped past this many columns
+
+
 def _without_spacers(rows: list[list[str]], merged: set[int]) -> list[list[str]]:
-    """A table without the unnamed columns between its named ones that most rows leave
+    """A table without the unnamed columns after its named ones that most rows leave
     empty (a ruled gap the extractor reads as a column, the header's name to its left
     merged over it, ``merged``: "Q4 2023" over "$1,001M", an empty column, then "FY
-    2023"); the few values that fall into one are their left neighbour's end ("2" and
-    "4.8%" are "24.8%")."""
+    2023"; two after "Discount", at a table's edge too); the few values that fall into
+    one are their left neighbour's end ("2" and "4.8%" are "24.8%")."""
     if len(rows) < 3 or not rows[0] or not rows[0][0]:
         return rows
     head = rows[0]
     def split(r: list[str], j: int) -> bool:  # a value split in two ("2" | "4.8%")
         return j >= len(r) or not r[j] or len(r[j - 1]) <= 3 or r[j][0] in ",.%"
 
-    spacers = [j for j in range(1, len(head) - 1) if j in merged and not head[j]
-               and head[j - 1] and head[j + 1]
+    def named_after(j: int) -> bool:  # a named column after a run of unnamed ones
+        k = j
+        while k < len(head) and not head[k]:
+            k += 1
+        return k < len(head)
+
+    def empty(j: int) -> bool:
+        return not any(j < len(r) and r[j] for r in rows[1:])
+
+    spacers = [j for j in range(1, len(head)) if j in merged and not head[j]
                and 2 * sum(1 for r in rows[1:] if j < len(r) and r[j]) < len(rows) - 1
-               and sum(1 for r in rows[1:] if not split(r, j)) <= 1]
+               and sum(1 for r in rows[1:] if not split(r, j)) <= 1
+               and (named_after(j) or (empty(j) and j >= MIN_KEPT_COLUMNS))]
     if not spacers:
         return rows
     out = []
