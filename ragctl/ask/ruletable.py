@@ -279,7 +279,11 @@ RULES: tuple[Rule, ...] = (
                    # subtotal and the cell in another order, for fresh-dev's budgets
                    'forms-dev s42': 2, 'fresh-dev s42': 3, 'computedocs-dev s42': 15,
                    'receipts-dev s42': 0, 'sheets-dev s42': 7, 'pdfreports-dev s42': 1,
-                   'doctables-dev s42': 9}),
+                   'doctables-dev s42': 9,
+                   # at a1d3bfe (home-s43y): statements read from PDFs (periods, sections,
+                   # groups), the sum of a named group before the lookup, two periods' rows;
+                   # written for pdfreports-dev's and reportcalc-dev's statements
+                   'pdfreports-dev s43': 9, 'reportcalc-dev s43': 3}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
