@@ -15,6 +15,7 @@ from ragctl.index.indexer import Indexer
 from ragctl.records import Sentence
 from ragctl.store.collection import Collection
 from tests.fakes import FakeReader
+from tests.test_cells import indexed
 
 
 def _receipt(shop: str, lines: list[str]) -> str:
@@ -99,15 +100,11 @@ def test_a_count_and_a_list_of_the_documents(receipts: Path) -> None:
 
 def test_every_document_of_a_year_and_invoices_billed_in_a_currency(tmp_path: Path,
                                                                     fake_embedder: str) -> None:
-    root = tmp_path / "folder"
-    root.mkdir()
-    (root / "a.txt").write_text("INVOICE 1\nDate: 9 May 2017\nTotal GBP 180.00\n")
-    (root / "b.txt").write_text("INVOICE 2\nDate: 18 Nov 2017\nTotal EUR 50.00\n")
-    (root / "c.txt").write_text("INVOICE 3\nDate: 2 Jan 2019\nTotal GBP 20.00\n")
-    (root / "notes.txt").write_text("Minutes of the meeting of 3 March 2017.\n")
-    with Collection.open(load_settings(), create=True) as c:
-        c.lock()
-        Indexer(c).run([root])
+    indexed(tmp_path / "folder", {
+        "a.txt": "INVOICE 1\nDate: 9 May 2017\nTotal GBP 180.00\n",
+        "b.txt": "INVOICE 2\nDate: 18 Nov 2017\nTotal EUR 50.00\n",
+        "c.txt": "INVOICE 3\nDate: 2 Jan 2019\nTotal GBP 20.00\n",
+        "notes.txt": "Minutes of the meeting of 3 March 2017.\n"})
     assert asked("How many documents in the folder are dated 2017?") == ("count", "documents")
     with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("x")) as p:
         dated = p.ask("How many documents in the folder are dated 2017?",

@@ -975,9 +975,7 @@ def of_kind(question: str, table: Table, rows: list[TableRow]) -> list[TableRow]
     them)."""
     asked = _asked_kind(question)
     first = table.columns[0] if table.columns else ""
-    seed = table.rows[0].sentence if table.rows else None
-    if not asked or (seed is not None and asked & _keys(
-            f"{seed.title} {seed.place} {Path(seed.path).stem}")):
+    if not asked or asked & _document_words(table):
         return rows  # a list of them ("List of aerial tramways"): each row is one
     # a column of groups: its values repeat (a name column's do not)
     groups = {c for c in table.columns if c != first and len(
@@ -1003,10 +1001,13 @@ def kind_unnamed(question: str, table: Table) -> bool:
         for c in row.cells:
             if number(c.value) is None:
                 known |= _word_keys(c.value)
-    first = table.rows[0].sentence if table.rows else None
-    if first is not None:
-        known |= _keys(f"{first.title} {first.place} {Path(first.path).stem}")
-    return not asked & known
+    return not asked & (known | _document_words(table))
+
+
+def _document_words(table: Table) -> set[str]:
+    """The words of the title, section and file name of the document a table is of."""
+    seed = table.rows[0].sentence if table.rows else None
+    return set() if seed is None else _keys(f"{seed.title} {seed.place} {Path(seed.path).stem}")
 
 
 # headers of a column that names its rows ("which item …": its Name)

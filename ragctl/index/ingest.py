@@ -1830,13 +1830,7 @@ def caption_above(words: list[dict[str, Any]], bbox: tuple[float, float, float, 
     x0, top, x1, _ = bbox
     near = sorted((w for w in words if top - CAPTION_GAP <= w["bottom"] <= top + 1
                    and w["x1"] > x0 - 5 and w["x0"] < x1 + 5), key=lambda w: w["top"])
-    lines: list[list[dict[str, Any]]] = []
-    for w in near:
-        if lines and abs(w["top"] - lines[-1][0]["top"]) <= FORM_LINE_TOLERANCE:
-            lines[-1].append(w)
-        else:
-            lines.append([w])
-    texts = [" ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"])) for line in lines]
+    texts = [_line_text(line) for line in _word_lines(near, FORM_LINE_TOLERANCE)]
     for k in range(len(texts) - 1, max(-1, len(texts) - 1 - CAPTION_LINES), -1):
         if _TABLE_CAPTION.match(texts[k]):
             return " ".join(texts[k:])
@@ -1855,15 +1849,11 @@ def captioned_tables(page: Any, words: list[dict[str, Any]]
     :data:`MIN_CAPTIONED_ROWS`); their columns are found by alignment within that region
     alone (a page's prose around them misleads the finder), a column without a name of
     its own is the end of the one to its left ("5th Grade" | "Promotion")."""
-    lines: list[list[dict[str, Any]]] = []
-    for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
-        if lines and abs(w["top"] - lines[-1][0]["top"]) <= FORM_LINE_TOLERANCE - 2:
-            lines[-1].append(w)
-        else:
-            lines.append([w])
+    lines = _word_lines(sorted(words, key=lambda w: (round(w["top"]), w["x0"])),
+                        FORM_LINE_TOLERANCE - 2)
     out = []
     for i, line in enumerate(lines[:-1]):
-        caption = " ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"]))
+        caption = _line_text(line)
         if not _TABLE_CAPTION.match(caption):
             continue
         body = []
@@ -1892,6 +1882,24 @@ def captioned_tables(page: Any, words: list[dict[str, Any]]
         if len(keep) >= 2:
             out.append((box, [caption, *table_lines(merged, header=True)]))
     return out
+
+
+def _word_lines(words: Iterable[dict[str, Any]], tolerance: float
+                ) -> list[list[dict[str, Any]]]:
+    """A page's words (pdfplumber's, in the order given, top down) in lines: a word joins
+    the line whose first word's top is within ``tolerance`` points of its own."""
+    lines: list[list[dict[str, Any]]] = []
+    for w in words:
+        if lines and abs(w["top"] - lines[-1][0]["top"]) <= tolerance:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    return lines
+
+
+def _line_text(line: list[dict[str, Any]]) -> str:
+    """A line's words, left to right."""
+    return " ".join(w["text"] for w in sorted(line, key=lambda w: w["x0"]))
 
 
 def _crop(page: Any, box: tuple[float, float, float, float]) -> Any:
@@ -2163,6 +2171,8 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         than columns, each a period, is of groups ("March 31, 2026" over four columns,
         "March 31, 2025" over four more), each over the columns nearest its middle."""
         cells = [j for j in range(first, len(r)) if r[j] and r[j] not in _CURRENCY_SIGN]
+        # each name over the column of figures it owns
+        own = {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
         phrases: list[list[int]] = []
         if any(_MONTH_START.match(r[j]) for j in cells):
             # "Quarter Ended | June 30, | Year To Date | June | 30,": a phrase starts at a
@@ -2174,18 +2184,18 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
                     phrases.append([j])
             if not 2 <= len(phrases) < len(cells):
                 phrases = []
-        if not phrases and 2 * len(cells) > len(columns):
-            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
-        for j in cells if not phrases else []:
-            if phrases and j == phrases[-1][-1] + 1:
-                phrases[-1].append(j)
-            else:
-                phrases.append([j])
+        if not phrases:
+            if 2 * len(cells) > len(columns):
+                return own
+            for j in cells:  # names standing side by side make one phrase
+                if phrases and j == phrases[-1][-1] + 1:
+                    phrases[-1].append(j)
+                else:
+                    phrases.append([j])
         if not phrases or not all(_YEAR_CELL.search(" ".join(r[j] for j in p))
                                   or _MONTH_START.search(" ".join(r[j] for j in p))
                                   for p in phrases):
-            # a period over a group of columns names them all; other names, each its own
-            return {c: " ".join(r[j] for j in cells if owner.get(j) == c) for c in columns}
+            return own  # a period over a group of columns names them all; others, each its own
         middle = [sum(p) / len(p) for p in phrases]
         return {c: " ".join(r[j] for j in phrases[min(range(len(phrases)), key=lambda k: abs(
             middle[k] - c))]) for c in columns}
