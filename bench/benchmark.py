@@ -58,6 +58,7 @@ SETS: dict[str, str] = {
     "computedocs-dev": "blind/computedocs-dev.json",
     "fresh-dev": "blind/fresh-dev.json",
     "reportcalc-dev": "blind/reportcalc-dev.json",
+    "pdftables-dev": "blind/pdftables-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
