@@ -903,7 +903,8 @@ def test_pdf_rows_with_merged_cells_are_made_plain() -> None:
 
 
 def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
-    from ragctl.index.ingest import aligned_rows
+    from ragctl.index.ingest import aligned_rows, table_lines
+    from ragctl.text import PART_OF
 
     raw = [["Table 1", "", "", ""], ["Inhibitor", "Ecorr", "Polarization", "Corrosion"],
            ["concentration (g)", "(V)", "resistance (Ω)", "rate (mm/year)"], ["", "", "", ""],
@@ -918,7 +919,8 @@ def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
     # prose aligned by chance: no run of figures, no table
     assert aligned_rows([["The plot", "of the", "data"], ["shows a", "straight", "line"]]) == []
     # a statement: labels over several columns, the periods some rows above the figures,
-    # past a title and a section's name; a section's name between rows left out
+    # past a title and a section's name; each section's name a row of its own, which
+    # table_lines gives the rows under it
     raw = [["", "", "Actual", "Actual", "Actual"],
            ["", "", "Jan - Mar", "April - June", "Jan - Dec"], ["", "", "2024", "2024", "2024"],
            ["- Summary", "Statement", "", "", ""],
@@ -931,8 +933,73 @@ def test_a_table_found_by_alignment_is_cut_from_the_text_around_it() -> None:
     rows = aligned_rows(raw)
     assert rows[0] == ["", "Actual Jan - Mar 2024", "Actual April - June 2024",
                        "Actual Jan - Dec 2024"]
-    assert rows[1] == ["4105 - Earned Memberships", "181,366.42", "141,191.67", "650,944.08"]
-    assert rows[-1] == ["6000 - Salaries", "130,021.28", "125,440.02", "528,758.50"]
+    assert rows[1] == ["Revenue", "", "", ""]
+    assert rows[2] == ["4105 - Earned Memberships", "181,366.42", "141,191.67", "650,944.08"]
+    assert rows[-2:] == [["Expenses", "", "", ""],
+                         ["6000 - Salaries", "130,021.28", "125,440.02", "528,758.50"]]
+    lines = table_lines(rows, header=True)
+    assert lines[-1].startswith(f"6000 - Salaries; {PART_OF}: Expenses; Actual Jan - Mar")
+
+
+def test_a_region_found_by_alignment_gives_each_of_its_tables_under_its_caption() -> None:
+    from ragctl.index.ingest import aligned_tables, table_lines
+    from ragctl.text import PART_OF
+
+    # a paper's page: prose, then two tables, each under its caption, row groups named in
+    # a column left of the labels; the prose above the first caption names no column
+    prose = ["", "Reasoning: it leads", "in math", "tasks", "(CRUXEval).", "However,"]
+    raw = [prose,
+           ["", "", "Table 3: Performance comparison of the models", "", "", ""],
+           ["", "", "Type", "MLA", "GDN-H", "Kimi"],
+           ["", "", "HellaSwag", "81.7", "82.2", "82.9"],
+           ["", "General", "MMLU", "71.6", "72.2", "73.8"],
+           ["", "", "BBH", "71.6", "70.6", "72.9"],
+           ["", "", "Table 4: Performance after the same SFT recipe", "", "", ""],
+           ["", "", "Type", "MLA", "GDN-H", "Kimi"],
+           ["", "", "BBH", "68.2", "68.5", "69.4"],
+           ["", "", "MMLU-Pro", "65.7", "64.8", "67.4"],
+           ["", "", "GPQA-Diamond", "57.1", "58.6", "62.1"]]
+    first, second = aligned_tables(raw)
+    assert first[0] == ["", "MLA", "GDN-H", "Kimi"]
+    assert first[-1] == ["BBH", "71.6", "70.6", "72.9"]
+    assert second[-1] == ["GPQA-Diamond", "57.1", "58.6", "62.1"]
+    # a label over the columns left of the figures, under a name that runs over them too
+    raw = [["Table 1: Wage Tax by Industry", "", "", "", "", "", "City of", "Revenue"],
+           ["NAICS Sector / Industry", "Group", "", "FYTD 2023", "FYTD 2022", "FYTD 2021",
+            "Growth", "Difference"],
+           ["Construction", "", "", "39,433,054", "34,766,791", "35,068,936", "13.4%",
+            "4,666,263"],
+           ["Chemicals, Petroleum", "Refining", "", "6,868,702", "6,393,801", "6,296,799",
+            "7.4%", "474,901"],
+           ["Manufacturing (includes", "headquarter", "offices)", "59,437,423", "53,478,761",
+            "52,262,306", "11.1%", "5,958,662"]]
+    (table,) = aligned_tables(raw)
+    assert table[0] == ["NAICS Sector / Industry Group", "FYTD 2023", "FYTD 2022",
+                        "FYTD 2021", "Growth", "Difference"]
+    assert table[2] == ["Chemicals, Petroleum Refining", "6,868,702", "6,393,801",
+                        "6,296,799", "7.4%", "474,901"]
+    # a group's name alone on its line: the rows under it, up to its total, are its parts
+    raw = [["", "", "Fiscal Year", "Fiscal Year", "Fiscal Year"],
+           ["", "Department / Agency", "2021", "2022", "2023"],
+           ["First", "Judicial District", "", "", ""],
+           ["", "Personal Services", "102,667,998", "108,874,250", "111,144,985"],
+           ["Purchase", "of Services", "9,314,949", "8,643,039", "8,643,039"],
+           ["", "Total", "111,982,947", "117,517,289", "119,788,024"],
+           ["", "Police", "", "", ""],
+           ["", "Personal Services", "708,324,818", "731,221,929", "753,577,996"],
+           ["", "Total", "760,000,000", "781,000,000", "788,044,264"]]
+    lines = table_lines(aligned_tables(raw)[0], header=True)
+    assert f"Personal Services; {PART_OF}: Police; Fiscal Year 2021: 708,324,818" in lines[-2]
+    assert lines[-1].startswith(f"Total; {PART_OF}: Police;")
+    assert lines[3].startswith(f"Purchase of Services; {PART_OF}: First Judicial District;")
+    # a label's first line alone, the next going on from it in small letters: one label
+    raw[6] = ["", "Internet services and", "", "", ""]
+    raw[7] = ["", "information providers", "708,324,818", "731,221,929", "753,577,996"]
+    lines = table_lines(aligned_tables(raw)[0], header=True)
+    assert lines[-2].startswith("Internet services and information providers; Fiscal Year")
+    assert table_lines([["", "2024", "2025"], ["Commodities less used cars and", "", ""],
+                        ["trucks", "16.9", "17.0"]], header=True)[1:] == [
+        "Commodities less used cars and trucks; 2024: 16.9; 2025: 17.0"]
 
 
 def test_an_aligned_statement_keeps_its_nil_cells_and_each_rows_period() -> None:
@@ -1028,6 +1095,11 @@ def test_a_statements_sections_name_the_rows_under_them_up_to_their_total() -> N
         "Cost of sales:", "Services; Part of: Cost of sales; 2023: 24,855; 2022: 22,075",
         "Total cost of sales; Part of: Cost of sales; 2023: 214,137; 2022: 223,546",
         "Gross margin; 2023: 169,148; 2022: 170,782"]  # past the section's total
+    # a label wrapped over two lines, or a field with its value, names no section
+    from ragctl.index.ingest import _section_name
+    assert _section_name("Police") and _section_name("First Judicial District")
+    assert not _section_name("Club membership for shopping clubs, fraternal, or")
+    assert not _section_name("Serienummer: SDMPP373MPP15")
     # a first column with a name of its own: a row of one cell is its value, no section
     assert table_lines([["Claim ID", "Status", "Amount"], ["No results", "", ""],
                         ["A-1", "Paid", "12"]], header=True)[1] == "Claim ID: No results"

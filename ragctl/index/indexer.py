@@ -401,12 +401,15 @@ class Indexer:
         # read again by alignment, a period written over a pair of columns ("Quarter
         # Ended | June 30,") named to each, a line of years alone a header; 47 — a
         # region cut to the page's own box (a file whose box is offset was lost); 48 — a
-        # ruled table's run of unnamed gap columns before a named one, or empty at its edge
+        # ruled table's run of unnamed gap columns before a named one, or empty at its edge;
+        # 50 — each table of a region found by alignment, under its caption; a group's
+        # name over its rows ("Police") named in each; a label's first line alone joined to
+        # the next; a label over the columns left of the figures one cell
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 48}
+                "readers": 50}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

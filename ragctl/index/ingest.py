@@ -992,8 +992,15 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [*titles, " | ".join(dict.fromkeys(c for c in head if c))]
         section = ""
-        for r in rows[1:]:  # a first column without a header: the rows' own labels
+        body = rows[1:]
+        for k, r in enumerate(body):  # a first column without a header: the rows' labels
             filled = [j for j, v in enumerate(r) if v]
+            if width >= 3 and filled == [0] and not head[0] and k + 1 < len(body) and \
+                    _goes_on(r[0], body[k + 1][0]):
+                # a label's first line alone ("Commodities less food, energy, and used cars
+                # and" over "trucks"): the next row's label goes on from it
+                body[k + 1] = [f"{r[0]} {body[k + 1][0]}", *body[k + 1][1:]]
+                continue
             if width >= 3 and filled == [0] and not head[0] and PART_OF not in head and \
                     _section_name(r[0]):
                 # a section's name ("Cost of sales:"): the rows under it, up to its total,
@@ -1028,9 +1035,24 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     return lines
 
 
+def _goes_on(line: str, following: str) -> bool:
+    """Whether a label alone on its line goes on in the next row's: that one starts with a
+    word in small letters ("providers" under "Internet services and electronic
+    information"), and the line is no section's name ending in a colon ("Net sales by
+    category:" over "iPhone")."""
+    words = following.split()
+    return bool(words) and words[0].islower() and not line.rstrip().endswith((":", "："))
+
+
 MAX_COLSPAN = 50
 _TOTAL_LABEL = re.compile(r"(?i)\s*total\b")  # a section's total, its last row
 MAX_SECTION_WORDS = 8  # a longer line alone in the labels' column is a label wrapped over two
+
+
+# a label wrapped over two lines: its first ends with a word that joins it to the next
+# ("Club membership for shopping clubs, fraternal, or"), or a comma
+_WRAPPED = re.compile(r"(?:\b(?:or|and|of|for|the|to|in|with|on|by|from)|[,&])\s*$", re.I)
+_LABELLED = re.compile(r"[:：]\s*\S")  # a field and its value ("Serienummer: SDMPP373")
 
 
 def _section_name(text: str) -> bool:
@@ -1038,7 +1060,8 @@ def _section_name(text: str) -> bool:
     or a heading of capitalised words ("Current Liabilities", "Stockholders' equity"), not
     a label wrapped over two lines ("Preferred stock, par value …,", "no shares issued")."""
     words = text.split()
-    if not words or len(words) > MAX_SECTION_WORDS or text.endswith(","):
+    if not words or len(words) > MAX_SECTION_WORDS or _WRAPPED.search(text) or \
+            _LABELLED.search(text):
         return False
     if text.rstrip().endswith((":", "：")):
         return True
@@ -1792,9 +1815,8 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     tables.append((t.bbox, table_lines(rows, header=False)))
             if not tables:  # a table drawn without lines: by its words' alignment
                 for t in page.find_tables(_BY_ALIGNMENT):
-                    rows = aligned_rows(whole_words(t, words()))
-                    if rows:
-                        tables.append((t.bbox, table_lines(rows, header=True)))
+                    tables += [(t.bbox, table_lines(rows, header=True))
+                               for rows in aligned_tables(whole_words(t, words()))]
             # a table under a caption ("Table: Total Amount by Category") that the finders
             # missed (two columns, a column of words beside the figures)
             try:
@@ -2039,14 +2061,32 @@ def whole_words(table: Any, words: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
-    """The table in what the finder by alignment returns, which runs on into the text
-    around a table: its first run of at least :data:`MIN_ALIGNED_ROWS` rows whose cells
-    are mostly figures, under the rows of names just above it (read down each column:
-    "Polarization" over "resistance (Ω)"; a caption above them, in one cell, is none);
-    none when there is no such run, or no names, or fewer than three columns."""
+    """The first table in what the finder by alignment returns (see
+    :func:`aligned_tables`); [] when there is none."""
+    return next(iter(aligned_tables(raw)), [])
+
+
+def aligned_tables(raw: Sequence[Sequence[str | None]]) -> list[list[list[str]]]:
+    """The tables in what the finder by alignment returns, which runs on into the text
+    around them (a page of two tables, each under its caption, gives one region)."""
     # a currency sign set beside a figure or a label, not a cell ("$ 288,232", "revenues $")
     rows = [[_LONE_SIGN.sub(" ", " ".join((c or "").split())).strip() for c in r] for r in raw]
     rows = [r for r in rows if any(r)]
+    out: list[list[list[str]]] = []
+    while rows:
+        table, end = _aligned(rows)
+        if table:
+            out.append(table)
+        rows = rows[max(end, 1):] if table else []
+    return out
+
+
+def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
+    """The first table in the rows of a region found by alignment, and the index of the
+    row past it: its first run of at least :data:`MIN_ALIGNED_ROWS` rows whose cells are
+    mostly figures, under the rows of names just above it (read down each column:
+    "Polarization" over "resistance (Ω)"; a caption above them is none); none when there
+    is no such run, or no names, or fewer than three columns."""
 
     def figures(r: list[str]) -> bool:  # (a row of years alone is a header)
         filled = [c for c in r if c and c not in _CURRENCY_SIGN]
@@ -2058,7 +2098,7 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
         figures(r) for r in rows[k:k + MIN_ALIGNED_ROWS]) and k + MIN_ALIGNED_ROWS <= len(
         rows)), None)
     if start is None:
-        return []
+        return [], len(rows)
     # a statement's first rows of figures, a section's name between them and the run
     # ("Revenues", then "Costs and expenses:", then its rows): the table starts there
     while start >= 2 and not figures(rows[start - 1]) and figures(rows[start - 2]) and \
@@ -2075,16 +2115,24 @@ def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
     first_figure = next((j for j, c in enumerate(rows[start]) if c and _figure_cell(c)), 0)
     while k >= 0 and len(names) < 3 and not figures(rows[k]) and all(
             len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(
-            1 for j, c in enumerate(rows[k]) if c and j >= first_figure) >= 2:
+            1 for j, c in enumerate(rows[k]) if c and j >= first_figure) >= 2 and \
+            not _captions(rows[k]):
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
     if width < 3:
-        return []
+        return [], end
     head = [" ".join(r[j] for r in names if j < len(r) and r[j]) for j in range(width)]
     if not names or sum(1 for c in head if c) < width - 1:
         return _labelled_figures(rows, start)
-    return [head, *rows[start:end]]
+    body = rows[start:end]
+    if first_figure > 1 and not all(head[1:first_figure]):
+        # a label that runs over the columns left of the figures ("Chemicals, Petroleum |
+        # Refining"), under a name that does too ("NAICS Sector / Industry | Group"): one
+        # cell; columns of words each under a name of its own stay apart
+        head, *body = [[" ".join(c for c in r[:first_figure] if c), *r[first_figure:]]
+                       for r in [head, *body]]
+    return [head, *body], end
 
 
 PACKED_ABOVE = 70  # points above a packed table searched for its columns' names
@@ -2125,24 +2173,28 @@ ALIGNED_NAME_WORDS = 8  # a longer name takes in a line above the column's own n
 MAX_WORD_CHARS = 25  # a longer "word" is prose whose spaces the PDF does not draw
 
 
-def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
+def _labelled_figures(rows: list[list[str]], start: int) -> tuple[list[list[str]], int]:
     """A statement's table found by alignment whose rows' labels run over several columns
     ("4105 - Earned | Income - | Memberships | 181,366.42 | …") and whose column names
     stand some rows above its figures, past a title and a section's name ("Jan - Mar" over
     "2024", above "Summary Statement of Revenue & Expense" and "Revenue"): each row's label
     in one cell, each column of figures named by the names above it; the rows of figures
-    from ``start`` on, section names between them left out. Empty when the figures stand
-    in fewer than two columns or no names stand above them."""
+    from ``start`` on, a group's name between them ("Police", over its rows and its total)
+    a row of its own, as :func:`table_lines` reads it. Empty when the figures stand in
+    fewer than two columns or no names stand above them (or under a caption); with the
+    index of the first row past the table."""
     run = rows[start:start + MIN_ALIGNED_ROWS]
     width = max(len(r) for r in run)
     columns = [j for j in range(width) if sum(
         1 for r in run if j < len(r) and _figure_cell(r[j])) >= 0.6 * len(run) and any(
         j < len(r) and _FIGURE.fullmatch(r[j]) for r in rows[start:])]
     if len(columns) < 2:
-        return []
+        return [], len(rows)
     first = columns[0]
     names: list[list[str]] = []
     for r in reversed(rows[max(0, start - ALIGNED_HEADER_SEARCH):start]):
+        if _captions(r):
+            break  # the table's caption: its names are below it
         filled = [j for j, c in enumerate(r) if c and j >= first and c not in _CURRENCY_SIGN]
         if (len(filled) < 2 and not names) or not filled:
             continue  # a section's name, a title over the labels
@@ -2209,28 +2261,50 @@ def _labelled_figures(rows: list[list[str]], start: int) -> list[list[str]]:
         names = names[1:]  # a group's name over several columns ("Financial effects of …")
         head = named(names)
     if not names or not all(head):
-        return []
+        return [], len(rows)
     out = [["", *head]]
+    blank = [""] * len(columns)
     above = next((r for r in reversed(rows[max(0, start - 2):start])
                   if not any(c for c in r[first:])), None)
-    section = " ".join(c for c in above[:first] if c) if above else ""
+    section = _unmarked(" ".join(c for c in above[:first] if c)) if above else ""
     if not _YEAR_CELL.search(section):
+        if section and _section_name(section):  # a group's name just above its rows
+            out.append([section, *blank])
         section = ""
-    for r in rows[start:]:
+    end = len(rows)
+    wrapped = ""  # a label's first line, alone on its line
+    for k in range(start, len(rows)):
+        r = rows[k]
         cells = [r[j] for j in columns if j < len(r) and r[j]]
         label = _unmarked(" ".join(c for c in r[:first] if c and c not in _CURRENCY_SIGN))
         if cells and sum(1 for c in cells if _figure_cell(c)) >= 0.6 * len(cells):
             if sum(1 for w in label.split() if _FIGURE.fullmatch(w)) >= 2:
-                return []  # figures left in the labels' column: the columns are not found
+                return [], end  # figures left in the labels' column: no columns found
+            label, wrapped = f"{wrapped} {label}".strip(), ""
             out.append([f"{label} ({section})" if section and label else label,
                         *(r[j] if j < len(r) else "" for j in columns)])
-        elif cells or any(c for c in r[first:] if c not in _CURRENCY_SIGN):
-            break  # past the table: text, or another table's names
+        elif cells or any(c for c in r[first:] if c not in _CURRENCY_SIGN) or _captions(r):
+            end = k
+            break  # past the table: text, another table's names or caption
         elif _YEAR_CELL.search(label):  # "Year Ended December 31, 2021": the rows under it
             section = label
+        elif k + 1 < len(rows) and _goes_on(label, " ".join(rows[k + 1][:first])):
+            wrapped = label  # the next row's label goes on from it ("Internet services
+            # and electronic information" over "providers")
+        elif _section_name(label) and not label.endswith(".."):  # a group's name
+            out.append([label, *blank])  # ("Police"): the rows under it, up to its total,
+            # are its parts (see table_lines); not a row without figures ("Legal ......")
+    while out and not any(out[-1][1:]):
+        out.pop()  # a group's name after the last row: the next table's
     if 5 * sum(1 for r in out[1:] if r[0]) < 3 * (len(out) - 1):
-        return []  # rows without labels (a page of several tables side by side)
-    return out
+        return [], end  # rows without labels (a page of several tables side by side)
+    return out, end
+
+
+def _captions(row: list[str]) -> bool:
+    """Whether a row of a region found by alignment starts with a table's caption."""
+    first = next((c for c in row if c), "")
+    return bool(_TABLE_CAPTION.match(first))
 
 
 _YEAR_CELL = re.compile(r"(?:19|20)\d\d")
