@@ -403,6 +403,45 @@ def test_rows_named_alike_are_told_apart_by_their_own_words() -> None:
     assert nearest_row(vectors, "men aged 45-64", rows, [other]) is None
 
 
+def test_a_name_ending_in_ss_is_no_plural_and_names_its_row_whole() -> None:
+    from ragctl.ask.cells import key_cells
+
+    q = "What is the average price for Hass avocados in cartons 2 layer, size 48s?"
+    plain = row_cells("VARIEDAD: Hass; EMPAQUE: cartons 2 layer; CALIBRE: 48s; PROMEDIO: 29.25")
+    organic = row_cells("VARIEDAD: Organic Hass; EMPAQUE: cartons 2 layer; CALIBRE: 48s; "
+                        "PROMEDIO: 47.25")
+    # "Hass" is not the plural of "has" (a word that names nothing): the row it names whole
+    # is named better than the one whose "Organic Hass" it names in part
+    assert key_cells(plain, q)[0] == (0, 1, 2)
+    assert key_cells(plain, q)[1] > key_cells(organic, q)[1]
+
+
+def test_a_word_of_a_longer_name_that_a_row_holds_alone_is_not_asked_of_every_row() -> None:
+    from ragctl.ask.cells import matched_rows
+    from ragctl.records import Sentence
+
+    q = ("In the City of Philadelphia General Fund Obligation History, what is the Police "
+         "department's Personal Services adopted budget for FY2023?")
+    texts = ["Personal Services; Part of: Office of the Inspector General; Fiscal Year 2023 "
+             "Adopted Budget: 1,500,000",
+             "Personal Services; Part of: Police; Fiscal Year 2023 Adopted Budget: 753,577,996"]
+    rows = matched_rows(q, [Sentence(id=i, passage_id=1, path="FY23.pdf", text=t)
+                            for i, t in enumerate(texts)])
+    named = {r.sentence.id: r.named for r in rows}
+    # "General" and "Fund" are two of six words of the report's name: no row's own
+    assert named[1] == {"personal", "service", "police"}
+    assert named[0] == {"personal", "service"}
+    assert rows[0].sentence.id == 1
+
+
+def test_the_number_of_a_table_the_question_points_to_names_no_row() -> None:
+    from ragctl.ask.cells import Asked
+
+    asked = Asked.of("In the report's SFT comparison (Table 4), what GPQA-Diamond (Avg@8) "
+                     "score does the GDN-H baseline get on page 11?")
+    assert "8" in asked.wanted and "4" not in asked.wanted and "11" not in asked.wanted
+
+
 def test_a_headers_year_counts_for_it_when_asked_and_against_it_when_another() -> None:
     from ragctl.ask.cells import header_years, year_weight
 

@@ -164,7 +164,9 @@ def _tokens(text: str) -> list[str]:
 
 
 def _stem(token: str) -> str:
-    return token[:-1] if len(token) > 3 and token.endswith("s") else token
+    """A word without a plural's "s"; one ending in "ss" is none ("Hass", "class")."""
+    return token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith(
+        "ss") else token
 
 
 def word_key(word: str) -> str:
@@ -178,6 +180,14 @@ _FORM_KEYS = tuple(frozenset(word_key(k) for k in kinds if len(k) > 5)
                    for _, kinds in FORM_COLUMNS)
 
 
+# a run of capitalised words, "of" or "the" between them: "City of Philadelphia General Fund
+# Obligation History" (the first word of a question is none)
+_NAME_RUN = re.compile(r"(?<=\s)[A-Z][\w&.-]*(?:\s+(?:(?:of|the|and|for|de)\s+)*[A-Z][\w&.-]*)+")
+_POSSESSIVE = re.compile(r"['’]s\b")
+_REFERENCE = re.compile(r"\b(?:table|figure|fig\.|section|page|p\.|appendix|chapter|exhibit)"
+                        r"\s+[A-Z]?\d+(?:[.-]\d+)*\b", re.I)
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question's words as a row's cells are compared with them, worked out once."""
@@ -187,15 +197,22 @@ class Asked:
     wanted: frozenset[str]  # its names and numbers: what names a row
     # the dates it names, each with its words ("June 2009": (2009, 6, None), {june, 2009})
     dates: tuple[tuple[CalendarDate, frozenset[str]], ...] = ()
+    # the words of each name of two words or more ("General Fund Obligation History")
+    phrases: tuple[frozenset[str], ...] = ()
 
     @classmethod
     def of(cls, question: str) -> Asked:
         names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
-        numbers = {t for t in _tokens(question) if any(ch.isdigit() for ch in t)}
+        # not the number of a table or page it points to ("in Table 4"): no row's name
+        numbers = {t for t in _tokens(_REFERENCE.sub(" ", question))
+                   if any(ch.isdigit() for ch in t)}
         dates = tuple((d, frozenset(_stem(t) for t in _tokens(question[a:b])))
                       for d, a, b in dated_spans(question))
+        phrases = tuple(words for m in _NAME_RUN.finditer(_POSSESSIVE.sub("", question))
+                        if len(words := frozenset(_stem(t) for t in _tokens(m.group())
+                                                  if t not in STOPWORDS)) >= 2)
         return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers,
-                   dates)
+                   dates, phrases)
 
 
 def date_named(value: str, q: Asked) -> tuple[CalendarDate, frozenset[str]] | None:
@@ -247,7 +264,8 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
         elif any(w in names and len(w) >= 3 and not w.isdigit() for w in found):  # a word of
             # a name ("Harvard"), not a number that is part of one ("2017" of FA-2017-0009)
             key.append(i)
-            partly.update(found)
+            partly.update(w for w in found if w not in STOPWORDS)  # not "of the" of "Office
+            # of the Inspector General"
             partial += 1
     return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial
 
@@ -280,6 +298,12 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             continue
         if key and len(key) < len(cells):
             held = keyed & q.wanted
+            # a name of several words the row holds less than half of it is not the row's:
+            # "General Fund" of "the City's General Fund Obligation History", the title of
+            # its report, which no other row need hold too (:func:`_verdict_in`)
+            for words in q.phrases:
+                if 2 * len(words & held) < len(words):
+                    held -= words
             for i in key:  # a date cell holds the words of the question's date
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted
@@ -288,7 +312,7 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             # the question's names, but for those naming a column ("the NSN of …")
             subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
             rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
-                             not subject or bool(held & subject))
+                             not subject or bool((held | keyed) & subject))
     return sorted(rows.values(), key=lambda r: -r.score)
 
 

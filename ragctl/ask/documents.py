@@ -180,7 +180,8 @@ def not_prose(text: str, place: str = "") -> bool:
 
 # --------------------------------------------------------------------- the names a question gives
 
-_YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
+# a year, also one written after a fiscal or calendar year's letters ("FY2023")
+_YEAR = re.compile(r"(?:\b|(?<=FY)|(?<=CY))(?:1[5-9]\d\d|20\d\d)\b")
 _MONTH = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|"
                     r"October|November|December)\b")
 

@@ -75,6 +75,9 @@ _JOINERS = frozenset("of de da di del der van von du la le y & the".split())
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+|[,;:!?()\[\]{}]")
 _QUOTED = re.compile(r"[\"“]([^\"“”]{3,80})[\"”]|(?<!\w)'([^']{3,80})'(?!\w)")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)", re.I)  # "10th": no identifier
+# a period written short ("FY2023", "Q2", "H1'24", "CY2022"): a time, as a year is, not
+# a name; a report writes it its own way ("Fiscal Year 2023")
+_PERIOD = re.compile(r"(?:FY|CY|Q[1-4]|H[12])['’]?(?:\d\d){0,2}", re.I)
 # a suffix that makes a name a word of another kind: "Super Bowl-related" is Super Bowl
 _SUFFIX = re.compile(r"-(?:related|based|led|style|like|owned|born|made|era|wide|specific)$",
                      re.I)
@@ -142,7 +145,10 @@ def distinctive_names(question: str) -> list[Name]:
         word = _word(tok)
         numbered = _NUMBER_ID.fullmatch(word) is not None and i > 0 and _word(
             tokens[i - 1]).lower().rstrip(".") in NUMBERED
-        if (_IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word)) or numbered:
+        if _PERIOD.fullmatch(word):
+            close()
+        elif (_IDENT.match(word) and not word.isdigit() and not _ORDINAL.fullmatch(word)) or \
+                numbered:
             close()
             names.append(Name(word, tuple(re.findall(r"\w+", _plain(word)))))
         elif _capitalized(tok) or (run and word.lower() in _JOINERS and i + 1 < len(tokens)
