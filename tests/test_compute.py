@@ -707,6 +707,32 @@ def test_a_cell_named_in_another_order_or_run_together() -> None:
     assert conditions("How much was spent at McDonaldsland lunch?", t) == []
 
 
+def test_which_group_has_the_largest_total_of_a_table_over_several_pages() -> None:
+    from ragctl.ask.compute import pages_on
+    from ragctl.records import Sentence
+
+    def row(label: str, part: str, budget: str) -> str:
+        return (f"{label}; Part of: {part}; " if part else f"{label}; ") + \
+            f"Fiscal Year 2021 Actual: 1; Fiscal Year 2023 Adopted Budget: {budget}"
+
+    lines = [("p. 1", row("Personal Services", "Police", "753,577,996")),
+             ("p. 1", row("Total", "Police", "788,044,264")),
+             ("p. 2", row("Personal Services", "Fire", "350,000,000")),
+             ("p. 2", row("Total", "Fire", "380,890,162")),
+             ("p. 3", row("Total, General Fund", "", "5,842,480,000")),
+             ("p. 4", "Name: Smith; Role: clerk")]
+    sentences = [Sentence(id=i, passage_id=1, path="FY23.pdf", text=t, place=p)
+                 for i, (p, t) in enumerate(lines)]
+    # the pages that go on with rows under the same headers, not the page of another table
+    assert pages_on("p. 2", sentences) == {"p. 1", "p. 2", "p. 3"}
+    assert pages_on("Sheet1", sentences) == {"Sheet1"}
+    table = Table.of([(t, None) for _, t in lines[:5]])
+    most = execute("argmax", "Which department has the largest FY2023 adopted budget total?",
+                   table, embed().embed)
+    # the departments are the groups: the largest total of one, not the grand total's row
+    assert most is not None and most.result == "Police"
+
+
 def test_decimal_commas_and_a_threshold_named_by_what_it_is() -> None:
     assert number("6,3") == 6.3 and number("100,00") == 100 and number("6,3%") == 6.3
     assert number("1,234") == 1234 and number("12,345,678") == 12345678

@@ -818,7 +818,13 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
     # among the rows the question names ("which of Oslo and Bergen …", "… in 2019"),
     # when two or more of them hold a value; else among all
     named = _named_rows(table)
-    if op in ("argmax", "argmin"):
+    # "which department has the largest total" of a budget whose rows are each department's
+    # lines and total ("Total; Part of: Police"): the groups are what is asked for
+    groups = op in ("argmax", "argmin") and PART_OF in table.columns and kind_unnamed(
+        question, table)
+    if groups:
+        named = [r for r in named if r.cell(PART_OF)]
+    elif op in ("argmax", "argmin"):
         named = of_kind(question, table, named)
     rows, used = selected(named, [c for c in conds if c.op or c.column != col])
     vals = _values(table, rows, col)
@@ -837,7 +843,7 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
         return Computed(op, cell.value, f"the {nth}{SAYS[op]} {col}{among}: {_label(row)}",
                         column=col, conditions=tuple(used), cells=[(row, cell)],
                         count=len(vals))
-    target = asked_column(question, table, [col])
+    target = PART_OF if groups else asked_column(question, table, [col])
     if target is None and kind_unnamed(question, table):
         return None  # "which individual player …" of a table of teams: not its rows
     if target is None:
@@ -1404,7 +1410,7 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
         if place is not None and named_place(ev.question, {seed.place}) is None:
             seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
         table = Table.of([(s.text, s) for s in same_table(
-            [s for s in rows if s.place == seed.place], seed)])
+            [s for s in rows if s.place in pages_on(seed.place, rows)], seed)])
         seen.update(r.sentence.id for r in table.rows if r.sentence is not None)
         seen.add(seed.id)
         if len(table.rows) >= 2 and table.rows[0].sentence not in [
@@ -1413,6 +1419,32 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
         if len(out) >= TABLES_TRIED:
             break
     return out
+
+
+_PAGE = re.compile(r"p\. (\d+)")
+
+
+def pages_on(place: str, rows: Sequence[Sentence]) -> set[str]:
+    """The places of a table that starts or goes on at ``place``: a sheet or section is
+    its own; a page of a PDF, with the pages before and after it that hold rows under
+    the same headers (a budget's table over seven pages, each page's rows keyed alike)."""
+    m = _PAGE.fullmatch(place)
+    if m is None:
+        return {place}
+    headers: dict[int, set[str]] = {}
+    for s in rows:
+        if (p := _PAGE.fullmatch(s.place)) is not None:
+            headers.setdefault(int(p.group(1)), set()).update(
+                c.column for c in row_cells(s.text))
+    page = int(m.group(1))
+    own = headers.get(page, set())
+    out = {page}
+    for step in (-1, 1):
+        k = page + step
+        while own and 2 * len(headers.get(k, set()) & own) > len(own):
+            out.add(k)
+            k += step
+    return {f"p. {k}" for k in out}
 
 
 def same_table(sentences: Sequence[Sentence], seed: Sentence) -> list[Sentence]:
