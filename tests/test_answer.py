@@ -248,6 +248,9 @@ def test_a_span_of_a_kind_the_question_rules_out() -> None:
     team = "An SRE team typically has 10–12 members."
     assert ruled_out(salary, "10–12", " members.", team) == 1.0
     assert ruled_out(salary, "160,000", " a year.", "Pay starts at 160,000 dollars a year.") == 0.0
+    # an amount to the cent is money, though its line names no currency (an invoice's)
+    tax = question_type("How much IGST is charged on the invoice?").expects
+    assert ruled_out(tax, "1,08,000.00", " Swift", "IGST = 1,08,000.00 Swift") == 0.0
     assert ruled_out(salary, "free", ".", "Entry is free.") == 0.0
     assert ruled_out("any", "Mary Avenue") == 0.0
 

@@ -238,7 +238,7 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
     is the salary", a currency sign or unit with no amount ("$/gal"), or a number in a
     ``sentence`` that names no currency at all ("10–12" engineers for a salary: of SQuAD
     dev's 29 such questions, the two whose answer sentence names no currency are answered
-    in words, "free", "more expensive")."""
+    in words, "free", "more expensive"); an amount to the cent is money however written."""
     if not on("ruled_out"):
         return 0.0
     before = sentence[:len(sentence) - len(after) - len(span)] if sentence.endswith(after) \
@@ -251,8 +251,13 @@ def ruled_out(expects: Expected, span: str, after: str = "", sentence: str = "")
         if _CURRENCY.search(span):
             return float(not _NUMBER.search(span))
         return float(bool(sentence) and _NUMBER.search(span) is not None
-                     and not _CURRENCY.search(sentence))
+                     and not _CURRENCY.search(sentence) and not _AMOUNT.fullmatch(span.strip()))
     return 0.0
+
+
+# an amount written as one, to the cent ("1,08,000.00", "518,99"): an invoice's lines name
+# their currency once, elsewhere
+_AMOUNT = re.compile(r"\d{1,3}(?:[,.\s]\d{2,3})*[.,]\d\d")
 
 
 # a message's own header line ("Date: 14 Mar 2023 09:12:40 +0000", "From: …"), and a question
