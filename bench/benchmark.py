@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -95,9 +96,14 @@ def files_of(spec: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             out.append((value["repo"], value["commit"], value["path"], key))
             continue
         for src in value if isinstance(value, list) else [value]:
-            out += [(src["repo"], src["commit"], p, f"{key.rstrip('/')}/{Path(p).name}")
-                    for p in src["files"]]
+            # one file renamed as the questions name it ("saved as fresh/fpa-2026-budget.csv:")
+            named = _SAVED_AS.match(src.get("what", "")) if len(src["files"]) == 1 else None
+            out += [(src["repo"], src["commit"], p, named.group(1) if named else
+                     f"{key.rstrip('/')}/{Path(p).name}") for p in src["files"]]
     return out
+
+
+_SAVED_AS = re.compile(r"saved as (\S+?):")
 
 
 def build_folder(name: str, mirrors: Path, folder: Path) -> int:
