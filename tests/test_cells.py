@@ -434,6 +434,22 @@ def test_a_word_of_a_longer_name_that_a_row_holds_alone_is_not_asked_of_every_ro
     assert rows[0].sentence.id == 1
 
 
+def test_a_month_no_header_of_the_row_holds_is_not_in_the_table() -> None:
+    from ragctl.ask.cells import Row, month_not_held
+    from ragctl.records import Sentence
+
+    text = ("Group: All items (CPI Headline); % change May 2023 vs. Apr 2023: 0,2; "
+            "% change May 2023 vs. May 2022: 6,3")
+    row = Row(Sentence(id=1, passage_id=1, path="P0141May2023.pdf", text=text),
+              tuple(row_cells(text)), (0,), 1.0)
+    assert month_not_held("What was the headline rate for June 2023?", row) == "June 2023"
+    assert month_not_held("What was the headline rate for May 2023?", row) is None
+    dated = "Date: 2009-06-01; Index (Dec 2021=100): 98,1"
+    day = Row(Sentence(id=2, passage_id=1, path="cpi.csv", text=dated),
+              tuple(row_cells(dated)), (0,), 1.0)
+    assert month_not_held("What was the index in June 2009?", day) is None  # its own cell
+
+
 def test_the_number_of_a_table_the_question_points_to_names_no_row() -> None:
     from ragctl.ask.cells import Asked
 

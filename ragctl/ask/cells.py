@@ -42,6 +42,7 @@ from ragctl.text import (
     STOPWORDS,
     CalendarDate,
     blank,
+    calendar_dates,
     content_words,
     dated_spans,
     same_date,
@@ -669,9 +670,10 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
         return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
-    if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])):
-        fired("year_not_in_table")  # "in the 2012 survey" of a table of 2014
-        return CellVerdict(absent=(year,), path=path)
+    if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])
+                                    or month_not_held(ev.question, top[0])):
+        fired("year_not_in_table")  # "in the 2012 survey" of a table of 2014, "June 2023"
+        return CellVerdict(absent=(year,), path=path)  # of a table of months to May 2023
     # "DS1631Z+": the one row whose code the question writes as it is, not "DS1631Z" or
     # "DS1631Z+T&R"
     exact = [r for r in rows if any(written_code(r.cells[i].value, ev.question) for i in r.key)]
@@ -758,6 +760,24 @@ def year_not_held(stages: LoadedStages, question: str, row: Row) -> str | None:
         if year not in around and year not in spans and not store.sentences_like(
                 s.path, [f"%{year}%"], limit=1):
             return year
+    return None
+
+
+def month_not_held(question: str, row: Row) -> str | None:
+    """A month the question names ("for June 2023") that none of the row's headers holds,
+    when they name months ("May 2023 vs. May 2022"), nor its cells, nor its document's
+    title or file name; None when it holds each."""
+    held = [d for c in row.cells for d in calendar_dates(c.column) if d[1] is not None]
+    s = row.sentence
+    if not held:
+        return None
+    around = f"{s.title} {Path(s.path).name}".lower()
+    for (year, month, _), a, b in dated_spans(question):
+        said = question[a:b]
+        if month is not None and not any(d[:2] == (year, month) for d in held) and not (
+                said[:3].lower() in around and str(year) in around) and not any(
+                d[:2] == (year, month) for c in row.cells for d in calendar_dates(c.value)):
+            return said  # (a row of that month, "2009-06-01", holds it)
     return None
 
 
