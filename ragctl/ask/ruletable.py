@@ -241,9 +241,13 @@ RULES: tuple[Rule, ...] = (
                    'realdocs-dev': 0}),
     Rule("year_not_in_table", "route",
          "a cell question naming a year that neither the row nor its document holds is "
-         "refused (\"in the 2012 survey\" of a table of 2014)",
+         "refused (\"in the 2012 survey\" of a table of 2014), or a month that none of "
+         "the row's headers, cells or document name holds when its headers name months "
+         "(\"June 2023\" of a release whose columns end in May 2023)",
          tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
-         written_for="none (general)",
+         written_for="none (general); the month for pdfreports-dev's Stats SA question",
+         # the month: +1 pdfreports-dev at 5397a0a against 731aa90 (dev-s44, dev-s44c),
+         # on the question it was written for; 0 on pdftables-dev and receipts-dev
          measured={'tables-dev': 1, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
                    'realdocs-dev': 0}),
     Rule("operation_cue", "route",
