@@ -708,7 +708,7 @@ def test_a_cell_named_in_another_order_or_run_together() -> None:
 
 
 def test_which_group_has_the_largest_total_of_a_table_over_several_pages() -> None:
-    from ragctl.ask.compute import pages_on
+    from ragctl.ask.compute import page_headers, pages_on
     from ragctl.records import Sentence
 
     def row(label: str, part: str, budget: str) -> str:
@@ -724,8 +724,9 @@ def test_which_group_has_the_largest_total_of_a_table_over_several_pages() -> No
     sentences = [Sentence(id=i, passage_id=1, path="FY23.pdf", text=t, place=p)
                  for i, (p, t) in enumerate(lines)]
     # the pages that go on with rows under the same headers, not the page of another table
-    assert pages_on("p. 2", sentences) == {"p. 1", "p. 2", "p. 3"}
-    assert pages_on("Sheet1", sentences) == {"Sheet1"}
+    headers = page_headers(sentences)
+    assert pages_on("p. 2", headers) == {"p. 1", "p. 2", "p. 3"}
+    assert pages_on("Sheet1", headers) == {"Sheet1"}
     table = Table.of([(t, None) for _, t in lines[:5]])
     most = execute("argmax", "Which department has the largest FY2023 adopted budget total?",
                    table, embed().embed)

@@ -767,17 +767,18 @@ def month_not_held(question: str, row: Row) -> str | None:
     """A month the question names ("for June 2023") that none of the row's headers holds,
     when they name months ("May 2023 vs. May 2022"), nor its cells, nor its document's
     title or file name; None when it holds each."""
-    held = [d for c in row.cells for d in calendar_dates(c.column) if d[1] is not None]
-    s = row.sentence
-    if not held:
+    if not any(d[1] is not None for c in row.cells for d in calendar_dates(c.column)):
         return None
+    # the months of its headers and of its cells (a row of that month, "2009-06-01")
+    held = {d[:2] for c in row.cells for text in (c.column, c.value)
+            for d in calendar_dates(text)}
+    s = row.sentence
     around = f"{s.title} {Path(s.path).name}".lower()
     for (year, month, _), a, b in dated_spans(question):
         said = question[a:b]
-        if month is not None and not any(d[:2] == (year, month) for d in held) and not (
-                said[:3].lower() in around and str(year) in around) and not any(
-                d[:2] == (year, month) for c in row.cells for d in calendar_dates(c.value)):
-            return said  # (a row of that month, "2009-06-01", holds it)
+        if month is not None and (year, month) not in held and not (
+                said[:3].lower() in around and str(year) in around):
+            return said
     return None
 
 

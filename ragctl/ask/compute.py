@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from pathlib import Path
@@ -1399,18 +1399,20 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     out: list[Table] = []
     seen: set[int] = set()
     documents: dict[str, list[Sentence]] = {}
+    headers: dict[str, dict[int, set[str]]] = {}  # of each document, each page's
     for seed in seeds:
         if seed.id in seen or not ev.grounding.grounded(seed.path):
             continue  # a table of a document that names none of the question's names
         if seed.path not in documents:
             documents[seed.path] = stages.collection.store.sentences_like(
                 seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
+            headers[seed.path] = page_headers(documents[seed.path])
         rows = documents[seed.path]
         place = named_place(ev.question, {s.place for s in rows})
         if place is not None and named_place(ev.question, {seed.place}) is None:
             seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
         table = Table.of([(s.text, s) for s in same_table(
-            [s for s in rows if s.place in pages_on(seed.place, rows)], seed)])
+            [s for s in rows if s.place in pages_on(seed.place, headers[seed.path])], seed)])
         seen.update(r.sentence.id for r in table.rows if r.sentence is not None)
         seen.add(seed.id)
         if len(table.rows) >= 2 and table.rows[0].sentence not in [
@@ -1424,18 +1426,24 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
 _PAGE = re.compile(r"p\. (\d+)")
 
 
-def pages_on(place: str, rows: Sequence[Sentence]) -> set[str]:
-    """The places of a table that starts or goes on at ``place``: a sheet or section is
-    its own; a page of a PDF, with the pages before and after it that hold rows under
-    the same headers (a budget's table over seven pages, each page's rows keyed alike)."""
-    m = _PAGE.fullmatch(place)
-    if m is None:
-        return {place}
+def page_headers(rows: Sequence[Sentence]) -> dict[int, set[str]]:
+    """The headers of the rows on each page of a PDF (none for a sheet or section)."""
     headers: dict[int, set[str]] = {}
     for s in rows:
         if (p := _PAGE.fullmatch(s.place)) is not None:
             headers.setdefault(int(p.group(1)), set()).update(
                 c.column for c in row_cells(s.text))
+    return headers
+
+
+def pages_on(place: str, headers: Mapping[int, set[str]]) -> set[str]:
+    """The places of a table that starts or goes on at ``place``: a sheet or section is
+    its own; a page of a PDF, with the pages before and after it that hold rows under
+    the same headers (:func:`page_headers`: a budget's table over seven pages, each
+    page's rows keyed alike)."""
+    m = _PAGE.fullmatch(place)
+    if m is None:
+        return {place}
     page = int(m.group(1))
     own = headers.get(page, set())
     out = {page}
