@@ -134,8 +134,10 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
     assert question_type("How often does the mirror job run?").measure == "frequency"
     assert question_type("Which port does the Redis pod listen on?").measure == "integer"
     # how many of a set: a count, a whole number; of a unit or a scale, any number; "how
-    # many desks" may be in thousands
-    assert question_type("How many desks will the office have?").measure == ""
+    # many desks" may be in thousands, but is no share of them
+    assert question_type("How many desks will the office have?").measure == "things"
+    assert fits("number", "1,200.5", "things") and not fits("number", "4.38%", "things")
+    assert not fits("number", "Paris", "things")
     assert question_type("How many of the desks are free?").measure == "count"
     assert question_type("In how many of the deciles was inflation above 6,3%?"
                          ).measure == "count"

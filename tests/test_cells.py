@@ -142,6 +142,13 @@ def test_an_acronym_header_is_the_words_the_question_spells_it_with(
     # a longer header's other words say what it holds: "WEO" names the report asked of
     assert spelled_out("Difference from WEO Projections", "In the World Economic Outlook, "
                        "what is projected?") == "Difference from WEO Projections"
+    # a short word the question writes whole: "Int" of "URBAN AREA Int." is interstate;
+    # not a word the question's words only start alike ("Net" of "networks": 3 letters
+    # more are needed, "Rate" of "rated")
+    q = "How many miles of urban interstate does Morris County have?"
+    assert spelled_out("URBAN AREA Int", q) == "URBAN AREA interstate"
+    assert spelled_out("Loco", "How many locomotives?") == "locomotives"
+    assert spelled_out("Rate", "How was it rated?") == "Rate"
     indexed(tmp_path / "club", {"standings.csv": "Team,Record,Runs,Runs Given,HRs\n"
                                 "Clippers,8-4,80,60,25\nDogfish,2-10,30,84,3\n"})
     a = _ask("How many home runs did the Clippers hit?", FakeReader("80"))
@@ -529,6 +536,29 @@ def test_rows_come_from_the_document_the_question_names_most(tmp_path: Path,
     b = _ask("What growth does the World Economic Outlook give Australia for 2023?",
              FakeReader("2.4"))
     assert not (b.sources and "Market Rates" in (b.sources[0].row or "")), b.answer
+
+
+def test_the_phrase_naming_a_document_picks_no_column(tmp_path: Path,
+                                                     fake_embedder: str) -> None:
+    # "fatal crash report" names the report, not its Fatalities or Crashes column; "City
+    # of Melbourne" names the dataset, though one row's name says "City" and others
+    # "Melbourne"
+    indexed(tmp_path / "reports", {
+        "crashes-2022.csv": "County,Driver,Pedestrian,Fatalities,Crashes\n"
+                            "Camden,23,26,55,52\nBergen,20,14,44,38\n",
+        "venues.csv": "Trading name,Small area,Number of patrons\n"
+                      "Waterside Hotel,Docklands,983\nRACV City Club,Southbank,150\n"
+                      "Icebar Melbourne,Melbourne (CBD),166\n"})
+    q = ("According to the State Police 2022 fatal crash report, how many pedestrians "
+         "were killed in Camden County?")
+    assert _ask(q, FakeReader("55")).answer == "26 [1]"
+    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("55")) as p:
+        off = p.ask(q, AskOptions(re_threshold=0.0, answer_threshold=0.0,
+                                  rules_off=frozenset({"source_phrase"})))
+    assert off.answer != "26 [1]"
+    b = _ask("In the City of Melbourne bars and pubs dataset, what is the patron capacity "
+             "of the Waterside Hotel?", FakeReader("x"))
+    assert b.answer == "983 [1]", (b.answer, b.abstain_reason)
 
 
 def test_a_cell_that_holds_nothing_is_refused_not_its_neighbour(tmp_path: Path,

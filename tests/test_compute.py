@@ -76,6 +76,18 @@ RESULTS = ("Model,Year,Task,Score\nERNIE,2019,CoLA,61.1\nERNIE,2019,SST-2,95.0\n
            "ERNIE,2020,CoLA,63.5\nBERT,2019,CoLA,60.5\nBERT,2018,SST-2,94.9\n")
 
 
+def test_a_short_code_is_named_after_its_columns_name() -> None:
+    table = read_csv_text("name,type,calories\nCorn Flakes,C,100\nMaypo,H,100\n"
+                          "Quaker Oatmeal,H,100\nCheerios,C,110\n")
+    assert [(c.column, c.value) for c in conditions(
+        "How many of the cereals are hot cereals (type H)?", table)] == [("type", "H")]
+    counted = execute("count", "How many of the cereals are hot cereals (type H)?", table,
+                      embed().embed)
+    assert counted is not None and counted.result == "2"
+    # a lone letter the question writes elsewhere names nothing ("vitamin C")
+    assert conditions("Which cereal has the most vitamin C?", table) == []
+
+
 def test_conditions_across_columns_all_hold_and_within_one_any() -> None:
     table = read_csv_text(RESULTS)
     e = embed().embed

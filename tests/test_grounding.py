@@ -248,3 +248,26 @@ def test_a_document_named_by_its_file_alone_is_read_when_retrieval_finds_none(
         with Pipeline(c, reader=FakeReader("no such span")) as p:
             a = p.ask(q, AskOptions(re_threshold=0.0))  # never a traceback
         assert a.abstained or a.sources
+
+
+def test_the_phrase_a_question_names_its_document_by() -> None:
+    from ragctl.ask.documents import source_spans, unsourced
+
+    def spans(q: str) -> list[str]:
+        return [q[a:b] for a, b in source_spans(q)]
+
+    assert spans("In the City of Melbourne bars and pubs with patron capacity dataset, what "
+                 "is the capacity of the Waterside Hotel?") == [
+        "the City of Melbourne bars and pubs with patron capacity dataset"]
+    # back to an owner's whole name, or to the preposition that brings it in
+    assert spans("What was the rate according to Stats SA's May 2023 CPI release?") == [
+        "Stats SA's May 2023 CPI release"]
+    assert spans("What is the hold time in the VEML6075 datasheet's timing table?") == [
+        "the VEML6075 datasheet's timing table"]
+    # a kind of document that qualifies the noun after it names no document
+    assert spans("Which invoice numbers did Bei Spiel GmbH issue?") == []
+    assert spans("What is the invoice date on Table 4?") == []
+    assert spans("How much did France spend on health in 1973?") == []
+    assert spans("What TEDs score on complex tables did OTSL reach?") == []
+    assert unsourced("Are the figures in the 2022 fatal crash report final?") == \
+        "Are the figures in   final?"

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask.documents import _YEAR, document_name, question_names
+from ragctl.ask.documents import _YEAR, document_name, question_names, unsourced
 from ragctl.ask.rules import answer_types, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -200,20 +200,32 @@ class Asked:
     dates: tuple[tuple[CalendarDate, frozenset[str]], ...] = ()
     # the words of each name of two words or more ("General Fund Obligation History")
     phrases: tuple[frozenset[str], ...] = ()
+    # its names that only name its document ("City of Melbourne" of "in the City of
+    # Melbourne bars and pubs dataset", :func:`~ragctl.ask.documents.source_spans`)
+    sourced: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: str) -> Asked:
-        names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
-        # not the number of a table or page it points to ("in Table 4"): no row's name
-        numbers = {t for t in _tokens(_REFERENCE.sub(" ", question))
-                   if any(ch.isdigit() for ch in t)}
+        names, numbers = _names_and_numbers(question)
         dates = tuple((d, frozenset(_stem(t) for t in _tokens(question[a:b])))
                       for d, a, b in dated_spans(question))
         phrases = tuple(words for m in _NAME_RUN.finditer(_POSSESSIVE.sub("", question))
                         if len(words := frozenset(_stem(t) for t in _tokens(m.group())
                                                   if t not in STOPWORDS)) >= 2)
+        sourced: frozenset[str] = frozenset()
+        if on("source_phrase"):
+            sourced = (names | numbers) - frozenset().union(
+                *_names_and_numbers(unsourced(question)))
         return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers,
-                   dates, phrases)
+                   dates, phrases, sourced)
+
+
+def _names_and_numbers(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A question's names' words, stemmed, and its numbers, but for the number of a table
+    or page it points to ("in Table 4"): no row's name."""
+    names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
+    return names, frozenset(t for t in _tokens(_REFERENCE.sub(" ", question))
+                            if any(ch.isdigit() for ch in t))
 
 
 def date_named(value: str, q: Asked) -> tuple[CalendarDate, frozenset[str]] | None:
@@ -308,10 +320,14 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             for i in key:  # a date cell holds the words of the question's date
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted
-            # the names of its document hold for every row ("Iowa" of iowa-electricity.csv)
-            held |= document_names[s.path]
-            # the question's names, but for those naming a column ("the NSN of …")
-            subject = q.names - {_stem(t) for c in cells for t in _tokens(c.column)}
+            # the names of its document hold for every row ("Iowa" of iowa-electricity.csv),
+            # and those the question names its document by ("the F1 … workbook")
+            held |= document_names[s.path] | q.sourced
+            if q.sourced:
+                fired("source_phrase")
+            # the question's names, but for those naming a column ("the NSN of …") or its
+            # document
+            subject = q.names - q.sourced - {_stem(t) for c in cells for t in _tokens(c.column)}
             rows[s.id] = Row(s, tuple(cells), key, score, frozenset(held),
                              not subject or bool((held | keyed) & subject))
     return sorted(rows.values(), key=lambda r: -r.score)
@@ -429,13 +445,35 @@ def spelled_out(header: str, question: str) -> str:
     qwords = re.findall(r"[^\W\d_]+", question)
     words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", header).replace("_", " ").split()
     if len(words) > ACRONYM_HEADER_WORDS:  # "Difference from October 2022 WEO Projections":
-        return spoken(header)  # its other words say what it is; "WEO" names the report
+        # its other words say what it is; "WEO" names the report
+        return " ".join(_written_out(w, qwords) for w in spoken(header).split())
     out = []
     for word in words:
         m = _ACRONYM.fullmatch(word.rstrip(".:"))
         found = _spelled(m.group(1).lower(), qwords) if m else None
-        out.append(found or spoken(word))
+        out.append(found or " ".join(_written_out(w, qwords) for w in spoken(word).split()))
     return " ".join(out)
+
+
+SHORTENED = (2, 4)  # letters of a header's word that may be a longer word cut short
+SHORTENED_CUT = 3  # letters at least that the question's word goes on past it
+
+
+def _written_out(word: str, qwords: Sequence[str]) -> str:
+    """A header's short word as the question writes it whole, when the question has a
+    word that starts with it and goes on for :data:`SHORTENED_CUT` letters or more:
+    "Int" of "URBAN AREA Int." for "interstate", "Loc" for "local" (rule
+    ``header_prefix``); else the word."""
+    bare = word.rstrip(".:").lower()
+    if not (SHORTENED[0] <= len(bare) <= SHORTENED[1] and bare.isalpha()) or \
+            bare in STOPWORDS or not on("header_prefix"):
+        return word
+    found = min((q for q in qwords if len(q) >= len(bare) + SHORTENED_CUT
+                 and q.lower().startswith(bare)), key=len, default=None)
+    if found is None:
+        return word
+    fired("header_prefix")
+    return found.lower()
 
 
 def _spelled(acronym: str, words: Sequence[str]) -> str | None:
@@ -472,7 +510,11 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     # a word of it ("DS1631Z (See Note)") are answers, not keys
     key = [i for i in row.key if written_code(row.cells[i].value, question)] or list(row.key)
     key_words = {t for i in key for t in _tokens(row.cells[i].value)}
-    rest = " ".join(w for w in question.split()
+    # not the words that name its document ("fatal crash report"): they name no column
+    asking = unsourced(question) if on("source_phrase") else question
+    if asking != question:
+        fired("source_phrase")
+    rest = " ".join(w for w in asking.split()
                     if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
     options = [c for i, c in enumerate(row.cells)
                if i not in key and c.column.lower() not in _NOT_COLUMNS]
@@ -662,12 +704,13 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
     headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
                for t in _tokens(c.column)}  # of every row of its document found
     named = frozenset().union(*(r.named for r in rows if r.sentence.path == path)) - headers
+    absent = named - Asked.of(ev.question).sourced  # every row holds the document's names
     # of the rows of its own table (headers mostly shared): a list of exhibits that names
     # "Gaming" is another table than the revenue by region
     rows = [r for r in subject if r.sentence.path == path and r.named >= frozenset().union(
         *(o.named for o in rows if o.sentence.path == path and _same_columns(o, r))) - headers]
     if not rows:
-        return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
+        return CellVerdict(absent=tuple(sorted(absent)), path=path) if len(absent) >= 2 \
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
     if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])

@@ -53,7 +53,7 @@ from ragctl.ask.cells import (
     word_key,
     year_weight,
 )
-from ragctl.ask.documents import _YEAR
+from ragctl.ask.documents import _YEAR, unsourced
 from ragctl.ask.question import main_clause
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -288,6 +288,10 @@ def conditions(question: str, table: Table) -> list[Condition]:
             if not words or key in found or all(w in STOPWORDS for w in words):
                 continue
             if len(key) < 3 and not key.isdigit():
+                # a short code named after its column's name ("type H", "grade B")
+                after = f" {' '.join(_words(c.column))} {key} "
+                if (at := q.find(after)) >= 0 and after.strip() != key:
+                    found[key] = (at, at + len(after) - 1, Condition(c.column, c.value))
                 continue
             at = q.find(f" {key} ")
             if at >= 0:
@@ -552,8 +556,10 @@ def best_column(embed: Embed, question: str, table: Table, *, numeric: bool | No
     # "home runs" when the question says so); the share of its words the question says
     # ("the most runs": Runs, not Runs Given)
     said = [spelled_out(c, question) for c in options]
-    vecs = embed([question, *said])
-    asked = {word_key(w) for w in _words(question) if w not in STOPWORDS}
+    # not the words that name its document ("fatal crash report"): they name no column
+    asking = unsourced(question) if on("source_phrase") else question
+    vecs = embed([asking, *said])
+    asked = {word_key(w) for w in _words(asking) if w not in STOPWORDS}
     scores = [float(vecs[0] @ v) + 0.5 * max(_held(_word_keys(x) - _STOP_KEYS, asked)
                                              for x in (h, c))
               + year_weight(question, c, table.rows[0].sentence if table.rows else None)

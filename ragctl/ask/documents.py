@@ -209,6 +209,73 @@ def question_names(question: str) -> list[str]:
             if m not in _NOT_NAMES]
 
 
+# The phrase a question names its source by ("according to the New Jersey State Police 2022
+# fatal crash report", "in the City of Melbourne bars and pubs with patron capacity
+# dataset", "the Office 365 costing spreadsheet"): a noun that names a kind of document
+# (SOURCE_NOUNS), and the words before it back to its article or possessive, or to the
+# preposition that brings it in. Its words say which document, not which row or column:
+# "fatal crash" picks no "Fatalities" column for "how many pedestrians were killed".
+SOURCE_NOUNS = frozenset(
+    "report dataset spreadsheet workbook sheet table paper release ledger statement "
+    "file document invoice receipt bill datasheet filing 10-k 10-q survey study article "
+    "list memo letter slides deck presentation catalog catalogue timetable manual csv "
+    "xlsx pdf".split())
+SOURCE_WORDS = 12  # words of a source phrase at most, its noun's included
+_SOURCE_TOKEN = re.compile(r"[\w'’&.-]*\w|[^\w\s]")
+# the nouns after a kind of document that make it a field's name, not a document's
+_SOURCE_FIELDS = frozenset("number no date total amount id name line item cell row column "
+                           "period price time size type format header entrie value field "
+                           "page title".split())
+_SOURCE_OPENS = frozenset("the its their this that these those a an our my your his her".split())
+_SOURCE_BEFORE = frozenset("to in from on at under within into according what which "
+                           "who whom how when where why is are was were do does did has "
+                           "have had".split())
+
+
+def source_spans(question: str) -> list[tuple[int, int]]:
+    """Where the question names the document it asks of (:data:`SOURCE_NOUNS`), as
+    character spans: "the F1 driver standings workbook", "Stats SA's May 2023 CPI
+    release"; not a document's kind that qualifies a noun after it ("invoice numbers"),
+    nor one without an article or an owner ("on complex tables")."""
+    tokens = list(_SOURCE_TOKEN.finditer(question))
+    spans: list[tuple[int, int]] = []
+    for i, t in enumerate(tokens):
+        word = re.sub(r"['’]s$", "", t.group().lower().rstrip("."))  # "the datasheet's"
+        if word.removesuffix("s") not in SOURCE_NOUNS and word not in SOURCE_NOUNS:
+            continue
+        after = tokens[i + 1].group().lower() if i + 1 < len(tokens) else ""
+        if after[:1].isdigit() or after.removesuffix("s") in _SOURCE_FIELDS:
+            continue  # "table 4", "invoice numbers", "data hold time"
+        start, owner, opened = i, False, False
+        for j in range(i - 1, max(-1, i - SOURCE_WORDS), -1):
+            text = tokens[j].group()
+            low = text.lower()
+            quote = text in ("'", "’", '"', "“", "”")
+            if low in _SOURCE_BEFORE or (not text[0].isalnum() and not quote) \
+                    or (owner and not text[0].isupper()):
+                break
+            start = j
+            if low in _SOURCE_OPENS:
+                opened = True
+                break
+            # an owner's name, all of it: "Stats SA's", "the FPA's"
+            owner = owner or low.endswith(("'s", "’s"))
+        # a document is named with its article or its owner: "on complex tables" is none
+        if start < i and (opened or owner):
+            a, b = tokens[start].start(), t.end()
+            if spans and a <= spans[-1][1]:  # "the VEML6075 datasheet's timing table"
+                a = min(a, spans.pop()[0])
+            spans.append((a, b))
+    return spans
+
+
+def unsourced(question: str) -> str:
+    """The question without the phrases that name its document (:func:`source_spans`)."""
+    for a, b in reversed(source_spans(question)):
+        question = f"{question[:a]} {question[b:]}"
+    return question
+
+
 def names_found(names: Iterable[str], text: str) -> list[bool]:
     """For each name (lower case), whether ``text`` mentions it: a word of the text, or a
     part of a hyphenated one ("open-source" names "open" and "source", as the question's

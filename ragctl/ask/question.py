@@ -25,9 +25,10 @@ QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
 Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url",
                    "thing", "any"]
 # what a number must measure: a length or a time ("how long / far / tall"), an age ("how
-# old"), how often, a bare whole number (a port), or a count of things ("how many of the
-# catchments …": a whole number, never "6,8" nor "37.2")
-Measure = Literal["", "extent", "age", "frequency", "integer", "count", "figure"]
+# old"), how often, a bare whole number (a port), a count of things ("how many of the
+# catchments …": a whole number, never "6,8" nor "37.2"), or a number of things ("how many
+# countries …": no share, never "4.38%"; a table may give it in thousands)
+Measure = Literal["", "extent", "age", "frequency", "integer", "count", "figure", "things"]
 
 # --------------------------------------------------------------------- the question
 
@@ -188,6 +189,9 @@ def _factoid_type(q: str) -> QuestionType:
         return QuestionType("factoid", "number", HOW_MEASURES.get(how.group("adj"), "extent"))
     if counted(low):
         return QuestionType("factoid", "number", "count")
+    things = re.match(r"^how many (?P<noun>[a-z][a-z-]*)", low)
+    if things is not None and not is_unit(things.group("noun")) and "percent" not in low:
+        return QuestionType("factoid", "number", "things")
     if re.match(r"^(how (many|much|big|large)|what (is|was) the "
                 r"(number|amount|total|price|cost|percentage|population))\b", low):
         return QuestionType("factoid", "number")

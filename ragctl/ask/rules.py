@@ -158,6 +158,9 @@ def measured(measure: Measure, span: str, after: str = "") -> str | None:
         return span if _WHOLE_NUMBER.search(span) and len(span.split()) <= 3 else None
     if measure == "count":
         return span if counts(span) else None
+    if measure == "things":  # "how many countries": a number, and no share of them
+        return span if "number" in answer_types(span) and not re.search(
+            r"%|\bper ?cent", span, re.I) else None
     if measure == "figure":  # "0.965", "50.7%", "$1.025 billion"; not a code ("I-551")
         return span if _FIGURE_IN.search(span) else None
     if measure == "frequency":

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 from ragctl.ask import cells, compute, fields, figures
 from ragctl.ask.answer import Context, bridge_context, choose, completed
-from ragctl.ask.rules import asked_arithmetic, counts, fits, names_result, states_result
+from ragctl.ask.rules import (
+    asked_arithmetic,
+    counts,
+    fits,
+    measured,
+    names_result,
+    states_result,
+)
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Hit
 
@@ -49,6 +56,8 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     verdict = cells.find(stages, ev, qtype.expects) if on("table_cell") else cells.CellVerdict()
     if verdict.choice is not None and on("typed_answer") and (
             (qtype.measure == "count" and not counts(verdict.choice.cell.value))
+            or (qtype.measure == "things" and measured("things", verdict.choice.cell.value)
+                is None)
             or not fits("any", verdict.choice.cell.value, dimension=qtype.dimension)):
         fired("typed_answer")  # "how many of the deciles …" is no cell of "6,8"; "the
         verdict = cells.CellVerdict()  # supply current" none of "3.6V"
@@ -156,7 +165,7 @@ ASKED = {"date": "date or time", "number": "number", "money": "amount", "person"
          "url": "web address", "thing": "name of a thing", "any": "answer"}
 MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
             "frequency", "integer": "whole number", "count": "count (a whole number)",
-            "figure": "figure"}
+            "figure": "figure", "things": "number (not a share)"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:

@@ -32,6 +32,7 @@ from ragctl.ask.documents import (
     names_found,
     question_names,
     said_of,
+    unsourced,
 )
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -163,6 +164,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> None:
         evidence = " ".join([*dict.fromkeys(c.text for c in near),
                              *dict.fromkeys(document_name(c) for c in near)])
         silent = silent_on(question, evidence) if share <= YES_STATED else []
+        if silent and on("source_phrase") and (asking := unsourced(question)) != question:
+            # the words that name the document asked of ("in the 2022 crash report") are
+            # no words the sentences must say
+            silent = silent_on(asking, evidence)
+            fired("source_phrase")
         nli = stages.nli
         read = entailment(nli, question, ranked) if nli is not None else None
         if nli is not None and read is not None and (
