@@ -1600,3 +1600,33 @@ def test_an_html_header_of_td_cells_in_thead_names_the_columns() -> None:
         "<tr><td>Germany</td><td>276</td><td>83.2</td></tr>"
         "<tr><td>Switzerland</td><td>756</td><td>8.7</td></tr></table>")
     assert "Country or Area: Switzerland; M49 Code: 756; Population: 8.7" in sections[0].text
+
+
+def test_a_ruled_table_of_sections_each_under_its_header_is_read_section_by_section() -> None:
+    # a budget exported from a spreadsheet: each section under a header of its own, a
+    # section's total in a field whose label ends with a colon
+    from ragctl.index.ingest import headed_blocks, table_lines
+
+    rows = [["SALARY", "", "", "", ""],
+            ["", "Hour Rate", "Hours", "", "Total"],
+            ["", "$30.00", "120", "", "$3,600.00"],
+            ["", "", "", "", ""],
+            ["DEMONSTRATIONS", "", "Qty", "Per Item", "Total"],
+            ["Radiometer", "", "", "", ""],
+            ["Radiometer", "", "1", "$12.99", "$12.99"],
+            ["Glass Dish", "", "3", "$4.00", "$12.00"],
+            ["Demonstrations Grand Total:", "", "$24.99", "", ""],
+            ["ACTIVITIES", "", "Qty", "Per Item", "Total"],
+            ["Catapult Kits", "", "41", "$14.99", "$614.59"],
+            ["Glue", "", "21", "$2.00", "$42.00"]]
+    blocks = headed_blocks(rows)
+    assert [headed for headed, _ in blocks] == [False, True, True, True]
+    lines = [line for headed, part in blocks for line in table_lines(part, header=headed)]
+    assert "Hour Rate: $30.00; Hours: 120; Total: $3,600.00" in lines
+    assert "DEMONSTRATIONS: Glass Dish; Qty: 3; Per Item: $4.00; Total: $12.00" in lines
+    assert "Demonstrations Grand Total: $24.99" in lines
+    assert "ACTIVITIES: Catapult Kits; Qty: 41; Per Item: $14.99; Total: $614.59" in lines
+    # a table with one header, or none, is one part
+    assert len(headed_blocks([["Item", "Qty", "Price"], ["Glue", "2", "$4.00"],
+                              ["Tape", "1", "$2.00"]])) == 1
+    assert len(headed_blocks([["Glue", "2", "$4.00"], ["Tape", "1", "$2.00"]])) == 1

@@ -404,12 +404,14 @@ class Indexer:
         # ruled table's run of unnamed gap columns before a named one, or empty at its edge;
         # 50 — each table of a region found by alignment, under its caption; a group's
         # name over its rows ("Police") named in each; a label's first line alone joined to
-        # the next; a label over the columns left of the figures one cell
+        # the next; a label over the columns left of the figures one cell; 51 — a ruled
+        # table of sections, each under a header of its own, read section by section; a
+        # label ending in a colon keeps its value, not the column's name
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 50}
+                "readers": 51}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1015,6 +1015,11 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
                     section = ""
             else:
                 keyed = head
+            if len(filled) == 2 and filled[0] == 0 and r[0].rstrip().endswith((":", "：")):
+                # a field's label and its value ("Demonstrations Grand Total:" and "$186.98"
+                # under "Qty"): the value is the label's, not the column's
+                out.append(f"{r[0]} {r[filled[1]]}")
+                continue
             if width >= 3 and len(filled) == 1 and filled[0] > 0:
                 # one value in a later column: its label is outside the table ("SALES
                 # TAX" left of "$10.00" under "TOTAL"), so the column's name is not it
@@ -1031,7 +1036,8 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     lines = list(titles)
     for r in rows:
         cells = [c for c in r if c]
-        lines.append(": ".join(cells) if len(cells) == 2 else " | ".join(cells))
+        lines.append((" " if cells[0].rstrip().endswith((":", "：")) else ": ").join(cells)
+                     if len(cells) == 2 else " | ".join(cells))
     return lines
 
 
@@ -1811,6 +1817,12 @@ def _pdf_tables(data: bytes, indexes: list[int],
                 elif (above := header_above(words, t, rows)) is not None:
                     head, rows = above
                     tables.append((t.bbox, table_lines([head, *rows], header=True)))
+                elif len(blocks := headed_blocks(rows)) > 1:
+                    # a budget's sections, each under its own header ("ACTIVITIES | Qty |
+                    # Per Item | Total"): each read as a table of its own
+                    tables.append((t.bbox, [line for head, part in blocks for line in (
+                        table_lines(part, header=True) if head else table_lines(
+                            part, header=False))]))
                 else:
                     tables.append((t.bbox, table_lines(rows, header=False)))
             if not tables:  # a table drawn without lines: by its words' alignment
@@ -1832,6 +1844,42 @@ def _pdf_tables(data: bytes, indexes: list[int],
             else:
                 header = None
             pdf.pages[i].close()
+
+
+BLOCK_HEADER_CELLS = 3  # a header inside a ruled table names this many columns at least
+
+
+def _heads_block(rows: list[list[str]], at: int) -> bool:
+    """Whether row ``at`` of a ruled table heads the rows under it: three cells or more,
+    all words (:func:`_names_columns`; the first may name the block: "DEMONSTRATIONS | Qty
+    | Per Item | Total*"), and two of the next rows, or all when fewer, hold figures under
+    two or more of its cells after the first."""
+    row = rows[at]
+    if sum(1 for c in row if c) < BLOCK_HEADER_CELLS or not _names_columns(row):
+        return False
+    named = [j for j, c in enumerate(row) if c and j > 0]
+    below = [r for r in rows[at + 1:at + 8] if any(r)][:4]
+    figured = [r for r in below if sum(1 for j in named if j < len(r) and r[j]
+                                       and _NUMBER_CELL.fullmatch(r[j])) >= 2]
+    return len(named) >= 2 and len(figured) >= min(2, len(below)) > 0
+
+
+def headed_blocks(rows: list[list[str]]) -> list[tuple[bool, list[list[str]]]]:
+    """A ruled table cut at the rows that head the rows under them (:func:`_heads_block`):
+    each part, and whether its first row is its header; the rows before the first header
+    are a part without one. One part, headed or not, when no row heads a block. A part
+    leaves out the columns that none of its rows fills."""
+    out: list[tuple[bool, list[list[str]]]] = []
+    for i, row in enumerate(rows):
+        if _heads_block(rows, i):
+            out.append((True, [row]))
+        elif out:
+            out[-1][1].append(row)
+        else:
+            out.append((False, [row]))
+    return [(headed, [[c for j, c in enumerate(r) if j in used] for r in part])
+            for headed, part in out
+            if (used := {j for r in part for j, c in enumerate(r) if c})]
 
 
 # A table's caption ("Table 5.14: TDR Modifications", "TABLE II", "Table A-1") stands just
