@@ -462,7 +462,7 @@ SHORTENED_CUT = 3  # letters at least that the question's word goes on past it
 def _written_out(word: str, qwords: Sequence[str]) -> str:
     """A header's short word as the question writes it whole, when the question has a
     word that starts with it and goes on for :data:`SHORTENED_CUT` letters or more:
-    "Int" of "URBAN AREA Int." for "interstate", "Loc" for "local" (rule
+    "Int" of "URBAN AREA Int." for "interstate", "Coef" for "coefficient" (rule
     ``header_prefix``); else the word."""
     bare = word.rstrip(".:").lower()
     if not (SHORTENED[0] <= len(bare) <= SHORTENED[1] and bare.isalpha()) or \

@@ -245,7 +245,7 @@ def source_spans(question: str) -> list[tuple[int, int]]:
             continue
         after = tokens[i + 1].group().lower() if i + 1 < len(tokens) else ""
         if after[:1].isdigit() or after.removesuffix("s") in _SOURCE_FIELDS:
-            continue  # "table 4", "invoice numbers", "data hold time"
+            continue  # "table 4", "invoice numbers", "report date"
         start, owner, opened = i, False, False
         for j in range(i - 1, max(-1, i - SOURCE_WORDS), -1):
             text = tokens[j].group()
