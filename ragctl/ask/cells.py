@@ -320,9 +320,9 @@ def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
             for i in key:  # a date cell holds the words of the question's date
                 if (dated := date_named(cells[i].value, q)) is not None:
                     held |= dated[1] & q.wanted
-            # the names of its document hold for every row ("Iowa" of iowa-electricity.csv),
-            # and those the question names its document by ("the F1 … workbook")
-            held |= document_names[s.path] | q.sourced
+            # the names of its document hold for every row ("Iowa" of iowa-electricity.csv);
+            # those the question names its document by ("the F1 … workbook") name no row
+            held = (held | document_names[s.path]) - q.sourced
             if q.sourced:
                 fired("source_phrase")
             # the question's names, but for those naming a column ("the NSN of …") or its
@@ -704,13 +704,12 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
     headers = {_stem(t) for r in rows if r.sentence.path == path for c in r.cells
                for t in _tokens(c.column)}  # of every row of its document found
     named = frozenset().union(*(r.named for r in rows if r.sentence.path == path)) - headers
-    absent = named - Asked.of(ev.question).sourced  # every row holds the document's names
     # of the rows of its own table (headers mostly shared): a list of exhibits that names
     # "Gaming" is another table than the revenue by region
     rows = [r for r in subject if r.sentence.path == path and r.named >= frozenset().union(
         *(o.named for o in rows if o.sentence.path == path and _same_columns(o, r))) - headers]
     if not rows:
-        return CellVerdict(absent=tuple(sorted(absent)), path=path) if len(absent) >= 2 \
+        return CellVerdict(absent=tuple(sorted(named)), path=path) if len(named) >= 2 \
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
     if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -232,7 +233,8 @@ _SOURCE_BEFORE = frozenset("to in from on at under within into according what wh
                            "have had".split())
 
 
-def source_spans(question: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=256)  # asked of each row's columns and of the rows' names
+def source_spans(question: str) -> tuple[tuple[int, int], ...]:
     """Where the question names the document it asks of (:data:`SOURCE_NOUNS`), as
     character spans: "the F1 driver standings workbook", "Stats SA's May 2023 CPI
     release"; not a document's kind that qualifies a noun after it ("invoice numbers"),
@@ -266,7 +268,7 @@ def source_spans(question: str) -> list[tuple[int, int]]:
             if spans and a <= spans[-1][1]:  # "the VEML6075 datasheet's timing table"
                 a = min(a, spans.pop()[0])
             spans.append((a, b))
-    return spans
+    return tuple(spans)
 
 
 def unsourced(question: str) -> str:
