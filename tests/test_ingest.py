@@ -1630,3 +1630,60 @@ def test_a_ruled_table_of_sections_each_under_its_header_is_read_section_by_sect
     assert len(headed_blocks([["Item", "Qty", "Price"], ["Glue", "2", "$4.00"],
                               ["Tape", "1", "$2.00"]])) == 1
     assert len(headed_blocks([["Glue", "2", "$4.00"], ["Tape", "1", "$2.00"]])) == 1
+
+
+def test_an_aligned_column_cut_in_two_is_joined_and_names_stand_over_their_figures() -> None:
+    from ragctl.index.ingest import _names_placed, _split_columns_joined, aligned_rows
+
+    # a statement's column of right-aligned figures, its wide ones ("(19,827)") starting
+    # left of its narrow ones ("-"): two columns that never share a row, one right edge
+    rows = [["Cash", "373,818", "214,259", "", "-", "588,077"],
+            ["Receivables", "1,357,939", "18,987", "", "-", "1,376,926"],
+            ["Other", "537,335", "143,210", "(19,827)", "", "660,718"]]
+    rights = [[None, 282.0, 343.0, None, 407.8, 473.0]] * 2 + [
+        [None, 282.0, 343.0, 410.0, None, 473.0]]
+    joined = _split_columns_joined([r[:] for r in rows], [r[:] for r in rights])
+    assert [r[3] for r in joined] == ["-", "-", "(19,827)"] and len(joined[0]) == 5
+    # a ledger's Debit and Credit never share a row either, but end a column apart
+    ledger = _split_columns_joined([r[:] for r in rows], [r[:] for r in rights[:2]] + [
+        [None, 282.0, 343.0, 370.0, None, 473.0]])
+    assert len(ledger[0]) == 6
+
+    def word(text: str, x0: float, x1: float) -> dict[str, object]:
+        return {"text": text, "x0": x0, "x1": x1, "top": 0.0, "bottom": 9.0}
+
+    # an invoice's names set over their figures, which the finder's columns cut apart:
+    # "Prijs per stuk" over "€ 399,00", "Prijs incl. BTW" over the last column
+    head = [[word("Artikel", 45, 72)], [], [word("Aantal", 359, 385)],
+            [word("Prijs", 397, 415)], [word("per", 417, 430), word("stuk", 432, 450)],
+            [word("BTW", 470, 488), word("Prijs", 490, 508), word("incl.", 510, 526)],
+            [word("BTW", 528, 546)]]
+    body = [[[word("iPad Air", 45, 90)], [], [word("1", 380, 385)], [],
+             [word("€", 418, 423), word("399,00", 425, 450)], [word("21%", 472, 488)],
+             [word("399,00", 524, 549)]]] * 3
+    grid = [head, *body]
+    _names_placed(grid)
+    assert [" ".join(w["text"] for w in c) for c in grid[0]] == [  # type: ignore[misc]
+        "Artikel", "", "Aantal", "", "Prijs per stuk", "BTW", "Prijs incl. BTW"]
+    # a name over a column of currency signs alone ("2025" centred over "$ 82,543"), one
+    # period over both columns, and the sentence above the table no name
+    raw = [["The following table presents our segment revenues and operating income (loss)",
+            "(in millions;", "unaudited):", "", ""],
+           ["", "", "Quarter Ended", "June", "30,"], ["", "2025", "", "", "2026"],
+           ["Revenues:", "", "", "", ""], ["Google Services", "$", "82,543", "$", "94,540"],
+           ["Google Cloud", "", "13,624", "", "24,768"], ["Other Bets", "", "373", "", "382"]]
+    assert aligned_rows(raw)[0] == ["", "Quarter Ended June 30, 2025",
+                                    "Quarter Ended June 30, 2026"]
+    # a month a column is no period over them all
+    months = [["", "Jan", "Feb", "Mar"], ["Rent", "900", "900", "950"],
+              ["Power", "61", "58", "49"], ["Water", "20", "22", "19"]]
+    assert aligned_rows(months)[0] == ["", "Jan", "Feb", "Mar"]
+
+
+def test_a_ruled_table_whose_cells_hold_a_label_and_its_amount_is_read_by_alignment() -> None:
+    from ragctl.index.ingest import _packed
+
+    assert _packed([["Revenues:", ""], ["Google Services $ 82,543", "$ 94,540"],
+                    ["Google Cloud $ 13,624", "$ 24,768"], ["Other Bets 1,373", "382"]])
+    assert not _packed([["Item", "Qty"], ["Room 101", "2"], ["Room 102", "3"],
+                        ["Room 4", "4"]])

@@ -406,12 +406,17 @@ class Indexer:
         # name over its rows ("Police") named in each; a label's first line alone joined to
         # the next; a label over the columns left of the figures one cell; 51 — a ruled
         # table of sections, each under a header of its own, read section by section; a
-        # label ending in a colon keeps its value, not the column's name
+        # label ending in a colon keeps its value, not the column's name; 52 — a
+        # column of figures that the finder by alignment cut in two joined again, the
+        # names above a run of figures placed over the figures they stand over, a ruled
+        # table whose cells hold a label and its amount read by alignment with the lines
+        # above it, a name over a column of currency signs the figures', one period
+        # over every column named to each
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 51}
+                "readers": 52}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -2088,24 +2088,152 @@ def _figure_cell(cell: str) -> bool:
     return cell in _NIL or bool(_FIGURE.fullmatch(cell.replace("(cid:3)", "−")))
 
 
-def whole_words(table: Any, words: list[dict[str, Any]]) -> list[list[str]]:
+def whole_words(table: Any, words: list[dict[str, Any]], above: float | None = None
+                ) -> list[list[str]]:
     """The cells of a table found by alignment, each made of the whole words whose middle
     lies in it. The finder's columns start where most of a column's words start, so a word
     set further out (a centred "Boiling Points", "Noble gases") would lose the letters
     outside; here the outer columns take every word that reaches into the table."""
-    x0, _, x1, _ = table.bbox
+    x0, y0, x1, _ = table.bbox
     edges = [c.bbox[0] for c in table.columns[1:]]
     out: list[list[str]] = []
-    for row in table.rows:
-        _, top, _, bottom = row.bbox
-        cells: list[list[str]] = [[] for _ in table.columns]
+    rights: list[list[float | None]] = []  # each cell's right edge
+    bands = [(row.bbox[1], row.bbox[3]) for row in table.rows]
+    if above is not None:  # and the lines from ``above`` down to the table, which the
+        # finder left out (its columns' names, over figures only: "2025 | 2026")
+        bands = _lines([w for w in words if w["top"] >= above and w["bottom"] <= y0
+                        and w["x1"] > x0 and w["x0"] < x1]) + bands
+    grid: list[list[list[dict[str, Any]]]] = []
+    for top, bottom in bands:
+        cells: list[list[dict[str, Any]]] = [[] for _ in table.columns]
         for w in words:
             if not top <= (w["top"] + w["bottom"]) / 2 <= bottom or w["x1"] <= x0 or \
                     w["x0"] >= x1:
                 continue
-            cells[bisect.bisect_right(edges, (w["x0"] + w["x1"]) / 2)].append(w["text"])
-        out.append([" ".join(c) for c in cells])
+            cells[bisect.bisect_right(edges, (w["x0"] + w["x1"]) / 2)].append(w)
+        grid.append(cells)
+    _names_placed(grid)
+    for cells in grid:
+        out.append([" ".join(w["text"] for w in c) for c in cells])
+        rights.append([max(w["x1"] for w in c) if c else None for c in cells])
+    return _split_columns_joined(out, rights)
+
+
+NAME_LINES = 3  # lines of columns' names above a run of figures, placed by the figures
+WORD_GAP = 4.0  # points: words this close on a line are one name
+
+
+def _names_placed(grid: list[list[list[dict[str, Any]]]]) -> None:
+    """The words of the lines just above each run of figures (at most :data:`NAME_LINES`)
+    moved to the column whose figures they stand over: the finder's columns start where
+    most of a column's words start, so a name centred or set right over its figures
+    ("Prijs per stuk" over "€ 399,00") may fall into the column beside it. A word over
+    the figures of no column goes with the name it is part of (the word beside it,
+    :data:`WORD_GAP`), to its right first ("Prijs" of "Prijs incl. BTW")."""
+    def figure_words(cell: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = [w for w in cell if w["text"] not in _CURRENCY_SIGN]
+        text = " ".join(w["text"] for w in kept)
+        return kept if kept and _figure_cell(text) and not _YEAR_CELL.fullmatch(text) else []
+
+    def figured(cells: list[list[dict[str, Any]]]) -> bool:
+        return sum(1 for c in cells if figure_words(c)) >= 3
+
+    k = 0
+    while k < len(grid):
+        if not figured(grid[k]):
+            k += 1
+            continue
+        end = k
+        while end < len(grid) and figured(grid[end]):
+            end += 1
+        spans: dict[int, tuple[float, float]] = {}
+        for cells in grid[k:end]:
+            for j, c in enumerate(cells):
+                if j and (fw := figure_words(c)):
+                    a, b = min(w["x0"] for w in fw), max(w["x1"] for w in fw)
+                    spans[j] = (min(a, spans[j][0]), max(b, spans[j][1])) if j in spans \
+                        else (a, b)
+        heads = [h for h in range(k - 1, -1, -1) if any(grid[h])][:NAME_LINES]
+        if any(figured(grid[h]) for h in heads):
+            heads = heads[:next(i for i, h in enumerate(heads) if figured(grid[h]))]
+        for h in heads:
+            _placed(grid[h], spans)
+        k = end
+
+
+def _placed(cells: list[list[dict[str, Any]]], spans: dict[int, tuple[float, float]]) -> None:
+    """A line's words (:func:`_names_placed`) moved to the columns they stand over."""
+    line = sorted(((w, j) for j, c in enumerate(cells) for w in c), key=lambda x: x[0]["x0"])
+    if not line or len(line) > 4 * max(len(spans), 1):
+        return  # a sentence, not names
+    place: list[int | None] = []
+    for w, _ in line:
+        over = {j: min(w["x1"], b) - max(w["x0"], a) for j, (a, b) in spans.items()}
+        best = max(over, key=lambda j: over[j], default=None)
+        place.append(best if best is not None and over[best] > 0 else None)
+    for i in range(len(line) - 2, -1, -1):  # a word over no figures: its name's column
+        if place[i] is None and place[i + 1] is not None and \
+                line[i + 1][0]["x0"] - line[i][0]["x1"] <= WORD_GAP:
+            place[i] = place[i + 1]
+    for i in range(1, len(line)):
+        if place[i] is None and place[i - 1] is not None and \
+                line[i][0]["x0"] - line[i - 1][0]["x1"] <= WORD_GAP:
+            place[i] = place[i - 1]
+    if all(p is None or p == j for p, (_, j) in zip(place, line, strict=True)):
+        return
+    for c in cells:
+        c.clear()
+    for p, (w, j) in zip(place, line, strict=True):
+        cells[j if p is None else p].append(w)
+
+
+# points: figures whose right edges lie this close stand in one column (a negative
+# amount's ")" stands past the digits its column's other figures end at)
+SAME_EDGE = 4.0
+LINE_GAP = 2.0  # points: words whose tops lie this close stand on one line
+
+
+def _lines(words: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """The top and bottom of each line the words stand on, top first."""
+    out: list[tuple[float, float]] = []
+    for w in sorted(words, key=lambda w: w["top"]):
+        if out and w["top"] - out[-1][0] <= LINE_GAP:
+            out[-1] = (out[-1][0], max(out[-1][1], w["bottom"]))
+        else:
+            out.append((w["top"], w["bottom"]))
     return out
+
+
+def _split_columns_joined(rows: list[list[str]], rights: list[list[float | None]]
+                          ) -> list[list[str]]:
+    """An aligned table's column that the finder cut in two, joined again: a column of
+    right-aligned figures whose wide ones ("(19,827)") start left of where its narrow ones
+    ("-") do falls into two columns that never both hold a figure in one row; their
+    figures end at the same edge. (A ledger's Debit and Credit also never share a row,
+    but their figures end a column apart.)"""
+    if not rows:
+        return rows
+    body = [k for k, r in enumerate(rows) if sum(  # rows of figures, not the header's
+        1 for c in r if _FIGURE.fullmatch(c) and not _YEAR_CELL.fullmatch(c)) >= 3]
+    j = 0
+    while j + 1 < len(rows[0]):
+        ends: list[list[float]] = [[], []]
+        for r, e in ((rows[k], rights[k]) for k in body):
+            a, b = (_LONE_SIGN.sub(" ", c).strip() for c in r[j:j + 2])
+            if a and b and (_figure_cell(a) or _figure_cell(b)):
+                break  # two figures (or a figure and a name) side by side
+            for k, cell in enumerate((a, b)):
+                if cell and _figure_cell(cell) and (edge := e[j + k]) is not None:
+                    ends[k].append(edge)
+        else:
+            if ends[0] and ends[1] and max(ends[0] + ends[1]) - min(
+                    ends[0] + ends[1]) <= SAME_EDGE:
+                for r, e in zip(rows, rights, strict=True):
+                    r[j:j + 2] = [" ".join(c for c in r[j:j + 2] if c)]
+                    e[j:j + 2] = [max((x for x in e[j:j + 2] if x is not None), default=None)]
+                continue
+        j += 1
+    return rows
 
 
 def aligned_rows(raw: Sequence[Sequence[str | None]]) -> list[list[str]]:
@@ -2186,10 +2314,22 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
 PACKED_ABOVE = 70  # points above a packed table searched for its columns' names
 
 
+_AMOUNT_MARK = re.compile(r"[$€£¥(]|\d,\d{3}|\d\.\d")
+
+
 def _packed(rows: list[list[str]]) -> bool:
-    """Whether most rows of a ruled table pack two or more figures into one cell."""
+    """Whether most rows of a ruled table pack two or more figures into one cell, or a
+    row's label and its figure ("Google Cloud 13,624 24,768", "Other Bets 373"): the
+    lines ruled are not its columns."""
     def packed(cell: str) -> bool:
-        return sum(1 for w in cell.split() if _FIGURE.fullmatch(w)) >= 2
+        words = cell.replace("$", " $ ").split()
+        figures = [k for k, w in enumerate(words) if _FIGURE.fullmatch(w)]
+        if len(figures) >= 2:
+            return True
+        # a label and an amount ("Google Services $ 82,543"; not "Room 101")
+        return bool(figures) and figures[-1] == len(words) - 1 and bool(
+            _AMOUNT_MARK.search(" ".join(words[figures[0] - 1:]))) and any(
+            sum(ch.isalpha() for ch in w) >= 2 for w in words[:figures[0]])
     full = [r for r in rows if any(r)]
     return len(full) >= MIN_ALIGNED_ROWS and 2 * sum(
         1 for r in full if any(packed(c) for c in r)) > len(full)
@@ -2203,7 +2343,8 @@ def _realigned(page: Any, bbox: tuple[float, float, float, float]) -> list[str]:
     crop = _crop(page, (x0 - 2, top - PACKED_ABOVE, x1 + 2, bottom + 1))
     try:
         found = crop.find_tables(_BY_ALIGNMENT) if crop is not None else []
-        rows = aligned_rows(whole_words(found[0], crop.extract_words())) if found else []
+        rows = aligned_rows(whole_words(found[0], crop.extract_words(), above=top - PACKED_ABOVE)
+                            ) if found else []
     except Exception:  # a region the finder cannot read: the table as it was found
         return []
     return table_lines(rows, header=True) if rows else []
@@ -2239,11 +2380,16 @@ def _labelled_figures(rows: list[list[str]], start: int) -> tuple[list[list[str]
     if len(columns) < 2:
         return [], len(rows)
     first = columns[0]
+    while first > 1 and not any(first - 1 < len(r) and r[first - 1] for r in rows[start:]):
+        first -= 1  # a column of currency signs alone left of the figures: a name over it
+        # ("2025" centred over "$ 82,543") is the figures'
     names: list[list[str]] = []
     for r in reversed(rows[max(0, start - ALIGNED_HEADER_SEARCH):start]):
         if _captions(r):
             break  # the table's caption: its names are below it
         filled = [j for j, c in enumerate(r) if c and j >= first and c not in _CURRENCY_SIGN]
+        if len(" ".join(r[:first]).split()) > ALIGNED_NAME_WORDS:
+            break  # a sentence above the table ("The following table presents our …")
         if (len(filled) < 2 and not names) or not filled:
             continue  # a section's name, a title over the labels
         if any(c for c in r[:first]) and 2 * len(filled) <= len(columns) and not any(
@@ -2282,8 +2428,12 @@ def _labelled_figures(rows: list[list[str]], start: int) -> tuple[list[list[str]
                     phrases[-1].append(j)
                 else:
                     phrases.append([j])
-            if not 2 <= len(phrases) < len(cells):
-                phrases = []
+            if not (2 <= len(phrases) < len(cells) or (
+                    len(phrases) == 1 and len(cells) >= 2 and not _MONTH_START.match(
+                        r[cells[0]]) and sum(1 for j in cells for w in r[j].split()
+                                             if _MONTH_START.match(w)) == 1)):
+                # one period over every column ("Quarter Ended | June | 30,"), not a
+                phrases = []  # month a column ("Jan | Feb | Mar", "Relative | Jun. | Jul.")
         if not phrases:
             if 2 * len(cells) > len(columns):
                 return own
