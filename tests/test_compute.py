@@ -886,3 +886,33 @@ def test_a_first_crossing_is_of_the_comparison_it_states() -> None:
     assert [(c.column, c.op, c.value) for c in found] == [("tuition", ">", "5,000")]
     first = execute("first", "In which year did tuition first exceed 5,000?", table, e)
     assert first is not None and first.result == "2004"
+
+
+def test_a_change_between_two_dates_of_a_statement_with_a_third_of_the_same_year() -> None:
+    # a balance sheet beside a quarter's statement: "March 31, 2025" holds the question's
+    # words too ("2025" of December 31, 2025), but not its dates written whole
+    q = ("How much did total cash and cash equivalents fall between December 31, 2025 and "
+         "March 31, 2026?")
+    assert "difference" in cued(q)
+    assert "difference" in cued("How much did the mean balance change between 2000 and 2023?")
+    cols = ("March 31, 2026 Total", "March 31, 2025 Total", "December 31, 2025 Total")
+    table = Table.of([(f"{label}; " + "; ".join(f"{c}: {v}" for c, v in zip(
+        cols, vals, strict=True)), None) for label, *vals in (
+        ("Cash and cash equivalents", "588,077", "610,000", "945,590"),
+        ("Accounts receivable, net", "1,376,926", "1,200,000", "1,245,062"))])
+    fell = execute("difference", q, table, embed().embed)
+    assert fell is not None and fell.result == "357,513", fell
+    assert {c.column for _, c in fell.cells} == {cols[0], cols[2]}
+
+
+def test_a_row_named_in_the_possessive() -> None:
+    from ragctl.ask.compute import Table, conditions
+
+    t = Table.of([(f"Model: {m}; GPQA: {g}", None) for m, g in (
+        ("o3-high", "83.4"), ("gpt-4o-2024-11-20", "46.0"), ("o3", "82.8"))])
+    q = "How many points higher is o3-high's GPQA score than gpt-4o-2024-11-20's?"
+    assert [c.value for c in conditions(q, t)] == ["o3-high", "gpt-4o-2024-11-20"]
+    more = execute("difference", q, t, embed().embed)
+    assert more is not None and more.result == "37.4"
+    # a plural is no possessive: "o3s" names no row
+    assert conditions("What did the o3s score on GPQA?", t) == []

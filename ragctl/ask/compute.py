@@ -265,10 +265,15 @@ def _word_keys(text: str) -> set[str]:
 _FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
 
 
+_POSSESSIVE = re.compile(r"\S*\w['’]s\b")
+
+
 def conditions(question: str, table: Table) -> list[Condition]:
     """The cells the question names, as conditions on their column, in the question's
     order: a cell whose words are all in the question, in order ("crettyard", "Los
     Angeles"); where two overlap, the longer ("Oslo Sailing Club", not "Oslo")."""
+    # "o3-high's GPQA score" names o3-high (its words run together: "o3highs")
+    owners = {"".join(_words(m.group())) for m in _POSSESSIVE.finditer(question)}
     # the question's form is none of its cells ("how many": not a town called Many)
     q = " " + _FORM.sub(lambda m: " " * len(m.group()), " ".join(_words(question))) + " "
     found: dict[str, tuple[int, int, Condition]] = {}
@@ -296,6 +301,8 @@ def conditions(question: str, table: Table) -> list[Condition]:
             at = q.find(f" {key} ")
             if at >= 0:
                 found[key] = (at, at + len(key) + 1, Condition(c.column, c.value))
+            elif f"{words[-1]}s" in owners and (at := q.find(f" {key}s ")) >= 0:
+                found[key] = (at, at + len(key) + 2, Condition(c.column, c.value))
             elif (span := _any_order(words, q)) is not None:
                 found[key] = (*span, Condition(c.column, c.value))
     named = {cond.column for _, _, cond in found.values()}
@@ -1180,6 +1187,19 @@ def _written_in(header: str, question: str) -> bool:
                                      question.lower()) is not None
 
 
+_DAY_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
+                       r"\d{1,2},?\s+(?:19|20)\d\d\b", re.I)
+
+
+def _dated(columns: list[str], question: str) -> list[str]:
+    """Of more than two columns, those whose headers' dates the question writes whole,
+    when two or more do ("between December 31, 2025 and March 31, 2026" of a statement
+    with "March 31, 2025" too, whose words it also holds); else all of them."""
+    dated = [c for c in columns if (days := _DAY_DATE.findall(c)) and all(
+        _written_in(d, question) for d in days)]
+    return dated if len(dated) >= 2 else columns
+
+
 def _across(op: str, question: str, table: Table) -> Computed | None:
     """The larger less the smaller of two cells of one row: the row the question names
     by its label, the columns it names by their headers ("licensing fees … from 2020 to
@@ -1217,7 +1237,7 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
     columns = [c for c in numeric if any(words and words <= asked for words in forms[c])]
     if len(columns) > 2:  # "from Q4 FY24 to Q1 FY25" names Q1 FY24's words too, not it
         written = [c for c in columns if _written_in(c, question)]
-        columns = written if len(written) == 2 else columns
+        columns = written if len(written) == 2 else _dated(columns, question)
     if len(columns) != 2:
         # the two numeric columns the question's words name the most of, when no third
         # is named as much ("the twelve months …" of a statement with two columns of three
@@ -1230,7 +1250,7 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
         if len(columns) > 2:  # a group of columns a period ("… 2026 Combined Group", "…
             # 2026 Total"): the periods' totals, when the question names no other part
             totals = [c for c in columns if "total" in _keys(c)]
-            columns = totals if len(totals) == 2 else columns
+            columns = _dated(totals if len(totals) >= 2 else columns, question)
         if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
                                       for c in columns}) != 1:
             return None
@@ -1341,7 +1361,8 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much did revenue grow
     # from Q4 FY24 to Q1 FY25", "how much more … than …",
-    # "what was the difference between …", "the change in revenue from 2020 to 2021"
+    # "what was the difference between …", "the change in revenue from 2020 to 2021",
+    # "how much did cash fall between December 31, 2025 and March 31, 2026"
     (r"\bpercent(?:age)? (?:change|increase|decrease|growth|rise|drop|decline|fall)\b|"
      r"\bby what (?:percent|percentage)\b", "percent_change"),
     # "how many times higher is the fast mode's clock than the standard mode's": a ratio
@@ -1354,10 +1375,11 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      r"(?:[\w-]+ ){0,6}?total\b", "share"),
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
-     r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\bfrom\b.*\bto\b|"
+     r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\b"
+     r"(?:from\b.*\bto|between\b.*\band)\b|"
      r"\bhow much (?:did|does|has|have|had)\b.*\b(?:grow|grown|increase|increased|rise|risen|"
      r"fall|fallen|drop|dropped|decline|declined|decrease|decreased|change|changed|shrink|"
-     r"shrunk)\b.*\bfrom\b.*\bto\b",
+     r"shrunk)\b.*\b(?:from\b.*\bto|between\b.*\band)\b",
      "difference"),
 )
 
