@@ -190,3 +190,26 @@ def test_how_many_times_higher_is_a_ratio_of_two_stated_figures() -> None:
     fast, slow = (figures(_sentence(t, sid=i))[0] for i, t in enumerate((
         "The fast mode's clock runs at 400 kHz.", "The standard mode's clock runs at 100 kHz.")))
     assert compute("ratio", fast, slow) == 4 and compute("ratio", slow, fast) == 4
+
+
+def test_a_change_over_two_periods_stated_in_one_sentence() -> None:
+    what = asked("By how many dollars did Cayuga's Watchers' fundraising increase from FY "
+                 "2018 to FY 2019?")
+    assert what is not None and what.operation == "difference" and what.money
+    assert what.a == {"2018"} and what.b == {"2019"}
+    path = "cayugas-watchers-annual-report.pdf"
+    raised = _sentence("In fiscal 2019 we raised a record breaking total of $96,419, a 6.3% "
+                       "increase from the $90,666 that was raising during FY 2018.", path=path)
+    spent = _sentence("Cayuga's Watchers' expenses for FY 2019 totaled to $52,702, a 22% "
+                      "decrease from FY 2018.", sid=2, path=path)
+    others = [_sentence(t, sid=i, path=path) for i, t in enumerate((
+        "Cayuga's Watchers ended the year with approximately $84,000 of cash on hand.",
+        "Gold partners: $25,000-$49,999", "Silver partners: $10,000-$24,999"), start=3)]
+    found = figures(raised) + figures(spent) + [f for o in others for f in figures(o)]
+    # a figure's thousands comma ends no clause: "2018" is the $90,666's
+    assert "2018" in next(f for f in found if f.value == 90666).near
+    # the document's name in the question ("Cayuga's Watchers'") tells no figure apart,
+    # and two figures stated together are the two compared
+    pair = best_pair(what, found)
+    assert pair is not None and {f.value for f in pair} == {96419, 90666}
+    assert compute("difference", *pair) == 5753

@@ -71,6 +71,13 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
      r"(?P<m>.+?) (?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "percent_change"),
     (r"\b(?:change|increase|decrease|growth|rise|drop|fall|decline) in (?P<m>.+?) "
      r"(?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)", "difference"),
+    # "by how many dollars did fundraising increase from FY 2018 to FY 2019", "how much did
+    # the balance fall between 2000 and 2023": the measure's change over two periods
+    (r"\b(?:by )?how (?:much|many)(?: (?P<unit>[a-z]+))? (?:did|does|do|has|have|had) "
+     r"(?P<m>.+?) (?:grow|grown|increase|increased|rise|risen|fall|fallen|drop|dropped|"
+     r"decline|declined|decrease|decreased|change|changed|shrink|shrunk|go up|gone up|"
+     r"go down|gone down)(?: by)? (?:from|between) (?P<a>.+?) (?:to|and) (?P<b>.+)",
+     "difference"),
     # "how many days after the end of the billing period is the bill due", "how many
     # days passed between the order and the delivery": two dates apart
     (r"\bhow many (?P<unit>days|weeks) (?:after|later than|before|earlier than|from)\b"
@@ -108,7 +115,8 @@ _MONEY = re.compile(r"\b(?:cost|costs|costed|pay|paid|spend|spent|price|prices|p
                     r"expensive|costly|cheaper|charge|charged|owe|owed|fee|fees|amount|bill|"
                     r"billed|worth|earn|earned|revenue|income|sales|profit|salary|budget|"
                     r"invoice|invoiced|refund|tax|tip|total|fine|fines|penalty|deposit|rent|wage|wages|"
-                    r"balance|loan|debt|discount|subtotal)\b|[$€£¥₹]", re.I)
+                    r"balance|loan|debt|discount|subtotal|dollars?|euros?|pounds)\b|[$€£¥₹]",
+                    re.I)
 
 _FIGURE = re.compile(
     r"(?<![\w./:-])(?P<cur>(?:[$€£¥₹]|\b(?:USD|EUR|GBP|Rs\.?))\s?)?"
@@ -117,7 +125,9 @@ _FIGURE = re.compile(
     r"(?:\s?(?P<after>[$€£¥₹%]|(?:USD|EUR|GBP|CHF)\b|[a-zA-Zµ°]{1,12}\b))?")
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _DASHED = re.compile(r"(?<![\w-])([0-3]?\d)-([01]?\d)-((?:19|20)\d\d)(?![\w-])")
-_SEGMENT = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|against|compared|versus|vs\.?)\s")
+# a clause's bounds (not the comma of a figure's thousands: "$90,666 that was raised …")
+_SEGMENT = re.compile(r"(?<!\d),|,(?!\d)|[;:()]|\s(?:and|but|while|whereas|against|compared|"
+                      r"versus|vs\.?)\s")
 
 
 @dataclass(frozen=True)
@@ -416,7 +426,13 @@ def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
     weight = {k: 1.0 - n / len(found) for k, n in share.items()}
     fit_a = [_fit(what.a, f, weight) for f in found]
     fit_b = [_fit(what.b, f, weight) for f in found]
-    fit_m = [_fit(what.measure, f, weight, measure=True) for f in found]
+    # the measure's words that name every figure's document ("Cayuga's Watchers'
+    # fundraising" of cayugas-watchers-annual-report.pdf) tell none of its figures apart
+    named = set.intersection(*(set(words_keyed(f"{f.sentence.title} "
+                                               f"{Path(f.sentence.path).stem}"))
+                               for f in found))
+    measure = what.measure - named if what.measure - named else what.measure
+    fit_m = [_fit(measure, f, weight, measure=True) for f in found]
     ranked: list[tuple[float, int, int]] = []
     for i, fa in enumerate(found):
         if fit_a[i] <= fit_b[i] or fit_a[i] <= 0:
@@ -434,6 +450,8 @@ def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
                 continue  # "how much longer" of two equal figures: not these two
             same = 0.5 if fa.column and fa.column == fb.column else 0.0
             same += 0.25 * sum(word_key(f.unit) == what.unit_word for f in (fa, fb))
+            same += 0.25 if fa.sentence.id == fb.sentence.id else 0.0  # stated together
+            # ("$96,419, a 6.3% increase from the $90,666 …")
             ranked.append((fit_a[i] + fit_b[j] + 0.5 * (fit_m[i] + fit_m[j]) + same, i, j))
     if not ranked:
         return None
