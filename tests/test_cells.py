@@ -311,6 +311,15 @@ def test_a_count_is_never_a_date_cell() -> None:
     assert [c.column for _, c in scored] == ["Workers"]
     # a question that asks no type weighs every cell
     assert len(column_scores(embed, "What does the McGraw-Hill notice say?", row, "any")) == 3
+    # a column of codes counts nothing ("Region Code: 142" of "how many countries in Asia")
+    text = "Region Code: 142; Region Name: Asia; Country or Area: Japan; Population: 124"
+    coded = Row(Sentence(id=2, passage_id=1, seq=0, path="m49.html", title="", place="",
+                         start_char=0, end_char=len(text), text=text, raw=None),
+                tuple(row_cells(text)), (2,), 1.0)
+    asked = column_scores(embed, "How many countries or areas are in Asia?", coded, "number")
+    assert "Region Code" not in [c.column for _, c in asked]
+    assert "Region Code" in [c.column for _, c in column_scores(
+        embed, "What is the region code of Japan?", coded, "any")]
 
 
 def test_a_row_is_named_by_the_date_its_cell_holds() -> None:

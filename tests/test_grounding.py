@@ -271,3 +271,9 @@ def test_the_phrase_a_question_names_its_document_by() -> None:
     assert spans("What TEDs score on complex tables did OTSL reach?") == []
     assert unsourced("Are the figures in the 2022 fatal crash report final?") == \
         "Are the figures in   final?"
+    # whoever the question has say it, at its start or its end
+    assert spans("According to the National Park Service, did the monument tilt?") == [
+        "According to the National Park Service"]
+    assert spans("Did the monument tilt, according to the Park Service?") == [
+        "according to the Park Service"]
+    assert spans("What did they agree according to whom?") == []

@@ -85,6 +85,9 @@ FORM_COLUMNS: tuple[tuple[str, frozenset[str]], ...] = (
 MIN_COLUMN_SCORE = 0.35  # below it no header is near enough: the table has no such column
 # a header so named is one value among others, not an attribute ("Notes: …"), never answered
 _NOT_COLUMNS = frozenset({"", "notes", "note", "comments", "comment", "remarks", "description"})
+# a column of codes ("Region Code: 142", "Customer ID"): its numbers count or measure
+# nothing, so they answer no "how many" or "how much"
+_CODE_HEADERS = frozenset({"code", "codes", "id", "ids", "identifier"})
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,]\d+)*")
 _NUMERIC = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,.]*\s*(%|[a-z]{0,3}\)?)?$", re.I)
@@ -518,6 +521,12 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
                     if not set(_tokens(w)) or not set(_tokens(w)) <= key_words)
     options = [c for i, c in enumerate(row.cells)
                if i not in key and c.column.lower() not in _NOT_COLUMNS]
+    if expects in ("number", "money") and on("typed_answer"):
+        coded = [c for c in options if _tokens(spoken(c.column))[-1:] and
+                 _tokens(spoken(c.column))[-1].lower() in _CODE_HEADERS]
+        if coded:
+            fired("typed_answer")
+            options = [c for c in options if c not in coded]
     if not options:
         return []
     fitted = [(c, _fits(expects, c.value)) for c in options]

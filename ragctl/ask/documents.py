@@ -268,7 +268,17 @@ def source_spans(question: str) -> tuple[tuple[int, int], ...]:
             if spans and a <= spans[-1][1]:  # "the VEML6075 datasheet's timing table"
                 a = min(a, spans.pop()[0])
             spans.append((a, b))
+    # whoever the question has say it: "According to the National Park Service, did …",
+    # "…, according to its 2024 report?"
+    said = _ACCORDING.search(question)
+    if said is not None:
+        a, b = said.span("who")
+        spans = sorted([*(s for s in spans if s[1] <= a or s[0] >= b), (a, b)])
     return tuple(spans)
+
+
+_ACCORDING = re.compile(r"(?:^|,\s*)(?P<who>according to [^,?;]{2,80}?)(?=\s*(?:,|\?|$))",
+                        re.I)
 
 
 def unsourced(question: str) -> str:

@@ -213,8 +213,10 @@ RULES: tuple[Rule, ...] = (
          "the words of the phrase a question names its document by (a kind of document "
          "and the words before it back to its article: \"in the City of Melbourne bars "
          "and pubs dataset\", \"according to the NJ State Police 2022 fatal crash "
-         "report\") pick no table column, and its names need not be in the row asked "
-         "of, as the document's title and file name need not",
+         "report\"), or whoever the question has say it (\"According to the National "
+         "Park Service, …\"), pick no table column, and its names need not be in the "
+         "row asked of nor in a yes/no answer's sentences, as the document's title and "
+         "file name need not",
          examples=(
              Example("In the City of Melbourne bars and pubs dataset, what is the patron "
                      "capacity of the Waterside Hotel?", "",
@@ -222,7 +224,10 @@ RULES: tuple[Rule, ...] = (
              Example("How many pedestrians were killed in Camden County according to "
                      "the State Police 2022 fatal crash report?", "",
                      result="How many pedestrians were killed in Camden County according "
-                            "to ?")),
+                            "to ?"),
+             Example("According to the National Park Service, did the Washington "
+                     "Monument tilt?", "",
+                     result=", did the Washington Monument tilt?")),
          demo=_unsourced,
          tested_by="test_cells.py::test_the_phrase_naming_a_document_picks_no_column",
          written_for="none (general: blind questions name their source; seen on a hand "
@@ -317,7 +322,8 @@ RULES: tuple[Rule, ...] = (
          "2019\"); none can: the lookup answers. \"How many times higher\" is a ratio. "
          "\"Which X …\" of a table that names no X gets no row. Tried before the "
          "lookup, as no one cell answers them: a difference (\"by how much … from 2020 to "
-         "2021\", \"how many more\"; two rows, or two columns of one row), a percentage "
+         "2021\", \"how much did … fall between December 31, 2025 and March 31, 2026\", "
+         "\"how many more\"; two rows, or two columns of one row), a percentage "
          "change, a share of the total, the row right after or before the one named, a "
          "count with a comparison, and the row with the most or least when the question "
          "asks \"which\" or \"who\". Also the first or last row past a threshold (\"first "
@@ -544,7 +550,8 @@ RULES: tuple[Rule, ...] = (
          "a span or a cell that cannot be what the question asks for (a sum for \"when\", a "
          "date for \"how many\", a number alone for \"who\" or \"which <thing>\", a "
          "fraction for \"how many of the <things>\", a share for \"how many <things>\", "
-         "a number in a unit of another quantity, "
+         "a number in a unit of another quantity, a code's cell for \"how many\" (\"Region "
+         "Code: 142\"), "
          "neither of the two things \"A or B?\" names, a number with no unit for \"how "
          "long\", no figure standing as one for a measure named last: \"what TEDs score\", "
          "\"what credit limit\", question.MEASURE_HEADS) is never printed",

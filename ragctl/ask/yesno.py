@@ -85,7 +85,10 @@ def pair_named(question: str) -> tuple[str, str] | None:
 # this gets 24 right; the generator's likelihood of " yes" against " no" said yes to all 32
 # (16 right), and 15 calibrated against the question alone.
 YES_STATED = 0.75
-_NOT_STATED = frozenset({"both", "same", "different", "either", "neither"})
+# (nor "according" of "according to the Park Service, …", nor "because", a link a
+# sentence may make with other words: "the earthquake caused …")
+_NOT_STATED = frozenset({"both", "same", "different", "either", "neither", "according",
+                         "because"})
 
 
 def _asked(question: str, leave_out: Iterable[str] = ()) -> list[str]:
