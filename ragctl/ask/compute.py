@@ -272,8 +272,11 @@ def conditions(question: str, table: Table) -> list[Condition]:
     """The cells the question names, as conditions on their column, in the question's
     order: a cell whose words are all in the question, in order ("crettyard", "Los
     Angeles"); where two overlap, the longer ("Oslo Sailing Club", not "Oslo")."""
-    # "o3-high's GPQA score" names o3-high (its words run together: "o3highs")
-    owners = {"".join(_words(m.group())) for m in _POSSESSIVE.finditer(question)}
+    # "o3-high's GPQA score" names o3-high (its words run together: "o3highs"); not the
+    # document's owner ("the Hage PTA's deposits" of hage-pta-financials.pdf)
+    document = _document_words(table)
+    owners = {"".join(_words(m.group())) for m in _POSSESSIVE.finditer(question)
+              if not _keys(re.sub(r"['’]s$", "", m.group())) <= document}
     # the question's form is none of its cells ("how many": not a town called Many)
     q = " " + _FORM.sub(lambda m: " " * len(m.group()), " ".join(_words(question))) + " "
     found: dict[str, tuple[int, int, Condition]] = {}
@@ -1251,6 +1254,13 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
             # 2026 Total"): the periods' totals, when the question names no other part
             totals = [c for c in columns if "total" in _keys(c)]
             columns = _dated(totals if len(totals) >= 2 else columns, question)
+        if len(columns) > 2:  # a statement read with another of other dates (a balance
+            # sheet's "December 31, 2025" beside a quarter's "March 31, 2025"): the
+            # columns the rows the question names fill
+            labelled = [r for r in table.rows if r.cells and (
+                words := _keys(r.cells[0].value) - stop) and words <= asked]
+            held = [c for c in columns if any(_values(table, [r], c) for r in labelled)]
+            columns = held if len(held) >= 2 else columns
         if len(columns) == 2 and len({frozenset(_keys(_PERIOD.sub(" ", c.lower())) - stop)
                                       for c in columns}) != 1:
             return None
