@@ -612,3 +612,24 @@ def test_of_two_documents_with_the_named_row_the_one_whose_column_answers(
     a = _ask("What were Mac net sales in the three months ended September 30 2023?",
              FakeReader("7735"))
     assert a.answer_text == "7614", a.answer
+
+
+def test_a_count_of_things_comes_from_a_row_that_names_them() -> None:
+    from ragctl.ask.cells import names_counted
+    from ragctl.records import Sentence
+
+    def row(text: str, place: str = "", path: str = "release.pdf") -> Sentence:
+        return Sentence(id=1, passage_id=1, seq=0, path=path, title="", place=place,
+                        start_char=0, end_char=len(text), text=text, raw=None)
+
+    income = row("Total income from operations; Part of: Operating income (loss); Quarter "
+                 "Ended June 30, 2025: 31,271; Quarter Ended June 30, 2026: 40,770")
+    assert not names_counted("How many employees did Alphabet have?", income)
+    # named by a cell, a header, its section or its file; prose and other questions pass
+    assert names_counted("How many employees did Alphabet have?",
+                         row("Item: Number of employees; Q1: 187,103; Q2: 190,167"))
+    assert names_counted("How many members does Bergen have?",
+                         row("Club: Bergen; Total: 412", place="Members by club"))
+    assert names_counted("How many employees did Alphabet have?",
+                         row("Alphabet had 190,167 employees."))
+    assert names_counted("What was the income?", income)

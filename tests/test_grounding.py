@@ -277,3 +277,5 @@ def test_the_phrase_a_question_names_its_document_by() -> None:
     assert spans("Did the monument tilt, according to the Park Service?") == [
         "according to the Park Service"]
     assert spans("What did they agree according to whom?") == []
+    assert spans("According to Stats SA's CPI release for May 2023, what was the rate?") == [
+        "Stats SA's CPI release"]  # the document's kind ends it, not the comma

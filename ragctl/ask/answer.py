@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ragctl.ask.cells import Cell, row_cells, word_key
+from ragctl.ask.cells import Cell, names_counted, row_cells, word_key
 from ragctl.ask.documents import (
     _SUM,
     document_name,
@@ -39,6 +39,7 @@ from ragctl.ask.documents import (
 from ragctl.ask.question import (
     _PRICE_QUESTION,
     QuestionType,
+    main_clause,
 )
 from ragctl.ask.rules import (
     DEFAULT_ANSWERABILITY,
@@ -437,7 +438,9 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
             feats["fits"] = float(fits(qtype.expects, text, qtype.measure,
-                                       sentence.text[a + len(text):], qtype.dimension))
+                                       sentence.text[a + len(text):], qtype.dimension) and (
+                qtype.measure != "things" or not on("typed_answer")
+                or names_counted(main_clause(question), sentence)))
             feats["header_line"] = header_line(question, sentence.text)
             feats["echo"] = echo(question, text)
             rank = logistic(feats, ranking)

@@ -912,6 +912,21 @@ def measure_named(stages: LoadedStages, question: str, choice: CellChoice) -> bo
         s.path, [f"%{w[:5]}%" for w in asked], limit=1))
 
 
+_THINGS = re.compile(r"how many (?P<noun>[a-z][a-z-]*)", re.I)
+
+
+def names_counted(question: str, sentence: Sentence) -> bool:
+    """Whether a table row can answer "how many <things>": it names them (the word's
+    first five letters) in a cell or a header, or its section, title or file name does
+    ("how many employees" is no row "Total income from operations"). Prose, and other
+    questions, always can."""
+    m = _THINGS.match(" ".join(question.split()))
+    if m is None or not row_cells(sentence.text):
+        return True
+    key = m.group("noun").lower()[:5]
+    return key in f"{sentence.text} {sentence.place} {sentence.title} {sentence.path}".lower()
+
+
 # words of a question that ask, not name what is asked
 _QUESTION_WORDS = frozenset({"many", "much", "what", "which", "when", "where", "who", "how",
                              "was", "were", "value", "number", "amount"})

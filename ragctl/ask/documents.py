@@ -273,7 +273,9 @@ def source_spans(question: str) -> tuple[tuple[int, int], ...]:
     said = _ACCORDING.search(question)
     if said is not None:
         a, b = said.span("who")
-        spans = sorted([*(s for s in spans if s[1] <= a or s[0] >= b), (a, b)])
+        if not any(a < y and x < b for x, y in spans):  # ("according to Stats SA's May
+            # 2023 CPI release for May 2023": the document's kind ends it)
+            spans = sorted([*spans, (a, b)])
     return tuple(spans)
 
 

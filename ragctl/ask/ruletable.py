@@ -551,7 +551,8 @@ RULES: tuple[Rule, ...] = (
          "date for \"how many\", a number alone for \"who\" or \"which <thing>\", a "
          "fraction for \"how many of the <things>\", a share for \"how many <things>\", "
          "a number in a unit of another quantity, a code's cell for \"how many\" (\"Region "
-         "Code: 142\"), "
+         "Code: 142\"), a table row's number for \"how many <things>\" when neither the "
+         "row nor its section or file names them, "
          "neither of the two things \"A or B?\" names, a number with no unit for \"how "
          "long\", no figure standing as one for a measure named last: \"what TEDs score\", "
          "\"what credit limit\", question.MEASURE_HEADS) is never printed",
