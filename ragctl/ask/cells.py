@@ -522,8 +522,7 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     options = [c for i, c in enumerate(row.cells)
                if i not in key and c.column.lower() not in _NOT_COLUMNS]
     if expects in ("number", "money") and on("typed_answer"):
-        coded = [c for c in options if _tokens(spoken(c.column))[-1:] and
-                 _tokens(spoken(c.column))[-1].lower() in _CODE_HEADERS]
+        coded = [c for c in options if _coded(c.column)]
         if coded:
             fired("typed_answer")
             options = [c for c in options if c not in coded]
@@ -546,6 +545,12 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
         out.append((score, c))
     out.sort(key=lambda x: -x[0])
     return out
+
+
+def _coded(header: str) -> bool:
+    """Whether a header names a column of codes (:data:`_CODE_HEADERS`, its last word)."""
+    words = _tokens(spoken(header))
+    return bool(words) and words[-1].lower() in _CODE_HEADERS
 
 
 def form_weight(question: str, header: str) -> float:
@@ -917,7 +922,7 @@ _THINGS = re.compile(r"how many (?P<noun>[a-z][a-z-]*)", re.I)
 
 def names_counted(question: str, sentence: Sentence) -> bool:
     """Whether a table row can answer "how many <things>": it names them (the word's
-    first five letters) in a cell or a header, or its section, title or file name does
+    first five letters) in a cell or a header, or its section, title or path does
     ("how many employees" is no row "Total income from operations"). Prose, and other
     questions, always can."""
     m = _THINGS.match(" ".join(question.split()))

@@ -2318,9 +2318,9 @@ _AMOUNT_MARK = re.compile(r"[$€£¥(]|\d,\d{3}|\d\.\d")
 
 
 def _packed(rows: list[list[str]]) -> bool:
-    """Whether most rows of a ruled table pack two or more figures into one cell, or a
-    row's label and its figure ("Google Cloud 13,624 24,768", "Other Bets 373"): the
-    lines ruled are not its columns."""
+    """Whether most rows of a ruled table pack two or more figures into one cell ("Google
+    Cloud 13,624 24,768"), or a row's label and its amount ("Google Services $ 82,543"):
+    the lines ruled are not its columns."""
     def packed(cell: str) -> bool:
         words = cell.replace("$", " $ ").split()
         figures = [k for k, w in enumerate(words) if _FIGURE.fullmatch(w)]
