@@ -410,6 +410,10 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
     whole = {c.sentences[0][2].passage_id: c.text for c in contexts
              if c.sentences and len({s.passage_id for _, _, s in c.sentences}) == 1}
     whole.update(passages or {})
+    # "how many <things>" of a table row that names none of them (``typed_answer``)
+    things = qtype.measure == "things" and on("typed_answer")
+    clause = main_clause(question) if things else ""
+    counted: dict[int, bool] = {}
     names: dict[int, float] = {}
     overlaps: dict[int, float] = {}
     for cands in reader.read(question, [c.text for c in contexts]):
@@ -437,10 +441,11 @@ def choose(reader: Reader, question: str, qtype: QuestionType, contexts: Sequenc
                                 overlaps[id(sentence)], *lacks[cand.context], names[pid],
                                 ruled_out(qtype.expects, text, sentence.text[a + len(text):],
                                           sentence.text))
+            if things and id(sentence) not in counted:
+                counted[id(sentence)] = names_counted(clause, sentence)
             feats["fits"] = float(fits(qtype.expects, text, qtype.measure,
                                        sentence.text[a + len(text):], qtype.dimension) and (
-                qtype.measure != "things" or not on("typed_answer")
-                or names_counted(main_clause(question), sentence)))
+                not things or counted[id(sentence)]))
             feats["header_line"] = header_line(question, sentence.text)
             feats["echo"] = echo(question, text)
             rank = logistic(feats, ranking)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragctl.ask.documents import _YEAR, document_name, question_names, unsourced
+from ragctl.ask.question import counted_noun
 from ragctl.ask.rules import answer_types, fits
 from ragctl.ask.switches import fired, on
 from ragctl.records import AnswerSentence, Citation, Sentence
@@ -917,18 +918,15 @@ def measure_named(stages: LoadedStages, question: str, choice: CellChoice) -> bo
         s.path, [f"%{w[:5]}%" for w in asked], limit=1))
 
 
-_THINGS = re.compile(r"how many (?P<noun>[a-z][a-z-]*)", re.I)
-
-
 def names_counted(question: str, sentence: Sentence) -> bool:
     """Whether a table row can answer "how many <things>": it names them (the word's
     first five letters) in a cell or a header, or its section, title or path does
     ("how many employees" is no row "Total income from operations"). Prose, and other
     questions, always can."""
-    m = _THINGS.match(" ".join(question.split()))
-    if m is None or not row_cells(sentence.text):
+    noun = counted_noun(" ".join(question.split()).lower())
+    if noun is None or not row_cells(sentence.text):
         return True
-    key = m.group("noun").lower()[:5]
+    key = noun[:5]
     return key in f"{sentence.text} {sentence.place} {sentence.title} {sentence.path}".lower()
 
 

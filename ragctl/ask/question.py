@@ -189,8 +189,8 @@ def _factoid_type(q: str) -> QuestionType:
         return QuestionType("factoid", "number", HOW_MEASURES.get(how.group("adj"), "extent"))
     if counted(low):
         return QuestionType("factoid", "number", "count")
-    things = re.match(r"^how many (?P<noun>[a-z][a-z-]*)", low)
-    if things is not None and not is_unit(things.group("noun")) and "percent" not in low:
+    noun = counted_noun(low)
+    if noun is not None and not is_unit(noun) and "percent" not in low:
         return QuestionType("factoid", "number", "things")
     if re.match(r"^(how (many|much|big|large)|what (is|was) the "
                 r"(number|amount|total|price|cost|percentage|population))\b", low):
@@ -207,6 +207,16 @@ def _factoid_type(q: str) -> QuestionType:
 _NOT_COUNTED = re.compile(rf"(?:{UNIT_WORDS}|times|fold|million|billion|thousand|hundred|"
                           r"lakh|crore|dozen|more|fewer|less|per|points?|basis|percentage|"
                           r"decimal|digits?|significant|a|an|the|of)", re.I)
+
+
+_THINGS = re.compile(r"^how many (?P<noun>[a-z][a-z-]*)")
+
+
+def counted_noun(low: str) -> str | None:
+    """The word after "how many" that opens a question in lower case ("employees"), or
+    None."""
+    m = _THINGS.match(low)
+    return m.group("noun") if m is not None else None
 
 
 def is_unit(word: str) -> bool:

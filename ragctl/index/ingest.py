@@ -2101,8 +2101,10 @@ def whole_words(table: Any, words: list[dict[str, Any]], above: float | None = N
     bands = [(row.bbox[1], row.bbox[3]) for row in table.rows]
     if above is not None:  # and the lines from ``above`` down to the table, which the
         # finder left out (its columns' names, over figures only: "2025 | 2026")
-        bands = _lines([w for w in words if w["top"] >= above and w["bottom"] <= y0
-                        and w["x1"] > x0 and w["x0"] < x1]) + bands
+        near = sorted((w for w in words if w["top"] >= above and w["bottom"] <= y0
+                       and w["x1"] > x0 and w["x0"] < x1), key=lambda w: w["top"])
+        bands = [(line[0]["top"], max(w["bottom"] for w in line))
+                 for line in _word_lines(near, LINE_GAP)] + bands
     grid: list[list[list[dict[str, Any]]]] = []
     for top, bottom in bands:
         cells: list[list[dict[str, Any]]] = [[] for _ in table.columns]
@@ -2191,17 +2193,6 @@ def _placed(cells: list[list[dict[str, Any]]], spans: dict[int, tuple[float, flo
 # amount's ")" stands past the digits its column's other figures end at)
 SAME_EDGE = 4.0
 LINE_GAP = 2.0  # points: words whose tops lie this close stand on one line
-
-
-def _lines(words: list[dict[str, Any]]) -> list[tuple[float, float]]:
-    """The top and bottom of each line the words stand on, top first."""
-    out: list[tuple[float, float]] = []
-    for w in sorted(words, key=lambda w: w["top"]):
-        if out and w["top"] - out[-1][0] <= LINE_GAP:
-            out[-1] = (out[-1][0], max(out[-1][1], w["bottom"]))
-        else:
-            out.append((w["top"], w["bottom"]))
-    return out
 
 
 def _split_columns_joined(rows: list[list[str]], rights: list[list[float | None]]
