@@ -58,7 +58,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True, help="each set's home: OUT/<set>/HOME")
     ap.add_argument("--home", default="home")
-    ap.add_argument("--rule", required=True, help="a rule's name, or none")
+    ap.add_argument("--rule", required=True,
+                    help="a rule's name, several joined by commas (each turned off alone), or none")
     ap.add_argument("--sets", nargs="*", choices=list(SETS))
     ap.add_argument("--split", choices=("dev",), default="dev")
     ap.add_argument("--all", action="store_true", help="every question of the sets")
@@ -71,6 +72,7 @@ def main() -> None:
     from ragctl.config import load_settings
     from ragctl.store.collection import Collection
 
+    rules = [r for r in args.rule.split(",") if r and r != "none"]
     rows: list[dict[str, Any]] = []
     for name in args.sets or SETS:
         if split_of(name) != args.split:
@@ -85,19 +87,19 @@ def main() -> None:
             base = AskOptions.from_settings(settings)
             for n, q in questions:
                 on, text, fired = _ask(pipe, replace(base), q)
-                row = {"set": name, "n": n, "question": q["q"], "on": on, "answer": text,
-                       "fired": args.rule in fired, "off": on}
-                if row["fired"]:
-                    row["off"], row["answer_off"], _ = _ask(
-                        pipe, replace(base, rules_off=frozenset({args.rule})), q)
+                row: dict[str, Any] = {"set": name, "n": n, "question": q["q"], "on": on,
+                                       "answer": text, "fired": [r for r in rules if r in fired]}
+                for rule in row["fired"]:
+                    row[f"off {rule}"], row[f"answer off {rule}"], _ = _ask(
+                        pipe, replace(base, rules_off=frozenset({rule})), q)
                 rows.append(row)
     right_on = sum(r["on"] == "right" for r in rows)
-    right_off = sum(r["off"] == "right" for r in rows)
-    print_table(f"rule {args.rule} on {len(rows)} dev questions", [
-        ("fired", str(sum(r["fired"] for r in rows)), ""),
-        ("right or rightly refused, off → on", f"{right_off} → {right_on}", ""),
-        ("gained / lost", f"{sum(r['on'] == 'right' != r['off'] for r in rows)} / "
-                          f"{sum(r['off'] == 'right' != r['on'] for r in rows)}", "")])
+    print_table(f"{len(rows)} dev questions, right or rightly refused: {right_on}", [
+        (rule, f"fired {sum(rule in r['fired'] for r in rows)}",
+         f"off → on {sum(r.get(f'off {rule}', r['on']) == 'right' for r in rows)} → {right_on}; "
+         f"gained {sum(r['on'] == 'right' != r.get(f'off {rule}', r['on']) for r in rows)}, "
+         f"lost {sum(r.get(f'off {rule}', r['on']) == 'right' != r['on'] for r in rows)}")
+        for rule in rules] or [("answered", str(len(rows)), "")])
     path = save(f"rule-gain-{args.name}", {"rule": args.rule, "home": args.home,
                                             "questions": rows})
     print(f"wrote {path}")

@@ -51,7 +51,9 @@ class Rule:
     # the seven dev sets of bench/benchmark.py (2026-11-26, at 7ec31a0), squad-dev (400 of
     # the SQuAD dev split), test (the realdocs test split, totals; 2026-11-25) and
     # wtq-dev (300 questions of WikiTableQuestions' random-split-1-dev, bench/wtq.py
-    # --rules-off; 2026-11-27); empty: it fired on none of them
+    # --rules-off; 2026-11-27); "set sNN": a later session's measure, where the rule
+    # had changed ("all dev s47": every dev question, bench/rule_gain.py --all, one
+    # process, bench/results/rule-gain-s47-three.json); empty: it fired on none of them
     measured: dict[str, int] = field(default_factory=dict)
 
 
@@ -238,7 +240,10 @@ RULES: tuple[Rule, ...] = (
          measured={'doctables-dev': 1, 'pdfreports-dev': 1, 'computedocs-dev': 3,
                    'fresh-dev': 1, 'realdocs-dev': 0, 'tables-dev': 0, 'policies-dev': 0,
                    'receipts-dev': 0, 'sheets-dev': 0, 'forms-dev': 0, 'pdftables-dev': 0,
-                   'reportcalc-dev': 0, 'reports-dev': 0, 'mail-notes-dev': 0}),
+                   'reportcalc-dev': 0, 'reports-dev': 0, 'mail-notes-dev': 0,
+                   # at 6ed735b (home-i), with the "According to X," phrase
+                   'doctables-dev s47': 1, 'pdfreports-dev s47': 1, 'computedocs-dev s47': 3,
+                   'fresh-dev s47': 1, 'all dev s47': 6}),
     Rule("header_prefix", "route",
          "a table header's short word (2 to 4 letters) that a word of the question starts "
          "with and goes on past by 3 letters or more is that word, as the question writes "
@@ -347,7 +352,13 @@ RULES: tuple[Rule, ...] = (
                    # at a1d3bfe (home-s43y): statements read from PDFs (periods, sections,
                    # groups), the sum of a named group before the lookup, two periods' rows;
                    # written for pdfreports-dev's and reportcalc-dev's statements
-                   'pdfreports-dev s43': 9, 'reportcalc-dev s43': 3}),
+                   'pdfreports-dev s43': 9, 'reportcalc-dev s43': 3,
+                   # at 6ed735b (home-i): with "between … and" and the verb forms of a
+                   # change; the reportcalc-dev and computedocs-dev gains include the
+                   # questions those were written for
+                   'sheets-dev s47': 7, 'doctables-dev s47': 9, 'forms-dev s47': 2,
+                   'pdfreports-dev s47': 9, 'computedocs-dev s47': 17, 'fresh-dev s47': 3,
+                   'reportcalc-dev s47': 5, 'pdftables-dev s47': 1, 'all dev s47': 53}),
     Rule("table_yes_no", "route",
          "a yes/no question over a table answered from its cells: two things it names "
          "compared on the column it asks of (\"more births in 2014 than in 2013\"), or the "
@@ -585,7 +596,11 @@ RULES: tuple[Rule, ...] = (
                    # at 1cf58f3 (home-s42f), with the measures named last (MEASURE_HEADS)
                    'forms-dev s42': 1, 'receipts-dev s42': 1, 'computedocs-dev s42': 0,
                    'fresh-dev s42': 0, 'pdfreports-dev s42': 1, 'doctables-dev s42': 2,
-                   'sheets-dev s42': 0}),
+                   'sheets-dev s42': 0,
+                   # at 6ed735b (home-i), with code columns and counts of named things
+                   'policies-dev s47': 2, 'receipts-dev s47': 1, 'mail-notes-dev s47': 4,
+                   'reports-dev s47': 2, 'doctables-dev s47': 3, 'forms-dev s47': 1,
+                   'all dev s47': 13}),
     Rule("unsaid_words", "veto",
          "a yes/no question whose words the best sentences and their documents' names "
          "leave unsaid (more than half of them, or only common words: \"Did it rain during "
