@@ -903,6 +903,10 @@ def test_a_change_between_two_dates_of_a_statement_with_a_third_of_the_same_year
     fell = execute("difference", q, table, embed().embed)
     assert fell is not None and fell.result == "357,513", fell
     assert {c.column for _, c in fell.cells} == {cols[0], cols[2]}
+    # the same dates written day first
+    q = q.replace("December 31, 2025", "31 December 2025").replace("March 31,", "31 March")
+    fell = execute("difference", q, table, embed().embed)
+    assert fell is not None and fell.result == "357,513", fell
 
 
 def test_a_row_named_in_the_possessive() -> None:

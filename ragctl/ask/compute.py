@@ -1190,16 +1190,17 @@ def _written_in(header: str, question: str) -> bool:
                                      question.lower()) is not None
 
 
-_DAY_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
-                       r"\d{1,2},?\s+(?:19|20)\d\d\b", re.I)
+def _days(text: str) -> list[CalendarDate]:
+    return [d for d, _, _ in dated_spans(text) if d[2] is not None]
 
 
 def _dated(columns: list[str], question: str) -> list[str]:
-    """Of more than two columns, those whose headers' dates the question writes whole,
-    when two or more do ("between December 31, 2025 and March 31, 2026" of a statement
-    with "March 31, 2025" too, whose words it also holds); else all of them."""
-    dated = [c for c in columns if (days := _DAY_DATE.findall(c)) and all(
-        _written_in(d, question) for d in days)]
+    """Of more than two columns, those whose headers' dates, to the day, the question
+    names too, however written, when two or more do ("between 31 December 2025 and March
+    31, 2026" of a statement with "March 31, 2025" too, whose words it also holds); else
+    all of them."""
+    asked = _days(question)
+    dated = [c for c in columns if (days := _days(c)) and all(d in asked for d in days)]
     return dated if len(dated) >= 2 else columns
 
 
