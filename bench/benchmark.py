@@ -60,6 +60,7 @@ SETS: dict[str, str] = {
     "fresh-dev": "blind/fresh-dev.json",
     "reportcalc-dev": "blind/reportcalc-dev.json",
     "pdftables-dev": "blind/pdftables-dev.json",
+    "statements-dev": "blind/statements-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
