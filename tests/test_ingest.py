@@ -1156,6 +1156,58 @@ def test_periods_written_over_pairs_of_columns_and_figures_packed_in_ruled_cells
     assert not _packed([["Revenues", "96,428"], ["Cost", "39,039"], ["R&D", "13,808"]])
 
 
+def test_changes_signed_apart_and_labels_outside_the_rules() -> None:
+    # a weekly release: each change's sign set apart from its figure, a column's name
+    # over the signs ("Feb" of "Feb 25, 2026"), the rules drawn between the figures'
+    # columns alone, the rows' labels left of them
+    from ragctl.index.ingest import _beside, _goes_on, _unlabelled, aligned_rows
+
+    raw = [["", "", "Week ended", "", "Change", "from week", "ended", "Wednesday"],
+           ["Federal Reserve Banks", "", "Mar 4, 2026", "Feb", "25, 2026", "Mar", "5, 2025",
+            "Mar 4, 2026"],
+           ["Reserve Bank credit", "", "6,575,992", "+", "5,965", "-", "134,597", "6,580,913"],
+           ["Bills2", "", "337,199", "+", "15,893", "+", "141,856", "344,076"],
+           ["Notes and bonds,", "nominal2", "3,602,109", "", "0", "-", "17,535", "3,602,109"],
+           ["Federal agency debt", "", "2,347", "", "0", "", "0", "2,347"],
+           ["Float", "", "-525", "-", "211", "+", "9", "-886"]]
+    rows = aligned_rows(raw)
+    assert rows[0][1:] == ["Week ended Mar 4, 2026", "Change Feb 25, 2026",
+                           "from week ended Mar 5, 2025", "Wednesday Mar 4, 2026"]
+    assert rows[2] == ["Bills2", "337,199", "+15,893", "+141,856", "344,076"]
+    assert rows[3] == ["Notes and bonds, nominal2", "3,602,109", "0", "-17,535", "3,602,109"]
+    # a label wrapped over three columns, its words going on in small letters: one cell
+    wrapped = aligned_rows([
+        ["", "", "", "Week ended", "Change", "Wednesday"],
+        ["Federal", "Reserve Banks", "", "Mar 4, 2026", "Feb 25, 2026", "Mar 4, 2026"],
+        ["Currency", "in circulation12", "", "2,435,110", "+4,110", "2,438,431"],
+        ["Reverse", "repurchase", "agreements13", "325,744", "+4,404", "319,504"],
+        ["Foreign", "official and", "international accounts", "317,821", "-2,794", "318,627"],
+        ["Treasury", "cash holdings", "", "344", "-5", "278"]])
+    assert wrapped[-1] == ["Treasury cash holdings", "344", "-5", "278"]
+    assert wrapped[0][1:] == ["Week ended Mar 4, 2026", "Change Feb 25, 2026",
+                              "Wednesday Mar 4, 2026"]
+    # a label's bracket closed on the next line goes on there; an unclosed one repeated
+    # (a line drawn twice) does not
+    assert _goes_on("Net portfolio holdings of MS Facilities 2020 LLC (Main",
+                    "Street Lending Program)8")
+    assert not _goes_on("Common stock (authorized 75,000,000", "Common stock (authorized")
+    # a statement's nil cells ("-" over no figure) are no column of signs
+    assert aligned_rows([["", "2025", "2024", "2023"], ["Rent", "-", "1,200", "1,100"],
+                         ["Heat", "-", "300", "280"], ["Water", "-", "90", "85"]])[1] == [
+        "Rent", "-", "1,200", "1,100"]
+
+    def word(text: str, x0: float, top: float) -> dict[str, object]:
+        return {"text": text, "x0": x0, "x1": x0 + 6 * len(text), "top": top,
+                "bottom": top + 8}
+
+    words = [word("Bills2", 40, 100), word("337,199", 260, 100), word("344,076", 520, 100),
+             word("Gold", 40, 112), word("stock", 70, 112), word("11,041", 260, 112),
+             word("11,041", 520, 112), word("Page 2", 40, 300)]
+    assert _beside((250, 95, 500, 125), words) == (40, 95, 562, 125)
+    assert _unlabelled([["337,199", "+ 15,893"], ["11,041", "0"], ["2,347", "0"]])
+    assert not _unlabelled([["Bills", "337,199"], ["Gold stock", "11,041"], ["Notes", "1"]])
+
+
 def test_a_statement_table_of_td_cells_is_keyed_by_its_years(tmp_path: Path) -> None:
     # as filings lay them out: years spanning two cells each, "$" and ")" in cells of
     # their own, empty cells between the columns, a second row of names; and a hidden

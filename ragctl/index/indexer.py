@@ -416,7 +416,7 @@ class Indexer:
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
-                "readers": 52}
+                "readers": 53}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

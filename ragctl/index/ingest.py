@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import io
 import logging
+import math
 import os
 import re
 import stat
@@ -1044,10 +1045,14 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
 def _goes_on(line: str, following: str) -> bool:
     """Whether a label alone on its line goes on in the next row's: that one starts with a
     word in small letters ("providers" under "Internet services and electronic
-    information"), and the line is no section's name ending in a colon ("Net sales by
-    category:" over "iPhone")."""
+    information"), or the line leaves a bracket open that the next closes ("… 2020 LLC
+    (Main" over "Street Lending Program)8"); and the line is no section's name ending in a
+    colon ("Net sales by category:" over "iPhone")."""
     words = following.split()
-    return bool(words) and words[0].islower() and not line.rstrip().endswith((":", "："))
+    return bool(words) and (words[0].islower() or (line.count("(") > line.count(")") and
+                                                    following.count(")") > following.count(
+                                                        "("))) and \
+        not line.rstrip().endswith((":", "："))
 
 
 MAX_COLSPAN = 50
@@ -1800,6 +1805,13 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     # cells ("Cost of revenues 39,039 45,943"): read by alignment instead
                     tables.append((t.bbox, aligned))
                     continue
+                if _unlabelled(rows) and (wide := _beside(t.bbox, words())) != t.bbox and (
+                        aligned := _realigned(page, wide, above=2, every=True)):
+                    # ruled between its figures' columns alone, the rows' labels left of
+                    # the rules: read by alignment over its lines (its columns' names
+                    # within the rules, the page's title above them)
+                    tables.append((wide, aligned))
+                    continue
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
                 if len(rows) < 2 or width < 2 or \
@@ -2088,13 +2100,16 @@ def _figure_cell(cell: str) -> bool:
     return cell in _NIL or bool(_FIGURE.fullmatch(cell.replace("(cid:3)", "−")))
 
 
-def whole_words(table: Any, words: list[dict[str, Any]], above: float | None = None
-                ) -> list[list[str]]:
+def whole_words(table: Any, words: list[dict[str, Any]], above: float | None = None,
+                every: bool = False) -> list[list[str]]:
     """The cells of a table found by alignment, each made of the whole words whose middle
     lies in it. The finder's columns start where most of a column's words start, so a word
     set further out (a centred "Boiling Points", "Noble gases") would lose the letters
-    outside; here the outer columns take every word that reaches into the table."""
+    outside; here the outer columns take every word that reaches into the table, or with
+    ``every`` (the words of a region cut to the table) every word on its lines."""
     x0, y0, x1, _ = table.bbox
+    if every:
+        x0, x1 = -math.inf, math.inf
     edges = [c.bbox[0] for c in table.columns[1:]]
     out: list[list[str]] = []
     rights: list[list[float | None]] = []  # each cell's right edge
@@ -2238,7 +2253,7 @@ def aligned_tables(raw: Sequence[Sequence[str | None]]) -> list[list[list[str]]]
     around them (a page of two tables, each under its caption, gives one region)."""
     # a currency sign set beside a figure or a label, not a cell ("$ 288,232", "revenues $")
     rows = [[_LONE_SIGN.sub(" ", " ".join((c or "").split())).strip() for c in r] for r in raw]
-    rows = [r for r in rows if any(r)]
+    rows = _signs_folded([r for r in rows if any(r)])
     out: list[list[list[str]]] = []
     while rows:
         table, end = _aligned(rows)
@@ -2246,6 +2261,34 @@ def aligned_tables(raw: Sequence[Sequence[str | None]]) -> list[list[list[str]]]
             out.append(table)
         rows = rows[max(end, 1):] if table else []
     return out
+
+
+_SIGNS = frozenset({"+", "-", "−"})
+
+
+def _signs_folded(rows: list[list[str]]) -> list[list[str]]:
+    """A region's rows with a column of signs alone beside figures ("+ | 5,965", "- |
+    134,597": a change set apart from its figure) put to the figures on their right:
+    "+5,965"; a word over the signs goes to the figures' name ("Feb" of "Feb 25, 2026")."""
+    width = max((len(r) for r in rows), default=0)
+    signs = [j for j in range(width - 1) if len(beside := [
+        r[j] for r in rows if j + 1 < len(r) and r[j] and _FIGURE.fullmatch(r[j + 1])]) >= \
+        MIN_ALIGNED_ROWS and all(c in _SIGNS for c in beside)]
+    if not signs:
+        return rows
+    out = []
+    for r in rows:
+        r = list(r)
+        for j in signs:
+            if j + 1 >= len(r) or not r[j]:
+                continue
+            if _FIGURE.fullmatch(r[j + 1]):
+                r[j], r[j + 1] = "", ("-" if r[j] == "−" else r[j]) + r[j + 1]
+            elif r[j] not in _SIGNS:  # a name's word over the signs: the figures' name
+                r[j], r[j + 1] = "", f"{r[j]} {r[j + 1]}".strip()
+        out.append(r)
+    gone = {j for j in signs if not any(j < len(r) and r[j] for r in out)}
+    return [[c for j, c in enumerate(r) if j not in gone] for r in out]
 
 
 def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
@@ -2256,7 +2299,13 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
     is no such run, or no names, or fewer than three columns."""
 
     def figures(r: list[str]) -> bool:  # (a row of years alone is a header)
-        filled = [c for c in r if c and c not in _CURRENCY_SIGN]
+        at = next((j for j, c in enumerate(r) if c and _FIGURE.fullmatch(c)), len(r))
+        label = [c for c in r[:at] if c]
+        # a label wrapped over several columns, its words going on in small letters
+        # ("Foreign | official and | international accounts"), is one cell
+        filled = [c for c in ([" ".join(label)] if len(label) > 1 and all(
+            c[0].islower() for c in label[1:]) else label) + r[at:]
+                  if c and c not in _CURRENCY_SIGN]
         return len(filled) >= 3 and sum(1 for c in filled if _figure_cell(c)) >= 0.6 * len(
             filled) and any(_FIGURE.fullmatch(c) and not _YEAR_CELL.fullmatch(c)
                             for c in filled)
@@ -2293,10 +2342,13 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
     if not names or sum(1 for c in head if c) < width - 1:
         return _labelled_figures(rows, start)
     body = rows[start:end]
-    if first_figure > 1 and not all(head[1:first_figure]):
+    going_on = [c for r in body for c in r[1:first_figure] if c]
+    if first_figure > 1 and (not all(head[1:first_figure]) or (
+            going_on and 2 * sum(c[0].islower() for c in going_on) >= len(going_on))):
         # a label that runs over the columns left of the figures ("Chemicals, Petroleum |
-        # Refining"), under a name that does too ("NAICS Sector / Industry | Group"): one
-        # cell; columns of words each under a name of its own stay apart
+        # Refining"), under a name that does too ("NAICS Sector / Industry | Group"), or
+        # whose words go on in small letters ("Treasury | cash holdings"): one cell;
+        # columns of words each under a name of its own stay apart
         head, *body = [[" ".join(c for c in r[:first_figure] if c), *r[first_figure:]]
                        for r in [head, *body]]
     return [head, *body], end
@@ -2326,16 +2378,42 @@ def _packed(rows: list[list[str]]) -> bool:
         1 for r in full if any(packed(c) for c in r)) > len(full)
 
 
-def _realigned(page: Any, bbox: tuple[float, float, float, float]) -> list[str]:
-    """A ruled table's lines read again by the alignment of its words, within its box and
-    the :data:`PACKED_ABOVE` points above it (where its columns' names stand); [] when
-    that finds no table."""
+LINE_SLACK = 2  # points apart, at most, the tops of two words on one line
+
+
+def _beside(bbox: tuple[float, float, float, float], words: list[dict[str, Any]]
+            ) -> tuple[float, float, float, float]:
+    """A ruled table's box widened over the words on the lines of its figures (a
+    statement ruled between its figures' columns alone: the rows' labels to the left of
+    the rules, a last column to the right)."""
     x0, top, x1, bottom = bbox
-    crop = _crop(page, (x0 - 2, top - PACKED_ABOVE, x1 + 2, bottom + 1))
+    tops = [w["top"] for w in words if x0 - 2 <= w["x0"] and w["x1"] <= x1 + 2
+            and top <= w["top"] and w["bottom"] <= bottom + 1 and _FIGURE.fullmatch(w["text"])]
+    beside = [w for w in words if top <= w["top"] and w["bottom"] <= bottom + 1
+              and any(abs(w["top"] - t) <= LINE_SLACK for t in tops)]
+    return (min([x0, *(w["x0"] for w in beside)]), top,
+            max([x1, *(w["x1"] for w in beside)]), bottom)
+
+
+def _unlabelled(rows: list[list[str]]) -> bool:
+    """Whether most rows of a ruled table hold figures alone ("337,199 | + 15,893"): its
+    rows' labels stand outside its rules."""
+    full = [r for r in rows if any(r)]
+    return len(full) >= MIN_ALIGNED_ROWS and 2 * sum(1 for r in full if all(
+        _figure_cell(re.sub(r"^([-+−])\s+", r"\1", c)) for c in r if c)) > len(full)
+
+
+def _realigned(page: Any, bbox: tuple[float, float, float, float],
+               above: float = PACKED_ABOVE, every: bool = False) -> list[str]:
+    """A ruled table's lines read again by the alignment of its words, within its box and
+    the ``above`` points above it (where its columns' names stand; with ``every``, all
+    its words, none left of the columns the finder sees); [] when that finds no table."""
+    x0, top, x1, bottom = bbox
+    crop = _crop(page, (x0 - 2, top - above, x1 + 2, bottom + 1))
     try:
         found = crop.find_tables(_BY_ALIGNMENT) if crop is not None else []
-        rows = aligned_rows(whole_words(found[0], crop.extract_words(), above=top - PACKED_ABOVE)
-                            ) if found else []
+        rows = aligned_rows(whole_words(found[0], crop.extract_words(), above=top - above,
+                                        every=every)) if found else []
     except Exception:  # a region the finder cannot read: the table as it was found
         return []
     return table_lines(rows, header=True) if rows else []
@@ -2475,11 +2553,11 @@ def _labelled_figures(rows: list[list[str]], start: int) -> tuple[list[list[str]
         elif cells or any(c for c in r[first:] if c not in _CURRENCY_SIGN) or _captions(r):
             end = k
             break  # past the table: text, another table's names or caption
-        elif _YEAR_CELL.search(label):  # "Year Ended December 31, 2021": the rows under it
-            section = label
         elif k + 1 < len(rows) and _goes_on(label, " ".join(rows[k + 1][:first])):
             wrapped = label  # the next row's label goes on from it ("Internet services
             # and electronic information" over "providers")
+        elif _YEAR_CELL.search(label):  # "Year Ended December 31, 2021": the rows under it
+            section = label
         elif _section_name(label) and not label.endswith(".."):  # a group's name
             out.append([label, *blank])  # ("Police"): the rows under it, up to its total,
             # are its parts (see table_lines); not a row without figures ("Legal ......")
