@@ -1191,6 +1191,7 @@ def _written_in(header: str, question: str) -> bool:
 
 
 def _days(text: str) -> list[CalendarDate]:
+    """The dates a text names to the day."""
     return [d for d, _, _ in dated_spans(text) if d[2] is not None]
 
 

@@ -1049,9 +1049,8 @@ def _goes_on(line: str, following: str) -> bool:
     (Main" over "Street Lending Program)8"); and the line is no section's name ending in a
     colon ("Net sales by category:" over "iPhone")."""
     words = following.split()
-    return bool(words) and (words[0].islower() or (line.count("(") > line.count(")") and
-                                                    following.count(")") > following.count(
-                                                        "("))) and \
+    closed = line.count("(") > line.count(")") and following.count(")") > following.count("(")
+    return bool(words) and (words[0].islower() or closed) and \
         not line.rstrip().endswith((":", "："))
 
 
