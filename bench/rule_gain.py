@@ -94,11 +94,15 @@ def main() -> None:
                         pipe, replace(base, rules_off=frozenset({rule})), q)
                 rows.append(row)
     right_on = sum(r["on"] == "right" for r in rows)
+
+    def off(r: dict[str, Any], rule: str) -> str:  # the verdict with the rule off
+        return str(r.get(f"off {rule}", r["on"]))
+
     print_table(f"{len(rows)} dev questions, right or rightly refused: {right_on}", [
         (rule, f"fired {sum(rule in r['fired'] for r in rows)}",
-         f"off → on {sum(r.get(f'off {rule}', r['on']) == 'right' for r in rows)} → {right_on}; "
-         f"gained {sum(r['on'] == 'right' != r.get(f'off {rule}', r['on']) for r in rows)}, "
-         f"lost {sum(r.get(f'off {rule}', r['on']) == 'right' != r['on'] for r in rows)}")
+         f"off → on {sum(off(r, rule) == 'right' for r in rows)} → {right_on}; "
+         f"gained {sum(r['on'] == 'right' != off(r, rule) for r in rows)}, "
+         f"lost {sum(off(r, rule) == 'right' != r['on'] for r in rows)}")
         for rule in rules] or [("answered", str(len(rows)), "")])
     path = save(f"rule-gain-{args.name}", {"rule": args.rule, "home": args.home,
                                             "questions": rows})

@@ -2377,19 +2377,17 @@ def _packed(rows: list[list[str]]) -> bool:
         1 for r in full if any(packed(c) for c in r)) > len(full)
 
 
-LINE_SLACK = 2  # points apart, at most, the tops of two words on one line
-
-
 def _beside(bbox: tuple[float, float, float, float], words: list[dict[str, Any]]
             ) -> tuple[float, float, float, float]:
     """A ruled table's box widened over the words on the lines of its figures (a
     statement ruled between its figures' columns alone: the rows' labels to the left of
     the rules, a last column to the right)."""
     x0, top, x1, bottom = bbox
-    tops = [w["top"] for w in words if x0 - 2 <= w["x0"] and w["x1"] <= x1 + 2
-            and top <= w["top"] and w["bottom"] <= bottom + 1 and _FIGURE.fullmatch(w["text"])]
-    beside = [w for w in words if top <= w["top"] and w["bottom"] <= bottom + 1
-              and any(abs(w["top"] - t) <= LINE_SLACK for t in tops)]
+    lines = _word_lines(sorted((w for w in words if top <= w["top"] and
+                                w["bottom"] <= bottom + 1), key=lambda w: w["top"]), LINE_GAP)
+    beside = [w for line in lines if any(
+        x0 - 2 <= f["x0"] and f["x1"] <= x1 + 2 and _FIGURE.fullmatch(f["text"])
+        for f in line) for w in line]
     return (min([x0, *(w["x0"] for w in beside)]), top,
             max([x1, *(w["x1"] for w in beside)]), bottom)
 
