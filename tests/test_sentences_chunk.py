@@ -70,6 +70,19 @@ def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold() -> Non
         row, "It is late.", "Go home."]
 
 
+def test_figures_alone_after_a_full_stop_in_their_line_stay_with_it() -> None:
+    text = ("Legal $40,000 $40,000 0%\nTown Clock Maint. $1,000 $0 0%\n5400 Supplies\n"
+            "Postage $1,000 $5,000 400%")
+    spans = SentenceSplitter().split(text)
+    assert "Town Clock Maint. $1,000 $0 0%" in [s.text for s in spans]
+    # a line of figures under a line is not joined to it, nor is a sentence of words
+    assert [s.text for s in SentenceSplitter().split("See Fig. 3. It shows.")] == [
+        "See Fig. 3.", "It shows."]
+    assert [s.text for s in SentenceSplitter().split("Totals were as follows.\n1,200 "
+                                                       "3,400\n\nEnd.")][:2] == [
+        "Totals were as follows.", "1,200 3,400"]
+
+
 def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
     """A receipt read by OCR: each line its own sentence, so a citation can point at the
     total's line and the reader does not take a line price for it."""

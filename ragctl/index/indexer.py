@@ -337,7 +337,9 @@ class Indexer:
         # punctuation ("Attendance: ?") keeps its space, so its row's cells stay apart; 8
         # — only a question mark does ("Date: ," in prose is joined as before); 9 — a page
         # written line by line may have a few long lines (an invoice's footer) and lines
-        # that start with an address; 10 — or with a telephone number ("(870)-931-0505")
+        # that start with an address; 10 — or with a telephone number ("(870)-931-0505");
+        # 11 — figures alone after a full stop in their line ("Maint. $1,000 $0") part of
+        # the sentence before them
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -415,7 +417,7 @@ class Indexer:
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 10,
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 11,
                 "readers": 53}
 
     def _check_model(self) -> None:

@@ -80,6 +80,7 @@ class SentenceSplitter:
             if row:  # a table row is one sentence, whatever full stops its cells hold
                 out[i].extend(self._cap(para, 0, len(para.rstrip()), offset))
                 continue
+            bounds: list[tuple[int, int]] = []
             for sent in next(docs).sents:
                 start = sent.start_char
                 end = sent.end_char
@@ -89,6 +90,14 @@ class SentenceSplitter:
                 start, end = start + lead, end - trail
                 if end <= start:
                     continue
+                if bounds and _figures_only(para[start:end]) and \
+                        "\n" not in para[bounds[-1][1]:start]:
+                    # figures alone after a full stop in the same line ("Town Clock Maint.
+                    # $1,000 $0 0%"): the line's values, which say nothing without its label
+                    bounds[-1] = (bounds[-1][0], end)
+                    continue
+                bounds.append((start, end))
+            for start, end in bounds:
                 out[i].extend(self._cap(para, start, end, offset))
         return out
 
@@ -151,6 +160,11 @@ def line_based(para: str) -> bool:
     if words[len(words) // 2] > LINE_WORDS or long > LONG_LINES * len(words):
         return False
     return not _CONTINUED.search("\n".join(lines))
+
+
+def _figures_only(text: str) -> bool:
+    """Whether a text holds figures and no word: a digit, and no letter."""
+    return any(ch.isdigit() for ch in text) and not any(ch.isalpha() for ch in text)
 
 
 def _span(text: str, start: int, end: int, offset: int) -> Span:
