@@ -1605,6 +1605,53 @@ def test_periods_head_a_financial_tables_columns() -> None:
     assert not _header_row(["Q4", "2023 12", "FY"])  # two numbers in a label: no period
 
 
+def test_a_header_over_several_unnamed_label_columns_keys_its_rows_over_the_pages(
+        tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    from ragctl.index.ingest import _header_row, table_lines
+
+    # a town budget: an account's code, its group and its line, then the years' figures;
+    # the header names the figures' columns alone
+    head = ["", "", "", "FY24 ACTUAL", "FY25 ACTUAL", "FY26 PROPOSED"]
+    assert _header_row(head)
+    assert not _header_row(["", "", "", "Supplies", "", ""])  # a group's name, no header
+    assert not _header_row(["", "", "TOTAL", "Budget"])  # two names after the labels
+    rows = [head, ["", "5100", "Personnel", "", "", ""],
+            ["", "", "Police Chief Salary", "$96,500", "$98,430", "$101,383"]]
+    assert table_lines(rows, header=True)[1:] == [
+        "5100; Personnel", "Police Chief Salary; FY24 ACTUAL: $96,500; FY25 ACTUAL: "
+        "$98,430; FY26 PROPOSED: $101,383"]
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=9)
+    body = [("", "5100", "Personnel", "", "", ""),
+            ("", "", "Police Chief Salary", "$96,500", "$98,430", "$101,383"),
+            ("", "", "Police Wages", "$525,636", "$505,000", "$510,050"),
+            ("", "", "Police Assistant", "$16,699", "$21,026", "$21,658")]
+    pdf.add_page()
+    with pdf.table(first_row_as_headings=False) as table:
+        for r in [tuple(head), *body]:
+            table.row(r)
+    pdf.add_page()  # the table goes on without its header
+    with pdf.table(first_row_as_headings=False) as table:
+        for r in [("", "", "Fire Chief Salary", "$91,694", "$93,528", "$96,334"),
+                  ("", "", "Fire Wages", "$302,993", "$311,118", "$321,659"),
+                  ("", "", "TOTAL", "$1,016,823", "$1,008,076", "$1,029,426")]:
+            table.row(r)
+    pdf.add_page()  # and ends with one row alone on a page
+    with pdf.table(first_row_as_headings=False) as table:
+        table.row(("", "", "GRAND TOTAL", "$10,844,514", "$11,158,628", "$11,782,311"))
+    f = tmp_path / "budget.pdf"
+    f.write_bytes(bytes(pdf.output()))
+    text = "\n".join(s.text for s in _parse(f).sections)
+    assert "Police Chief Salary; FY24 ACTUAL: $96,500; FY25 ACTUAL: $98,430; " \
+        "FY26 PROPOSED: $101,383" in text
+    assert "Fire Chief Salary; FY24 ACTUAL: $91,694; FY25 ACTUAL: $93,528; " \
+        "FY26 PROPOSED: $96,334" in text  # the next page's rows, under the same header
+    assert "GRAND TOTAL; FY24 ACTUAL: $10,844,514; FY25 ACTUAL: $11,158,628; " \
+        "FY26 PROPOSED: $11,782,311" in text
+
+
 def test_a_column_empty_to_its_header_is_none_of_the_tables() -> None:
     from ragctl.index.ingest import table_lines
 

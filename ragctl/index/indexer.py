@@ -413,12 +413,16 @@ class Indexer:
         # names above a run of figures placed over the figures they stand over, a ruled
         # table whose cells hold a label and its amount read by alignment with the lines
         # above it, a name over a column of currency signs the figures', one period
-        # over every column named to each
+        # over every column named to each; 53 — a ruled table of figures alone, its
+        # labels left of the rules, read by alignment; a column of signs folded into its
+        # figures; 54 — a header that leaves several label columns unnamed (a budget's
+        # code, group and line) names its figures' columns, over the next pages too, and
+        # a table's last row alone on the next page is read under it
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 11,
-                "readers": 53}
+                "readers": 54}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -988,7 +988,7 @@ def table_lines(rows: list[list[str]], *, header: bool | None = None) -> list[st
     width = len(head)
     if header is None:
         header = _header_row(head) or typed_header(rows)
-    elif header and not (width >= 2 and all(_named(head, rows)[1:])):
+    elif header and not (width >= 2 and _names_after_labels(_named(head, rows))):
         header = False  # a title spanning the table ("New Zealand"), not column names
     if header and len(rows) >= 2 and 2 <= width <= MAX_KEYED_COLUMNS:
         out = [*titles, " | ".join(dict.fromkeys(c for c in head if c))]
@@ -1450,8 +1450,11 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
              if i not in scanned and i not in by_line and glued_text(t)]
     for i, text in _unglued_pages(data, glued, texts) if glued else ():
         texts[i] = text
-    tabular = [i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)]
-    rows = dict(_pdf_tables(data, tabular, ocr.on_page, len(texts))) if tabular else {}
+    tabular = {i for i, t in enumerate(texts) if i not in scanned and _looks_tabular(t)}
+    # and a page after one, whose line of figures may be its table's last row
+    tabular |= {i for i, t in enumerate(texts) if i not in scanned and i - 1 in tabular
+                and _figures_line(t)}
+    rows = dict(_pdf_tables(data, sorted(tabular), ocr.on_page, len(texts))) if tabular else {}
     open_head: list[str] | None = None  # a table written in text, " | " between cells
     for i, text in enumerate(texts):
         found, open_head = text_tables(text, open_head) if i not in scanned else ([], None)
@@ -1582,6 +1585,12 @@ def _looks_tabular(text: str) -> bool:
 
 
 _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
+
+
+def _figures_line(text: str) -> bool:
+    """Whether a page has a short line of two or more figures (a table's row)."""
+    return any(len(line.split()) <= 16 and len(_NUMBER.findall(line)) >= 2
+               for line in text.splitlines())
 _CAPTION = re.compile(r"(?m)^\s*(?:Table\s+[A-Z]?\d+(?:[-.]\d+)*\b|Table:)")
 MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
 
@@ -1813,13 +1822,16 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     continue
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
-                if len(rows) < 2 or width < 2 or \
+                # the table of the page before goes on here (its rows in as many columns)
+                going_on = header is not None and len(header) == len(rows[0]) and \
+                    i - 1 in indexes
+                if (len(rows) < 2 and not going_on) or width < 2 or \
                         sum(map(len, cells)) > MAX_CELL_CHARS * len(cells):
                     continue
                 if _header_row(rows[0]) or typed_header(rows):
                     header = rows[0]
                     tables.append((t.bbox, table_lines(rows, header=True)))
-                elif header is not None and len(header) == len(rows[0]) and i - 1 in indexes:
+                elif going_on and header is not None:
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
                 elif (stacked := stacked_header(raw)) is not None:
                     titles, head, rows = stacked
@@ -2828,18 +2840,33 @@ MAX_HEADER_CHARS = 60  # "Estimated hydrogen production capacity (tons/year)" na
 
 def _header_row(row: list[str]) -> bool:
     """Column names: three or more short distinct labels (the first may be empty: the
-    header of a column of row labels; one merged over two columns is named in each), each
-    without digits, or with one number beside a word ("Population Growth 2050", "Factor
-    2", "+ 5 years")."""
+    header of a column of row labels, or the first few, :func:`_names_after_labels`; one
+    merged over two columns is named in each), each without digits, or with one number
+    beside a word ("Population Growth 2050", "Factor 2", "+ 5 years")."""
     while row and not row[-1]:  # a column empty to its header (a table's ruled margin)
         row = row[:-1]
-    labels = row[1:] if row and not row[0] else row
+    labels = row[_unnamed_lead(row):]
     distinct = [c for i, c in enumerate(labels) if i == 0 or c != labels[i - 1]]
-    return len(row) >= 3 and all(labels) and len(set(distinct)) == len(distinct) and all(
+    return len(row) >= 3 and _names_after_labels(row) and \
+        len(set(distinct)) == len(distinct) and all(
         len(c) <= MAX_HEADER_CHARS and (not any(ch.isdigit() for ch in c) or (
             len(re.findall(r"\d+(?:[.,]\d+)*", c)) == 1 and re.search(r"[^\W\d_]{3}", c))
             or _PERIOD_LABEL.fullmatch(c))
         for c in labels)
+
+
+def _unnamed_lead(head: list[str]) -> int:
+    """How many columns a header leaves unnamed at its start: those of its rows' labels
+    (a budget's "5100 | Personnel | Stipend" under three empty cells)."""
+    return next((j for j, c in enumerate(head) if c), len(head))
+
+
+def _names_after_labels(head: list[str]) -> bool:
+    """Whether a header names every column after its unnamed first ones (the columns of
+    the rows' labels): after one, or none, any names; after more, three names at least
+    (so a row that names one thing far right, a section's total, names no columns)."""
+    lead = _unnamed_lead(head)
+    return all(head[max(lead, 1):]) and (lead <= 1 or len(head) - lead >= BLOCK_HEADER_CELLS)
 
 
 # a period as a financial table heads its column: "Q4 2023", "FY 2023", "Q1 FY25", "H1 2024",
