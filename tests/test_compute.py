@@ -132,6 +132,27 @@ def test_comparisons_of_a_column_with_a_number() -> None:
     assert zero is not None and zero.result == "2"
 
 
+def test_two_columns_of_each_row_compared_choose_its_rows() -> None:
+    table = read_csv_text("item,budget,spend,hours\nRent,500,520,1\nTravel,200,90,6\n"
+                          "Printing,100,130,3\nPost,50,50,2\nTotal,850,790,12\n")
+    e = embed().embed
+    over = execute("count", "For how many items did the spending exceed the budget?", table, e)
+    assert over is not None and over.result == "2"  # Rent, Printing; not the totals' row
+    assert over.working == "2 rows with spend > budget"
+    fewer = execute("count", "How many items had less spend than budget?", table, e)
+    assert fewer is not None and fewer.result == "1"
+    # an average over the rows chosen so
+    assert execute("average", "What is the average spend of the items whose spend was "
+                   "above their budget?", table, e).result == "325"  # type: ignore[union-attr]
+    # a number is compared as before, and a difference asks for no rows to be chosen
+    assert comparisons("How many items had spend above 100?", table, e,
+                       versus=True)[0] == [Condition("spend", "100", ">")]
+    assert comparisons("By how much did the spending exceed the budget?", table, e)[0] == []
+    # a side that names no column compares nothing
+    assert comparisons("How many items cost more than the Rent?", table, e,
+                       versus=True)[0] == []
+
+
 def test_counted_columns_are_added_and_grades_named_as_written() -> None:
     e = embed().embed
     births = read_csv_text(BIRTHS)

@@ -177,11 +177,14 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
 class Condition:
     """Rows whose cell in ``column`` is ``value`` (a cell the question names), or, for a
     comparison (``op`` one of ``> >= < <=``, or ``=`` with ``number``), whose number
-    compares so with ``value`` ("more than 15,000 births", "no fatal accidents": = 0)."""
+    compares so with ``value`` ("more than 15,000 births", "no fatal accidents": = 0), or
+    with the row's own number in column ``value`` when ``against`` ("months where
+    expenses exceeded income")."""
 
     column: str
     value: str
     op: str = ""  # "": the same words; else a comparison of numbers
+    against: bool = False  # ``value`` names the column compared with
 
     def holds(self, row: TableRow) -> bool:
         c = row.cell(self.column)
@@ -200,7 +203,12 @@ class Condition:
             want = normalize_answer(self.value)  # "A+" normalizes to nothing: as written
             return normalize_answer(c.value) == want if want else \
                 c.value.strip() == self.value.strip()
-        a, b = number(c.value) if c is not None else None, number(self.value)
+        if self.against:
+            other = row.cell(self.value)
+            b = number(other.value) if other is not None else None
+        else:
+            b = number(self.value)
+        a = number(c.value) if c is not None else None
         return a is not None and b is not None and _COMPARE[self.op](a, b)
 
     def said(self) -> str:
@@ -209,7 +217,7 @@ class Condition:
         if self.op == "year":  # a column of row labels has no name: "in 2020"
             return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
-            f"{self.column} {self.op} {self.value}"
+            f"{self.column} {self.op} {self.value}"  # (the column compared with, if against)
 
 
 def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
@@ -451,11 +459,15 @@ _YEARISH = re.compile(r"^(?:1[5-9]|20)\d\d$")
 _WINDOW = 4  # words either side of a comparison that say which column it is of
 
 
-def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Condition], str]:
+def comparisons(question: str, table: Table, embed: Embed, *, versus: bool = False
+                ) -> tuple[list[Condition], str]:
     """The comparisons the question makes (:data:`COMPARATORS`), each on the numeric column
     whose header comes nearest the words around it, and the question without them (so
     that their numbers are not read as cells it names). A year ("more than 2010") is
-    compared only with a column of years, and a column of years only with a year."""
+    compared only with a column of years, and a column of years only with a year.
+    ``versus``: also those of two columns in each row (:func:`_columns_compared`), for an
+    operation over the rows they choose (in "by how much did sales exceed costs", the
+    comparison is the question, not a choice of rows)."""
     found: list[tuple[int, int, str, str, str]] = []  # start, end, op, value, around
 
     def around(a: int, b: int, number: str) -> str:
@@ -492,6 +504,9 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
             nones.add((m.start(), m.end()))
     out: list[Condition] = []
     rest = question
+    for a, b, cond in _columns_compared(question, table, embed, found) if versus else ():
+        out.append(cond)
+        rest = rest[:a] + " " * (b - a) + rest[b:]
     for a, b, op, value, context in sorted(found):
         left = _left_blank(table, context) if (a, b) in nones else None
         if left is not None:  # "no alpha release date": the rows whose Alpha is "--"
@@ -510,6 +525,76 @@ def comparisons(question: str, table: Table, embed: Embed) -> tuple[list[Conditi
         out.append(Condition(col, value, op))
         rest = rest[:a] + " " * (b - a) + rest[b:]
     return out, rest
+
+
+# Two of a row's own figures compared ("line items whose spending exceeded the budget",
+# "players with more goals than assists"): a comparison's phrase with words, not a number,
+# after it, each side naming one of the table's numeric columns by a word of its header
+_VERSUS = re.compile(r"\b(?:(?P<more>more|fewer|less|higher|lower|greater|larger|smaller)"
+                     r"\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+than|(?P<phrase>"
+                     r"more than|greater than|higher than|larger than|bigger than|above|"
+                     r"exceeding|exceeded|exceeds|exceed|surpassed|surpass|in excess of|"
+                     r"less than|fewer than|lower than|smaller than|below))\s+"
+                     r"(?!(?:the\s+|a\s+)?(?:[-−$€£¥]\s?)?\d|half\b)"
+                     r"(?P<other>(?:[\w'’-]+\s+){0,3}[\w'’-]+)", re.I)
+_LESSER_SIDE = frozenset({"fewer", "less", "lower", "smaller", "below"})
+_SIDE_STOPS = frozenset({"did", "do", "does", "was", "were", "is", "are", "had", "has",
+                         "have", "where", "when", "which", "that", "whose", "with", "the",
+                         "their", "its", "than", "in", "of", "for", "on", "at", "by"})
+
+
+def _columns_compared(question: str, table: Table, embed: Embed,
+                      found: Sequence[tuple[int, int, str, str, str]]
+                      ) -> list[tuple[int, int, Condition]]:
+    """The comparisons of two columns in each row the question makes (:data:`_VERSUS`),
+    where they are, each as a condition on the first column against the second; none
+    that overlaps a comparison with a number (``found``)."""
+    numeric = [c for c in table.columns if c and table.numeric(c) and not _years(table, c)
+               and not table.ordinal(c) and not _identifies(c)]
+    out: list[tuple[int, int, Condition]] = []
+    for m in _VERSUS.finditer(question):
+        if any(a < m.end() and m.start() < b for a, b, *_ in found):
+            continue
+        other = _side(m.group("other").split(), from_end=False)
+        if m.group("more"):
+            one = m.group("what").split()
+            op = "<" if m.group("more").lower() in _LESSER_SIDE else ">"
+            start = m.start()
+        else:
+            one = _side(question[:m.start()].split(), from_end=True)
+            op = "<" if m.group("phrase").split()[0].lower() in _LESSER_SIDE else ">"
+            start = question.rfind(one[0], 0, m.start()) if one else m.start()
+        first, second = _naming(one, numeric, embed), _naming(other, numeric, embed)
+        if first and second and first != second:
+            out.append((max(start, 0), m.end(), Condition(first, second, op, against=True)))
+    return out
+
+
+def _side(words: list[str], *, from_end: bool) -> list[str]:
+    """The words that name one side of a comparison: up to four next to its phrase (those
+    before it, or after), up to a word that only joins ("did", "where", "the")."""
+    words = [w.strip("?,.;:!") for w in (words[::-1] if from_end else words)]
+    side: list[str] = []
+    for w in words:
+        if w.lower() in _SIDE_STOPS:
+            if side:
+                break
+            continue
+        side.append(w)
+        if len(side) == _WINDOW:
+            break
+    return side[::-1] if from_end else side
+
+
+def _naming(words: list[str], columns: list[str], embed: Embed) -> str | None:
+    """The numeric column whose header shares a word with ``words`` (the nearest by the
+    index's embedder when several do), or None."""
+    said = " ".join(words)
+    asked = _keys(said) - _STOP_KEYS
+    named = [c for c in columns if (_keys(spoken(c)) - _STOP_KEYS) & asked]
+    if len(named) <= 1:
+        return named[0] if named else None
+    return best_column(embed, said, Table(tuple(named), ()), numeric=None)
 
 
 def _left_blank(table: Table, context: str) -> str | None:
@@ -598,7 +683,8 @@ class Computed:
     def to_dict(self) -> dict[str, Any]:
         return {"operation": self.operation, "result": self.result, "column": self.column,
                 "conditions": [{"column": c.column, "value": c.value, **(
-                    {"op": c.op} if c.op else {})} for c in self.conditions],
+                    {"op": c.op} if c.op else {}), **({"against": True} if c.against else {})}
+                    for c in self.conditions],
                 "cells": [{"row": _label(r), "column": c.column, "value": c.value}
                           for r, c in self.cells], "rows": self.count or len(self.cells)}
 
@@ -608,12 +694,16 @@ def _label(row: TableRow) -> str:
     return row.cells[0].value if row.cells else ""
 
 
+ROWS_CHOSEN = frozenset({"count", "sum", "average"})  # operations over the rows a condition
+# chooses, where two of a row's columns compared choose them
+
+
 def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | None:
     """Carry out ``op`` on ``table`` for ``question``; None when the table cannot (no
     numeric column, no row named, fewer than two values)."""
     if not table.rows or op == "lookup" or op not in _RUN:
         return None
-    found, rest = comparisons(question, table, embed)
+    found, rest = comparisons(question, table, embed, versus=op in ROWS_CHOSEN)
     if not holds_years(rest, table):
         return None  # "births in 2015" of a table of 2000–2014 (not "after 1970")
     conds = conditions(rest, table) + found
