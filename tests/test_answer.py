@@ -1077,6 +1077,13 @@ def test_a_figure_is_no_computed_answer_unless_its_sentence_states_the_result(
     assert vetoed("How many years older is John Doe than Jane Doe?",
                   "John Doe, born 1970. Jane Doe, born 1976.", "1970")
     assert asked_arithmetic("What was the total at the Contoso restaurant?") is None
+    # in a table's row, by the cell's own column or the row's label, not a neighbour's
+    from ragctl.ask.span import _stated_result
+    row = "Supplies; FY24 ACTUAL: $11,650; FY26 PROPOSED: $9,000; CHANGE ($): -$2,650"
+    for span, states in (("$9,000", False), ("-$2,650", True)):
+        assert _stated_result(row, row.find(span), row.find(span) + len(span)) is states
+    total = "TOTAL; FY24 ACTUAL: $707,605; FY26 PROPOSED: $709,576"
+    assert _stated_result(total, total.find("$709,576"), len(total))
     # end to end: two counts the text states are subtracted; when the second is not
     # stated, the figure the reader finds is shown as one input, not printed as the answer
     (notes / "clubs.txt").write_text("The Oslo club has 412 members and the Bergen club "
@@ -1307,6 +1314,11 @@ def test_a_question_after_a_leading_phrase_is_of_the_kind_of_its_main_clause() -
     assert question_type("When I pay, does my card number reach your servers?").kind == \
         "yes-no"
     assert question_type("In 2012, who won the cup?") == question_type("Who won the cup?")
+    # a main clause that opens with a preposition: its form still says what it asks
+    from ragctl.ask.compute import cued
+    from ragctl.ask.question import main_clause
+    asked = "In the council's budget sheet, for how many items did spending exceed the budget?"
+    assert main_clause(asked).startswith("for how many") and cued(asked) == ["count"]
     # a comma that lists the options of a choice is no leading phrase
     assert question_type("Who is older, Annie Morton or Terry Richardson?").kind == "choice"
     assert question_type("Which band, Letters to Cleo or Screaming Trees, had more "

@@ -136,7 +136,7 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
         ans.abstain_reason = "the passages found do not answer it" + found
         return
     if on("no_input_as_result") and (op := asked_arithmetic(question)) is not None and \
-            not states_result(choice.sentence.text, choice.start, choice.end):
+            not _stated_result(choice.sentence.text, choice.start, choice.end):
         fired("no_input_as_result")  # "how many more …": a figure the text gives is an input
         refuse_input(ans, op, choice.text, choice.sentence.path)
         return
@@ -148,6 +148,17 @@ def read_span(stages: LoadedStages, ans: Answer, ev: Evidence, reader: Reader,
     ans.sources = [cite]
     ans.sentences = [AnswerSentence(choice.text, (1,), 1.0, True)]
     ans.confidence = round(choice.probability, 4)
+
+
+def _stated_result(text: str, start: int, end: int) -> bool:
+    """Whether a sentence states its span as the result of a comparison or a sum: in a
+    table's row, by the span's column or the row's label ("CHANGE ($)", "TOTAL"; not a
+    neighbouring cell's header), else by a word of one near it (:func:`states_result`)."""
+    row = cells.row_cells(text)
+    cell = next((c for c in row if c.start <= start and end <= c.end), None)
+    if cell is not None:
+        return names_result(f"{cell.column} {row[0].value}")
+    return states_result(text, start, end)
 
 
 def refuse_input(ans: Answer, op: str, value: str, path: str) -> None:
