@@ -1076,6 +1076,9 @@ def test_a_figure_is_no_computed_answer_unless_its_sentence_states_the_result(
                       "Licensing revenue grew by $9.7 million to $19.9 million.", "$9.7 million")
     assert vetoed("How many years older is John Doe than Jane Doe?",
                   "John Doe, born 1970. Jane Doe, born 1976.", "1970")
+    assert not vetoed("By how many BLEU points does the big model beat the best earlier one?",
+                      "It outperforms the best previous models by more than 2.0 BLEU.",
+                      "more than 2.0")  # the span says it is a result
     assert asked_arithmetic("What was the total at the Contoso restaurant?") is None
     # in a table's row, by the cell's own column or the row's label, not a neighbour's
     from ragctl.ask.span import _stated_result

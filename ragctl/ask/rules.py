@@ -485,6 +485,6 @@ def names_result(text: str) -> bool:
 
 def states_result(text: str, start: int, end: int) -> bool:
     """Whether the sentence ``text`` states its span ``text[start:end]`` as the result of
-    a comparison or a sum: a word of one within :data:`RESULT_WINDOW` characters."""
-    near = text[max(0, start - RESULT_WINDOW):start] + " " + text[end:end + RESULT_WINDOW]
-    return names_result(near)
+    a comparison or a sum: a word of one in the span ("more than 2.0") or within
+    :data:`RESULT_WINDOW` characters of it."""
+    return names_result(text[max(0, start - RESULT_WINDOW):end + RESULT_WINDOW])

@@ -208,9 +208,12 @@ RULES: tuple[Rule, ...] = (
          written_for="none (general: issue 36)",
          # dev, 2026-11-27: three wrong figures became refusals, no right answer lost;
          # 2026-11-28 with table cells too (rules-*-s36.json): fired 1 on computedocs-dev,
-         # 2 on forms-dev, no verdict changed
+         # 2 on forms-dev, no verdict changed; s48 (a row's cell by its own column, a
+         # result word in the span too): fired on 7 of 951 dev questions (home-k), each a
+         # wrong figure refused; before the span was read, it refused a right "more than
+         # 2.0" (BLEU points) too
          measured={'reports-dev': 0, 'forms-dev': 0, 'computedocs-dev': 0,
-                   'pdfreports-dev': 0}),
+                   'pdfreports-dev': 0, 'all dev s48': 0}),
     Rule("source_phrase", "route",
          "the words of the phrase a question names its document by (a kind of document "
          "and the words before it back to its article: \"in the City of Melbourne bars "
