@@ -466,12 +466,66 @@ def test_a_month_no_header_of_the_row_holds_is_not_in_the_table() -> None:
     assert month_not_held("What was the index in June 2009?", day) is None  # its own cell
 
 
+def test_a_day_no_header_of_the_row_nor_its_document_holds_is_not_in_the_table() -> None:
+    from types import SimpleNamespace
+
+    from ragctl.ask.cells import Row, day_not_held
+    from ragctl.records import Sentence
+
+    text = ("Reserve balances; Week ended Mar 4, 2026: 3,015,531; Change from week ended "
+            "Feb 25, 2026: -51,802")
+    row = Row(Sentence(id=1, passage_id=1, path="h41.pdf", text=text),
+              tuple(row_cells(text)), (0,), 1.0)
+    released = Sentence(id=2, passage_id=1, path="h41.pdf", text="Release date: March 5, 2026")
+    store = SimpleNamespace(sentences_like=lambda path, patterns, limit: [released])
+    stages = SimpleNamespace(collection=SimpleNamespace(store=store))
+    asked = "What were reserve balances for the week ended {}, in the release of March 5, 2026?"
+    assert day_not_held(stages, asked.format("February 18, 2026"), row) == "February 18, 2026"
+    assert day_not_held(stages, asked.format("March 4, 2026"), row) is None
+    assert day_not_held(stages, asked.format("25 February 2026"), row) is None
+
+
 def test_the_number_of_a_table_the_question_points_to_names_no_row() -> None:
     from ragctl.ask.cells import Asked
 
     asked = Asked.of("In the report's SFT comparison (Table 4), what GPQA-Diamond (Avg@8) "
                      "score does the GDN-H baseline get on page 11?")
     assert "8" in asked.wanted and "4" not in asked.wanted and "11" not in asked.wanted
+
+
+def test_the_day_of_a_date_the_question_names_names_no_row() -> None:
+    from ragctl.ask.cells import Asked, date_named
+
+    question = "How many concession members were there on 30 June 2016?"
+    full = row_cells("Full Members; 1/07/2015: 22; 30/06/2016: 30")
+    concession = row_cells("Concession Members; 1/07/2015: 4; 30/06/2016: 15")
+    assert key_cells(full, question) == ((), 0.0)  # its cell of 30 is no key
+    assert key_cells(concession, question)[1] == 2.0
+    asked = Asked.of(question)
+    assert "30" not in asked.wanted and "2016" in asked.wanted
+    assert date_named("30 June 2016", asked) is not None  # a date cell still is named
+
+
+def test_a_row_of_what_the_question_sets_aside_is_not_the_one_asked_of() -> None:
+    question = "How much went to the General Fund in the adopted (not tentative) 2013 budget?"
+    adopted = row_cells("year: 2013; budget: adopted; fund: General Fund; taxes: 33093095")
+    tentative = row_cells("year: 2013; budget: tentative; fund: General Fund; taxes: 33547095")
+    assert key_cells(adopted, question) == ((0, 1, 2), 4.0)
+    assert key_cells(tentative, question) == ((0, 2), 2.0)  # "tentative" set aside
+
+
+def test_a_code_the_question_writes_keeps_the_rows_other_named_cells_keys() -> None:
+    import numpy as np
+
+    from ragctl.ask.cells import Row, column_scores
+    from ragctl.records import Sentence
+
+    text = "year: 2010-2011; budget: adopted; fund: Pool; appropriation: 989159"
+    row = Row(Sentence(id=1, passage_id=1, path="funds.csv", text=text),
+              tuple(row_cells(text)), (0, 1, 2), 3.0)
+    scored = column_scores(lambda texts: np.ones((len(texts), 4)), "What appropriation did "
+                           "the adopted 2010-2011 budget give the Pool fund?", row, "number")
+    assert [c.value for _, c in scored] == ["989159"]  # not "Pool" nor "adopted"
 
 
 def test_a_headers_year_counts_for_it_when_asked_and_against_it_when_another() -> None:

@@ -193,6 +193,12 @@ _REFERENCE = re.compile(r"\b(?:table|figure|fig\.|section|page|p\.|appendix|chap
                         r"\s+[A-Z]?\d+(?:[.-]\d+)*\b", re.I)
 
 
+# what a question sets aside: "(not tentative)", "excluding the Pool fund", "other than
+# water" (the word or two after)
+_SET_ASIDE = re.compile(r"\b(?:not|excluding|except|other than|rather than|instead of)\s+"
+                        r"(?:the\s+|a\s+|an\s+)?(?P<what>[^\W\d_][\w-]*(?:\s+[A-Z][\w-]*)?)")
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question's words as a row's cells are compared with them, worked out once."""
@@ -207,6 +213,8 @@ class Asked:
     # its names that only name its document ("City of Melbourne" of "in the City of
     # Melbourne bars and pubs dataset", :func:`~ragctl.ask.documents.source_spans`)
     sourced: frozenset[str] = frozenset()
+    # the words it sets aside ("tentative" of "the adopted (not tentative) budget")
+    negated: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: str) -> Asked:
@@ -220,16 +228,32 @@ class Asked:
         if on("source_phrase"):
             sourced = (names | numbers) - frozenset().union(
                 *_names_and_numbers(unsourced(question)))
-        return cls(frozenset(_stem(t) for t in _tokens(question)), names, names | numbers,
-                   dates, phrases, sourced)
+        negated = frozenset(_stem(t) for m in _SET_ASIDE.finditer(question)
+                            for t in _tokens(m.group("what")) if t not in STOPWORDS)
+        return cls(frozenset(_stem(t) for t in _tokens(_without_days(question))), names,
+                   names | numbers, dates, phrases, sourced, negated)
 
 
 def _names_and_numbers(question: str) -> tuple[frozenset[str], frozenset[str]]:
     """A question's names' words, stemmed, and its numbers, but for the number of a table
-    or page it points to ("in Table 4"): no row's name."""
+    or page it points to ("in Table 4") and the day of a date it names ("30" of "on 30
+    June 2016", which a row's cell of 30 does not name; a date cell does, by its date):
+    no row's name."""
     names = frozenset(_stem(t) for n in question_names(question) for t in _tokens(n))
-    return names, frozenset(t for t in _tokens(_REFERENCE.sub(" ", question))
-                            if any(ch.isdigit() for ch in t))
+    plain = _without_days(_REFERENCE.sub(" ", question))
+    return names, frozenset(t for t in _tokens(plain) if any(ch.isdigit() for ch in t))
+
+
+def _without_days(question: str) -> str:
+    """The question with each date it names to the day written as its month's name and
+    its year ("30 June 2016" as "June 2016"): a cell of 30 is not named by it (a date
+    cell is, by its date: :func:`date_named`)."""
+    for (_, _, day), a, b in reversed(dated_spans(question)):
+        if day is not None:
+            kept = [w for w in re.findall(r"[^\W\d_]+|\d+", question[a:b])
+                    if not w.isdigit() or _YEAR.fullmatch(w)]
+            question = f"{question[:a]} {' '.join(kept)} {question[b:]}"
+    return question
 
 
 def date_named(value: str, q: Asked) -> tuple[CalendarDate, frozenset[str]] | None:
@@ -253,13 +277,14 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
     words that cells it names whole hold (one each), and half a word for each of its
     names that only a longer cell holds ("Harvard" of "Harvard University"), less a tenth
     for each such cell (a row of many "Series X" cells is no better named than the row of
-    Series EE)."""
+    Series EE), and less one for each cell of what it sets aside ("not tentative")."""
     q = question if isinstance(question, Asked) else Asked.of(question)
     asked, names = q.words, q.names
     key: list[int] = []
     whole: set[str] = set()
     partly: set[str] = set()
     partial = 0
+    aside = 0  # cells of what the question sets aside ("not tentative")
     for i, c in enumerate(cells):
         # a footnote's mark after a label says nothing of the row: "Total net sales (1)"
         words = [_stem(t) for t in _tokens(_FOOTNOTE_MARK.sub("", c.value))]
@@ -272,7 +297,9 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
         if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
             continue
         found = [w for w in words if w in asked]
-        if len(found) == len(words):
+        if len(found) == len(words) and set(words) <= q.negated:
+            aside += 1  # the row of another kind than the one asked of
+        elif len(found) == len(words):
             key.append(i)
             whole.update(words)
         elif (dated := date_named(c.value, q)) is not None:  # "June 2009" of 2009-06-01
@@ -284,7 +311,7 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
             partly.update(w for w in found if w not in STOPWORDS)  # not "of the" of "Office
             # of the Inspector General"
             partial += 1
-    return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial
+    return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial - aside
 
 
 def matched_rows(question: str, sentences: Sequence[Sentence]) -> list[Row]:
@@ -512,7 +539,10 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
     ``vectors`` embeds texts with the index's embedder."""
     # a code the question writes as it is ("DS1631Z+") is the row's key: cells that share
     # a word of it ("DS1631Z (See Note)") are answers, not keys
-    key = [i for i in row.key if written_code(row.cells[i].value, question)] or list(row.key)
+    code = [i for i in row.key if written_code(row.cells[i].value, question)]
+    code_words = {t for i in code for t in _tokens(row.cells[i].value)}
+    key = [*code, *(i for i in row.key if i not in code
+                    and not code_words & set(_tokens(row.cells[i].value)))]
     key_words = {t for i in key for t in _tokens(row.cells[i].value)}
     # not the words that name its document ("fatal crash report"): they name no column
     asking = unsourced(question) if on("source_phrase") else question
@@ -728,7 +758,8 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
             else CellVerdict()
     top = [r for r in rows if r.score == rows[0].score]
     if on("year_not_in_table") and (year := year_not_held(stages, ev.question, top[0])
-                                    or month_not_held(ev.question, top[0])):
+                                    or month_not_held(ev.question, top[0])
+                                    or day_not_held(stages, ev.question, top[0])):
         fired("year_not_in_table")  # "in the 2012 survey" of a table of 2014, "June 2023"
         return CellVerdict(absent=(year,), path=path)  # of a table of months to May 2023
     # "DS1631Z+": the one row whose code the question writes as it is, not "DS1631Z" or
@@ -836,6 +867,29 @@ def month_not_held(question: str, row: Row) -> str | None:
         if month is not None and (year, month) not in held and not (
                 said[:3].lower() in around and str(year) in around):
             return said
+    return None
+
+
+DAY_LOOKED = 200  # sentences of a document naming a date's year, read for the date
+
+
+def day_not_held(stages: LoadedStages, question: str, row: Row) -> str | None:
+    """A day the question names ("for the week ended February 18, 2026") that none of the
+    row's headers holds, when they name days ("Week ended Mar 4, 2026"), nor its cells,
+    nor any sentence of its document that writes the day's year (a release's own date,
+    "of March 5, 2026", names no column); None when each is held."""
+    headers = [d for c in row.cells for d in calendar_dates(c.column)]
+    if not any(d[2] is not None for d in headers):
+        return None
+    held = [*headers, *(d for c in row.cells for d in calendar_dates(c.value))]
+    store = stages.collection.store
+    for day, a, b in dated_spans(question):
+        if day[2] is None or any(same_date(day, d) for d in held if d[2] is not None):
+            continue
+        written = store.sentences_like(row.sentence.path, [f"%{day[0]}%"], limit=DAY_LOOKED)
+        if not any(same_date(day, d) for s in written for d, _, _ in dated_spans(s.text)
+                   if d[2] is not None):
+            return question[a:b]
     return None
 
 

@@ -310,7 +310,9 @@ RULES: tuple[Rule, ...] = (
          "a cell question naming a year that neither the row nor its document holds is "
          "refused (\"in the 2012 survey\" of a table of 2014), or a month that none of "
          "the row's headers, cells or document name holds when its headers name months "
-         "(\"June 2023\" of a release whose columns end in May 2023)",
+         "(\"June 2023\" of a release whose columns end in May 2023), or a day when they "
+         "name days (\"the week ended February 18\" of a release of the week ended "
+         "March 4)",
          tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
          written_for="none (general); the month for pdfreports-dev's Stats SA question",
          # the month: +1 pdfreports-dev at 5397a0a against 731aa90 (dev-s44, dev-s44c),
