@@ -1322,6 +1322,8 @@ def test_a_question_after_a_leading_phrase_is_of_the_kind_of_its_main_clause() -
     from ragctl.ask.question import main_clause
     asked = "In the council's budget sheet, for how many items did spending exceed the budget?"
     assert main_clause(asked).startswith("for how many") and cued(asked) == ["count"]
+    asked = "In the fund figures, counting adopted budgets only, in how many years was it low?"
+    assert main_clause(asked).startswith("in how many") and cued(asked) == ["count"]
     # a comma that lists the options of a choice is no leading phrase
     assert question_type("Who is older, Annie Morton or Terry Richardson?").kind == "choice"
     assert question_type("Which band, Letters to Cleo or Screaming Trees, had more "

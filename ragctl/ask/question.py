@@ -66,11 +66,12 @@ class QuestionType:
 
 
 # "On Thunderbird Desktop, are OAuth tokens kept …?", "When I pay, does my card …?", "In
-# the council's budget sheet, for how many items …?": a question asked after a leading
-# phrase or clause is of the kind of its main clause (which may open with a preposition)
+# the council's budget sheet, for how many items …?", "In the fund figures, counting only
+# adopted budgets, in how many years …?": a question asked after a leading phrase or
+# clause, or a few, is of the kind of its main clause (which may open with a preposition)
 _ASKING = (r"is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|who|whom|"
            r"whose|what|when|where|which|why|how")
-_LEAD = re.compile(rf"^(?P<lead>[^,?]{{3,80}}),\s*(?P<main>(?:(?:for|in|on|at|by|from|to|"
+_LEAD = re.compile(rf"^(?P<lead>[^?]{{3,160}}?),\s*(?P<main>(?:(?:for|in|on|at|by|from|to|"
                    rf"of|with|during|since|after|before)\s+)?(?:{_ASKING})\b.+)$", re.I)
 # a lead that is itself a question: it starts with "who / what / which / how" or with an
 # auxiliary, or with "when / where / why" and an auxiliary ("When is it, …", not "When I
