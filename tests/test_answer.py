@@ -523,6 +523,26 @@ def test_no_confident_span_is_an_abstention(notes: Path) -> None:
     assert not b.abstained  # the threshold decides
 
 
+def test_a_sentence_that_points_back_is_quoted_with_the_one_before_it() -> None:
+    from ragctl.ask.quote import with_antecedents
+    from ragctl.records import Sentence
+
+    texts = ["Reports are kept for five years.", "It is important to keep an archive of "
+             "all activities.", "To assist in this, the default channel is a private list.",
+             "This policy applies to the committee."]
+    at = 0
+    sentences = []
+    for i, t in enumerate(texts):
+        sentences.append(Sentence(path="coc.md", text=t, id=i, passage_id=1, seq=i,
+                                  start_char=at, end_char=at + len(t)))
+        at += len(t) + 1
+    quoted = with_antecedents([sentences[2]], {1: sentences})
+    assert [s.id for s in quoted] == [1, 2]  # the reason "this" points back at
+    assert [s.id for s in with_antecedents([sentences[3]], {1: sentences})] == [3]
+    assert [s.id for s in with_antecedents([sentences[1], sentences[2]], {1: sentences})] \
+        == [1, 2]  # not twice
+
+
 def test_a_lead_in_is_never_quoted_alone(notes: Path) -> None:
     from ragctl.ask.documents import unquotable
 

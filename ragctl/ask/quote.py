@@ -7,7 +7,8 @@ propose?" is answered by that document's own statement of it (:func:`own_stateme
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragctl.ask import documents
@@ -100,6 +101,7 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
         ans.abstain_reason = "no sentence of the passages found says it"
         return
     chosen = joined(chosen, {s.id: s for h in kept for s in per_passage[h.passage_id]})
+    chosen = with_antecedents(chosen, per_passage)
     chosen.sort(key=lambda c: (c.passage_id, c.start_char))
     ans.sources = [Citation.of(i, c, also_in=tuple(also.get(c.passage_id, ())))
                    for i, c in enumerate(chosen, start=1)]
@@ -107,6 +109,30 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
                      for i, c in enumerate(chosen, start=1)]
     ans.raw_answer = " ".join(c.text for c in chosen)
     ans.answer = " ".join(f"{c.text} [{i}]" for i, c in enumerate(chosen, start=1))
+
+
+# a sentence that opens by pointing back at the one before it ("To assist in this, …",
+# "This is why …", "For this reason …", "That way …"): it says nothing alone
+_POINTS_BACK = re.compile(
+    r"^(?:(?:to (?:assist|help) (?:in|with)|because of|as a result of|due to|despite|"
+    r"in addition to|besides|after|before) (?:this|that|these|those)\s*[,;]|"
+    r"for (?:this|that|these|those) reasons?\b|(?:this|that) (?:is|was|means|meant|way)\b|"
+    r"(?:therefore|thus|hence|as a result|consequently)\b)", re.I)
+
+
+def with_antecedents(chosen: list[Sentence], per_passage: Mapping[int, Sequence[Sentence]]
+                     ) -> list[Sentence]:
+    """``chosen`` with the sentence before each one that points back at it
+    (:data:`_POINTS_BACK`), from the same passage, quoted with it."""
+    out: list[Sentence] = []
+    for c in chosen:
+        if _POINTS_BACK.match(c.text.strip()):
+            before = [s for s in per_passage.get(c.passage_id, ())
+                      if s.end_char <= c.start_char]
+            if before and all(b.id != before[-1].id for b in [*out, *chosen]):
+                out.append(before[-1])
+        out.append(c)
+    return out
 
 
 def read_sentence(reader: Reader, ev: Evidence, passages: int) -> Sentence | None:
