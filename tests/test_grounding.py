@@ -142,6 +142,11 @@ def test_a_name_s_words_may_be_in_the_text_and_the_file_name(tmp_path: Path,
         # a word of the name that no document holds: missing
         assert [n.text for n in ground(c.store, "What is the total on the Contoso Tokyo "
                                        "invoice?").missing] == ["Contoso Tokyo"]
+        # unless the word only says what kind of body it is, which its papers omit
+        assert not ground(c.store, "What is the total on the Contoso Company Britain "
+                          "invoice?").missing
+        assert [n.text for n in ground(c.store, "What is the total on the Village of "
+                                       "Tokyo invoice?").missing] == ["Village of Tokyo"]
     # an acronym then a word is no one name ("TTC of Au" is "TTC", then "Au")
     assert names("What is the total TTC of Au bon moulin invoice?") == ["TTC", "Au"]
     assert names("Who is the CEO of Bank of America?") == ["CEO", "Bank of America"]

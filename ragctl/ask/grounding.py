@@ -70,6 +70,14 @@ _DOCUMENT_WORDS = frozenset(
     "statement statements letter letters mail mails email emails note notes form forms log "
     "logs ledger record records page pages test sample example draft copy final new old "
     "version scan scans".split())
+# the words of a name that say what kind of body it is ("the Village of Scarsdale", "Acme
+# Inc."), which its own papers often leave out: such a word that no document holds does
+# not make the name missing, when its other words are held
+KIND_OF_BODY = frozenset(
+    "village town city county borough municipality council district parish province region "
+    "club society association foundation company corporation corp inc ltd llc plc gmbh ag "
+    "co group university college school academy institute hospital department agency "
+    "committee authority trust church".split())
 # joining words inside a name: "Bank of America", "Casa de Campo", "Procter & Gamble"
 _JOINERS = frozenset("of de da di del der van von du la le y & the".split())
 _TOKEN = re.compile(r"[^\s,;:!?()\[\]{}\"“”]+|[,;:!?()\[\]{}]")
@@ -319,6 +327,8 @@ def _ground(store: Store, question: str) -> Grounding:
                 titles = {d.path: _plain(document_name(d)) for d in store.documents()}
             having = {path for _, path in found} | {
                 path for path, words in titles.items() if _has_word(word, words)}
+            if not having and word in KIND_OF_BODY and len(set(name.words) - KIND_OF_BODY):
+                continue  # "Village" of "the Village of Scarsdale", which its papers omit
             absent = absent or not having
             paths = having if paths is None else paths | having
             every = having if every is None else every & having
