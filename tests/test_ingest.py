@@ -1652,6 +1652,19 @@ def test_a_header_over_several_unnamed_label_columns_keys_its_rows_over_the_page
         "FY26 PROPOSED: $11,782,311" in text
 
 
+def test_a_tables_unlabelled_total_is_no_name_of_the_next_tables_columns() -> None:
+    from ragctl.index.ingest import aligned_tables
+
+    raw = [["Income", "", "14-15", "15-16"], ["Grants", "", "$5,000.00", "$1,400.00"],
+           ["Dues", "", "$42,086.42", "$55,418.94"], ["Cash", "", "$12,504.21", "$16,091.48"],
+           ["", "", "$61,965.90", "$72,910.42"], ["Expenditure", "", "14-15", "15-16"],
+           ["Lease", "", "-$47,460.72", "-$52,553.58"], ["Internet", "", "-$869.00", "-$948.00"],
+           ["Waste", "", "-$2,614.09", "-$2,181.30"]]
+    income, spent = aligned_tables(raw)
+    assert income[0] == ["Income", "14-15", "15-16"]
+    assert spent[0] == ["Expenditure", "14-15", "15-16"]  # not "$61,965.90 14-15"
+
+
 def test_a_column_empty_to_its_header_is_none_of_the_tables() -> None:
     from ragctl.index.ingest import table_lines
 

@@ -417,7 +417,8 @@ class Indexer:
         # labels left of the rules, read by alignment; a column of signs folded into its
         # figures; 54 — a header that leaves several label columns unnamed (a budget's
         # code, group and line) names its figures' columns, over the next pages too, and
-        # a table's last row alone on the next page is read under it
+        # a table's last row alone on the next page is read under it; a table's
+        # unlabelled total no name of the columns of the table under it
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

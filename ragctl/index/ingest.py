@@ -2343,7 +2343,7 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
     while k >= 0 and len(names) < 3 and not figures(rows[k]) and all(
             len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(
             1 for j, c in enumerate(rows[k]) if c and j >= first_figure) >= 2 and \
-            not _captions(rows[k]):
+            not _captions(rows[k]) and not _figures_alone(rows[k]):
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
@@ -2363,6 +2363,14 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
         head, *body = [[" ".join(c for c in r[:first_figure] if c), *r[first_figure:]]
                        for r in [head, *body]]
     return [head, *body], end
+
+
+def _figures_alone(row: list[str]) -> bool:
+    """Whether a row holds figures and nothing else (not years): the unlabelled total of
+    the table above ("$61,965.90 | $72,910.42"), no names of the columns below it."""
+    cells = [c for c in row if c]
+    return bool(cells) and all(_FIGURE.fullmatch(c) and not _YEAR_CELL.fullmatch(c)
+                               for c in cells)
 
 
 PACKED_ABOVE = 70  # points above a packed table searched for its columns' names
