@@ -297,7 +297,7 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
         if not words or len(words) > MAX_KEY_WORDS or all(w in STOPWORDS for w in words):
             continue
         found = [w for w in words if w in asked]
-        if len(found) == len(words) and set(words) <= q.negated:
+        if len(found) == len(words) and set(words) <= q.negated and on("set_aside"):
             aside += 1  # the row of another kind than the one asked of
         elif len(found) == len(words):
             key.append(i)
@@ -311,6 +311,8 @@ def key_cells(cells: Sequence[Cell], question: str | Asked) -> tuple[tuple[int, 
             partly.update(w for w in found if w not in STOPWORDS)  # not "of the" of "Office
             # of the Inspector General"
             partial += 1
+    if aside:
+        fired("set_aside")
     return tuple(key), len(whole) + 0.5 * len(partly - whole) - 0.1 * partial - aside
 
 

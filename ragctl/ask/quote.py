@@ -101,7 +101,11 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence, opts: AskOptions) ->
         ans.abstain_reason = "no sentence of the passages found says it"
         return
     chosen = joined(chosen, {s.id: s for h in kept for s in per_passage[h.passage_id]})
-    chosen = with_antecedents(chosen, per_passage)
+    if on("points_back"):
+        pointed = with_antecedents(chosen, per_passage)
+        if len(pointed) > len(chosen):
+            fired("points_back")
+        chosen = pointed
     chosen.sort(key=lambda c: (c.passage_id, c.start_char))
     ans.sources = [Citation.of(i, c, also_in=tuple(also.get(c.passage_id, ())))
                    for i, c in enumerate(chosen, start=1)]

@@ -180,6 +180,12 @@ RULES: tuple[Rule, ...] = (
          "for (ragctl.ask.cells)", tested_by="test_cells.py", written_for="none (general)",
          measured={'tables-dev': 21, 'tables-dev exact': 23, 'receipts-dev': 0, 'test': 2,
                    'test exact': 2}),
+    Rule("set_aside", "route",
+         "a row's cell of what the question sets aside (\"the adopted (not tentative) "
+         "budget\", \"excluding the Pool fund\") names it less, by one word",
+         tested_by="test_cells.py::test_a_row_of_what_the_question_sets_aside_is_not_the_one_"
+                   "asked_of",
+         written_for="a blind hand trial's budget CSV (tentative and adopted rows alike)"),
     Rule("form_column", "route",
          "the column a question's form asks of a row (ragctl.ask.cells.FORM_COLUMNS: \"how "
          "many\" a Units or Qty column, \"what share\" a Percentage, what a line \"came "
@@ -316,9 +322,11 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_cells.py::test_a_table_of_counts_by_dimensions_answers_its_one_measure",
          written_for="none (general); the month for pdfreports-dev's Stats SA question",
          # the month: +1 pdfreports-dev at 5397a0a against 731aa90 (dev-s44, dev-s44c),
-         # on the question it was written for; 0 on pdftables-dev and receipts-dev
+         # on the question it was written for; 0 on pdftables-dev and receipts-dev; s48
+         # (with the day): fired on 12 of 951 dev questions (home-k), 4 gained (the day:
+         # statements-dev's "week ended February 18"), none lost
          measured={'tables-dev': 1, 'handtrial-dev': 0, 'reports-dev': 0, 'receipts-dev': 0,
-                   'realdocs-dev': 0}),
+                   'realdocs-dev': 0, 'all dev s48': 4}),
     Rule("operation_cue", "route",
          "when the table operation model leaves a question to the lookup and no row's "
          "cell answers it, the computation "
@@ -480,6 +488,14 @@ RULES: tuple[Rule, ...] = (
          # SQuAD dev split over its 1,023 paragraphs, quote holds a gold answer (2026-11-27)
          measured={'squad-dev': 9, 'policies-dev': 1, 'mail-notes-dev': 2, 'reports-dev': 1,
                    'realdocs-dev': 0, 'receipts-dev': 0}),
+    Rule("points_back", "quote",
+         "a quoted sentence that opens by pointing back at the one before it (\"To assist "
+         "in this, …\", \"This is why …\", \"Therefore …\") is quoted with that sentence, "
+         "from its passage",
+         tested_by="test_answer.py::test_a_sentence_that_points_back_is_quoted_with_the_one_"
+                   "before_it",
+         written_for="a blind hand trial's code-of-conduct manual (\"why a private mailing "
+                     "list?\")"),
     Rule("named_source_first", "quote",
          "quoted sentences from the document or section the question names come first",
          tested_by="test_answer.py::test_a_quote_comes_from_the_document_named_by_its_file_"
