@@ -308,6 +308,8 @@ def _ground(store: Store, question: str) -> Grounding:
     counts: dict[str, int] = {}
     passages: list[tuple[int, str]] = []
     missing: list[Name] = []
+    kinds: dict[Name, set[str]] = {}  # missing but for a word of its kind of body: where
+    # its other words are
     identified: set[str] | None = None  # the documents that name each identifier
     for name in names:
         # each word in the document: in one of its passages, or in its title or file name
@@ -319,6 +321,7 @@ def _ground(store: Store, question: str) -> Grounding:
         paths: set[str] | None = None
         every: set[str] | None = None  # the documents that hold each of its words
         absent = False
+        kind_absent = False  # a word of its kind of body no document holds
         for word in dict.fromkeys(name.words):
             found = store.mentioning([word], FREQUENT + 1)
             if len(found) > FREQUENT:
@@ -328,7 +331,8 @@ def _ground(store: Store, question: str) -> Grounding:
             having = {path for _, path in found} | {
                 path for path, words in titles.items() if _has_word(word, words)}
             if not having and word in KIND_OF_BODY and len(set(name.words) - KIND_OF_BODY):
-                continue  # "Village" of "the Village of Scarsdale", which its papers omit
+                kind_absent = True  # "Village" of "the Village of Scarsdale", which its
+                continue  # papers may omit
             absent = absent or not having
             paths = having if paths is None else paths | having
             every = having if every is None else every & having
@@ -338,6 +342,10 @@ def _ground(store: Store, question: str) -> Grounding:
         if absent or not paths:
             if not name.text.isdigit():  # a number OCR may have misread names nothing
                 missing.append(name)
+            continue
+        if kind_absent:  # missing, unless no file is named by the question either (below)
+            missing.append(name)
+            kinds[name] = paths
             continue
         if every and len(rare) >= 2:
             # documents that hold the whole name ("Galaxy Gaming") name it; one that holds
@@ -363,6 +371,10 @@ def _ground(store: Store, question: str) -> Grounding:
             for path in filed:
                 counts[path] = counts.get(path, 0) + 1
             missing = []
+    for name in [n for n in missing if n in kinds]:  # named by its other words, no file
+        missing.remove(name)  # being named: "the Village of Scarsdale" of a folder that
+        for path in kinds[name]:  # says "Scarsdale" only
+            counts[path] = counts.get(path, 0) + 1
     return Grounding(tuple(names), tuple(missing), counts, passages)
 
 
