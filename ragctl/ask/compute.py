@@ -217,7 +217,7 @@ class Condition:
         if self.op == "year":  # a column of row labels has no name: "in 2020"
             return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
-            f"{self.column} {self.op} {self.value}"  # (the column compared with, if against)
+            f"{self.column} {self.op} {self.value}"
 
 
 def selected(rows: Sequence[TableRow], conds: Sequence[Condition]

@@ -72,7 +72,8 @@ _DOCUMENT_WORDS = frozenset(
     "version scan scans".split())
 # the words of a name that say what kind of body it is ("the Village of Scarsdale", "Acme
 # Inc."), which its own papers often leave out: such a word that no document holds does
-# not make the name missing, when its other words are held
+# not make the name missing when its other words are held and no file is named by the
+# question instead (:func:`named_by_file`)
 KIND_OF_BODY = frozenset(
     "village town city county borough municipality council district parish province region "
     "club society association foundation company corporation corp inc ltd llc plc gmbh ag "
@@ -371,9 +372,11 @@ def _ground(store: Store, question: str) -> Grounding:
             for path in filed:
                 counts[path] = counts.get(path, 0) + 1
             missing = []
-    for name in [n for n in missing if n in kinds]:  # named by its other words, no file
-        missing.remove(name)  # being named: "the Village of Scarsdale" of a folder that
-        for path in kinds[name]:  # says "Scarsdale" only
+    # no file named either: a name missing but for its kind of body is named by its
+    # other words ("the Village of Scarsdale" of a folder that says "Scarsdale" only)
+    for name in [n for n in missing if n in kinds]:
+        missing.remove(name)
+        for path in kinds[name]:
             counts[path] = counts.get(path, 0) + 1
     return Grounding(tuple(names), tuple(missing), counts, passages)
 

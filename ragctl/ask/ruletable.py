@@ -185,7 +185,10 @@ RULES: tuple[Rule, ...] = (
          "budget\", \"excluding the Pool fund\") names it less, by one word",
          tested_by="test_cells.py::test_a_row_of_what_the_question_sets_aside_is_not_the_one_"
                    "asked_of",
-         written_for="a blind hand trial's budget CSV (tentative and adopted rows alike)"),
+         written_for="a blind hand trial's budget CSV (tentative and adopted rows alike)",
+         # s48, all 979 dev questions (home-k, rule-gain-s48-final.json): fired on the one
+         # it was written for alone (handtrials-dev), which it gained
+         measured={'all dev s48': 1, 'dev not written for s48': 0}),
     Rule("form_column", "route",
          "the column a question's form asks of a row (ragctl.ask.cells.FORM_COLUMNS: \"how "
          "many\" a Units or Qty column, \"what share\" a Percentage, what a line \"came "
@@ -495,7 +498,10 @@ RULES: tuple[Rule, ...] = (
          tested_by="test_answer.py::test_a_sentence_that_points_back_is_quoted_with_the_one_"
                    "before_it",
          written_for="a blind hand trial's code-of-conduct manual (\"why a private mailing "
-                     "list?\")"),
+                     "list?\")",
+         # s48, all 979 dev questions (home-k, rule-gain-s48-final.json): fired on the one
+         # it was written for alone (handtrials-dev), which it gained
+         measured={'all dev s48': 1, 'dev not written for s48': 0}),
     Rule("named_source_first", "quote",
          "quoted sentences from the document or section the question names come first",
          tested_by="test_answer.py::test_a_quote_comes_from_the_document_named_by_its_file_"

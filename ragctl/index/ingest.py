@@ -1578,21 +1578,25 @@ def _looks_tabular(text: str) -> bool:
     if _CAPTION.search(text):
         return True
     lines = [line for line in text.splitlines() if line.strip()]
-    rows = sum(1 for line in lines if len(line.split()) <= 16
-               and len(_NUMBER.findall(line)) >= 2)
+    rows = sum(1 for line in lines if _figures_row(line))
     column = sum(1 for line in lines if len(line.split()) <= 4 and _NUMBER.search(line))
     return rows >= 3 or (column >= 8 and column >= 0.4 * len(lines))
 
 
 _NUMBER = re.compile(r"(?<![\w.])[$€£¥]?\d[\d,.]*%?")
+_CAPTION = re.compile(r"(?m)^\s*(?:Table\s+[A-Z]?\d+(?:[-.]\d+)*\b|Table:)")
+MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
+
+
+def _figures_row(line: str) -> bool:
+    """Whether a line of a page's text may be a table's row: short (16 words at most),
+    with two or more numbers."""
+    return len(line.split()) <= 16 and len(_NUMBER.findall(line)) >= 2
 
 
 def _figures_line(text: str) -> bool:
-    """Whether a page has a short line of two or more figures (a table's row)."""
-    return any(len(line.split()) <= 16 and len(_NUMBER.findall(line)) >= 2
-               for line in text.splitlines())
-_CAPTION = re.compile(r"(?m)^\s*(?:Table\s+[A-Z]?\d+(?:[-.]\d+)*\b|Table:)")
-MAX_CELL_CHARS = 40  # a "table" whose cells are longer, on average, is a layout frame
+    """Whether a page has a line that may be a table's row (:func:`_figures_row`)."""
+    return any(_figures_row(line) for line in text.splitlines())
 
 
 # A form filled in and then flattened (printed to PDF, "flatten" in a viewer) draws its
@@ -1831,7 +1835,7 @@ def _pdf_tables(data: bytes, indexes: list[int],
                 if _header_row(rows[0]) or typed_header(rows):
                     header = rows[0]
                     tables.append((t.bbox, table_lines(rows, header=True)))
-                elif going_on and header is not None:
+                elif going_on and header is not None:  # (going on: it has a header)
                     tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
                 elif (stacked := stacked_header(raw)) is not None:
                     titles, head, rows = stacked
