@@ -61,6 +61,7 @@ SETS: dict[str, str] = {
     "reportcalc-dev": "blind/reportcalc-dev.json",
     "pdftables-dev": "blind/pdftables-dev.json",
     "statements-dev": "blind/statements-dev.json",
+    "handtrials-dev": "blind/handtrials-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
