@@ -62,6 +62,7 @@ SETS: dict[str, str] = {
     "pdftables-dev": "blind/pdftables-dev.json",
     "statements-dev": "blind/statements-dev.json",
     "handtrials-dev": "blind/handtrials-dev.json",
+    "calc-dev": "blind/calc-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
