@@ -1826,17 +1826,18 @@ def _pdf_tables(data: bytes, indexes: list[int],
                     continue
                 cells = [c for r in rows for c in r if c]
                 width = max((sum(1 for c in r if c) for r in rows), default=0)
-                # the table of the page before goes on here (its rows in as many columns)
-                going_on = header is not None and len(header) == len(rows[0]) and \
-                    i - 1 in indexes
-                if (len(rows) < 2 and not going_on) or width < 2 or \
+                # the header of the page before's table, when it goes on here (its rows
+                # in as many columns)
+                continued = header if header is not None and len(header) == len(rows[0]) \
+                    and i - 1 in indexes else None
+                if (len(rows) < 2 and continued is None) or width < 2 or \
                         sum(map(len, cells)) > MAX_CELL_CHARS * len(cells):
                     continue
                 if _header_row(rows[0]) or typed_header(rows):
                     header = rows[0]
                     tables.append((t.bbox, table_lines(rows, header=True)))
-                elif going_on and header is not None:  # (going on: it has a header)
-                    tables.append((t.bbox, table_lines([header, *rows], header=True)[1:]))
+                elif continued is not None:
+                    tables.append((t.bbox, table_lines([continued, *rows], header=True)[1:]))
                 elif (stacked := stacked_header(raw)) is not None:
                     titles, head, rows = stacked
                     tables.append((t.bbox, [*titles, *table_lines([head, *rows],
