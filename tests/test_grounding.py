@@ -284,3 +284,10 @@ def test_the_phrase_a_question_names_its_document_by() -> None:
     assert spans("What did they agree according to whom?") == []
     assert spans("According to Stats SA's CPI release for May 2023, what was the rate?") == [
         "Stats SA's CPI release"]  # the document's kind ends it, not the comma
+
+
+def test_a_name_written_with_capitals_after_a_small_first_letter() -> None:
+    assert names("What was hackEDU's total travel spending in July 2015?") == ["hackEDU"]
+    assert names("How much does the iPhone cost?") == ["iPhone"]
+    # a unit is no name
+    assert names("How many kWh did the meter show?") == []

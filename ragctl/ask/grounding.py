@@ -120,8 +120,14 @@ def _word(token: str) -> str:
 
 
 def _capitalized(token: str) -> bool:
+    """Whether a token is written as a name: capitalized ("Oslo"), or of four letters or
+    more with capitals after a small first one ("hackEDU", "iPhone", "eBay"; not a unit,
+    "kWh")."""
     w = _word(token)
-    return bool(w) and w[0].isupper() and w.lower() not in _NOT_NAMES
+    if not w or w.lower() in _NOT_NAMES:
+        return False
+    return w[0].isupper() or (len(w) >= 4 and w[0].islower() and w.isalpha()
+                              and any(ch.isupper() for ch in w[1:]))
 
 
 def distinctive_names(question: str) -> list[Name]:
