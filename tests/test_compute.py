@@ -21,13 +21,14 @@ from ragctl.ask.compute import (
     cued,
     execute,
     number,
+    path_parts,
     totals_row,
 )
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
 from ragctl.models.tableops import OPERATIONS, OperationModel
-from ragctl.records import Answer
+from ragctl.records import Answer, Sentence
 from ragctl.store.collection import Collection
 from ragctl.training.tableops import fit, matches, read_csv_text
 from tests.fakes import FakeReader, HashEmbedder
@@ -941,3 +942,107 @@ def test_a_row_named_in_the_possessive() -> None:
     assert more is not None and more.result == "37.4"
     # a plural is no possessive: "o3s" names no row
     assert conditions("What did the o3s score on GPQA?", t) == []
+
+
+LEDGER = ("Date,Payee,Account,Total\n"
+          "2015/07/02,Uber,Expenses:Travel:Uber,22.46\n"
+          "2015/07/02,Uber,Assets:Bank:Checking,-22.46\n"
+          "2015/07/03,Uber,Expenses:Travel:Uber,7.88\n"
+          "2015/07/03,Uber,Assets:Bank:Checking,-7.88\n"
+          "2015/07/05,Long Island Rail Road,Expenses:Travel,25\n"
+          "2015/07/05,Long Island Rail Road,Assets:Bank:Checking,-25\n"
+          "2015/07/06,Andrea Deng,Expenses:Salary:Andrea Deng,320\n"
+          "2015/07/06,Andrea Deng,Assets:Bank:Checking,-320\n"
+          "2015/07/07,Max Wofford,Expenses:Salary:Max Wofford,720\n"
+          "2015/07/07,Max Wofford,Assets:Bank:Checking,-720\n")
+
+
+def test_a_level_of_a_category_path_names_the_rows_under_it() -> None:
+    e = embed().embed
+    ledger = read_csv_text(LEDGER)
+    # the deepest level named: "expenses booked under travel" are under Expenses:Travel
+    travel = execute("sum", "What was the total travel spending (all expenses booked under "
+                     "travel)?", ledger, e)
+    assert travel is not None and travel.result == "55.34"
+    assert [c.value for c in conditions("all expenses booked under travel", ledger)] == \
+        ["Travel"]
+    # however inflected: "salaries" of "Expenses:Salary:…"
+    paid = execute("sum", "How much was paid out in salaries in total?", ledger, e)
+    assert paid is not None and paid.result == "1,040"
+    # two columns' conditions both hold: Uber's rides expensed, not the bank's side
+    rides = execute("count", "How many Uber rides were expensed?", ledger, e)
+    assert rides is not None and rides.result == "2"
+    # a time or a note is no path
+    assert path_parts("Expenses:Travel:Uber") == ["Expenses", "Travel", "Uber"]
+    assert path_parts("Food > Groceries") == ["Food", "Groceries"]
+    assert path_parts("10:30") == [] and path_parts("Note: see the minutes") == []
+    assert "sum" in cued("How much was paid out in salaries in total?")
+
+
+def test_a_name_without_its_middle_initials_names_its_rows() -> None:
+    e = embed().embed
+    votes = read_csv_text("county,office,candidate,votes\nKent,Governor,KATHY S. DEMATTEIS,1115\n"
+                          "Kent,Governor,JOHN J. MACHUREK,616\nSussex,Governor,KATHY S. "
+                          "DEMATTEIS,1250\nSussex,Governor,JOHN J. MACHUREK,623\n"
+                          "Kent,Governor,JOHN C. CARNEY JR.,44352\n")
+    q = "How many votes did Kathy DeMatteis and John Machurek receive together?"
+    assert {c.value for c in conditions(q, votes)} == {"KATHY S. DEMATTEIS",
+                                                       "JOHN J. MACHUREK"}
+    both = execute("count", q, votes, e)
+    assert both is not None and both.result == "3,604"
+    carney = conditions("How many votes did John Carney get?", votes)
+    assert [c.value for c in carney] == [votes.rows[-1].cells[2].value]
+
+
+SUMMARY = ("Expenses,FY 2014,FY 2015,FY 2016\nAdministrative,\"$53,867.62\",\"$53,951.64\","
+           "\"$49,586.58\"\nPublications,\"$95,203.11\",\"$83,104.21\",\"$87,643.63\"\n"
+           "Grants,\"$11,582.32\",\"$11,441.36\",\"$17,871.30\"\nAwards,\"$5,773.37\","
+           "\"$6,965.52\",\"$5,067.95\"\n")
+
+
+def test_one_rows_cells_over_the_years_named_or_spanned() -> None:
+    e = embed().embed
+    summary = read_csv_text(SUMMARY)
+    q = "What was spent on grants in total over the three fiscal years 2014, 2015 and 2016?"
+    total = execute("sum", q, summary, e)
+    assert total is not None and total.result == "$40,894.98"
+    assert total.working == "= $11,582.32 + $11,441.36 + $17,871.30: Grants FY 2014, " \
+        "FY 2015, FY 2016"
+    # a span of years names those between too
+    mean = execute("average", "What was the average yearly grants spending across FY 2014 "
+                   "to FY 2016?", summary, e)
+    assert mean is not None and mean.result == "$13,631.66" and mean.count == 3
+    # two years named: the two as before
+    two = execute("average", "What was the average grants spending in FY 2014 and FY 2016?",
+                  summary, e)
+    assert two is not None and two.count == 2
+    # a span of quarters
+    flows = read_csv_text("Item,Q3 2025,Q4 2025,Q1 2026,Q2 2026,TTM\n"
+                          "Free cash flow,\"24,461\",\"24,551\",\"10,116\",\"(5,855)\",\"53,273\"\n")
+    mean = execute("average", "What was the average quarterly free cash flow over the four "
+                   "quarters from Q3 2025 through Q2 2026?", flows, e)
+    assert mean is not None and mean.result == "13,318.25" and mean.count == 4
+
+
+def test_the_rows_whose_figure_went_up_from_one_column_to_another() -> None:
+    e = embed().embed
+    summary = read_csv_text(SUMMARY)
+    up = execute("count", "How many expense lines went up from FY 2015 to FY 2016?", summary, e)
+    assert up is not None and up.result == "2"  # Publications, Grants
+    assert up.working == "2 rows with FY 2016 > FY 2015"
+    down = execute("count", "How many expense lines fell between FY 2014 and FY 2015?",
+                   summary, e)
+    assert down is not None and down.result == "2"  # Publications, Grants
+
+
+def test_the_documents_own_name_names_no_row_to_set_against_another() -> None:
+    e = embed().embed
+    sheet = read_csv_text(",FY 18 PLANNED,FY 17 ADOPTED\nSales Tax,256224000,241564000\n"
+                          "GRAND TOTAL,774605000,729548000\nREVENUE ESTIMATE,645950000,\n")
+    seed = Sentence(path="/docs/revenue_estimate.xlsx", title="revenue_estimate", place="",
+                    start_char=0, end_char=1, text="x", id=1, passage_id=1, seq=0)
+    sheet = Table(sheet.columns, tuple(TableRow(r.cells, seed) for r in sheet.rows))
+    q = ("By how much does the FY 18 planned GRAND TOTAL exceed the FY 17 adopted GRAND "
+         "TOTAL on the revenue estimate sheet?")
+    more = execute("difference", q, sheet, e)
+    assert more is not None and more.result == "45,057,000"

@@ -201,8 +201,11 @@ class Condition:
             if c is None:
                 return False
             want = normalize_answer(self.value)  # "A+" normalizes to nothing: as written
-            return normalize_answer(c.value) == want if want else \
-                c.value.strip() == self.value.strip()
+            if not want:
+                return c.value.strip() == self.value.strip()
+            # a level of a category's path ("Travel" of "Expenses:Travel:Uber")
+            return normalize_answer(c.value) == want or any(
+                normalize_answer(p) == want for p in path_parts(c.value))
         if self.against:
             other = row.cell(self.value)
             b = number(other.value) if other is not None else None
@@ -218,6 +221,22 @@ class Condition:
             return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
             f"{self.column} {self.op} {self.value}"
+
+
+# a category written as its path from the top: "Expenses:Travel:Uber" (a ledger's
+# account), "Food > Groceries", "Home › Utilities"; each level a name of one to four words
+_PATH_SEP = re.compile(r"(?<=[^\W\d_]):(?=[^\W\d_])|\s+[>›»]\s+")
+PATH_WORDS = 4  # words of a level at most
+
+
+def path_parts(value: str) -> list[str]:
+    """The levels of a cell that is a category's path ("Expenses:Travel:Uber" →
+    Expenses, Travel, Uber), top first; none for any other cell ("10:30", "Note: …")."""
+    parts = [p.strip() for p in _PATH_SEP.split(value.strip())]
+    if len(parts) < 2 or any(not p or len(p.split()) > PATH_WORDS
+                             or not any(ch.isalpha() for ch in p) for p in parts):
+        return []
+    return parts
 
 
 def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
@@ -288,6 +307,7 @@ def conditions(question: str, table: Table) -> list[Condition]:
     # the question's form is none of its cells ("how many": not a town called Many)
     q = " " + _FORM.sub(lambda m: " " * len(m.group()), " ".join(_words(question))) + " "
     found: dict[str, tuple[int, int, Condition]] = {}
+    depths: dict[str, int] = {}  # of a level of a category's path named, its depth
     tokens = question.replace("?", " ").split()
     for row in table.rows:
         for c in row.cells:
@@ -316,6 +336,16 @@ def conditions(question: str, table: Table) -> list[Condition]:
                 found[key] = (at, at + len(key) + 2, Condition(c.column, c.value))
             elif (span := _any_order(words, q)) is not None:
                 found[key] = (*span, Condition(c.column, c.value))
+            elif (bare := _without_initials(words)) and (at := q.find(f" {bare} ")) >= 0:
+                # "Kathy DeMatteis" names "KATHY S. DEMATTEIS"
+                found[key] = (at, at + len(bare) + 1, Condition(c.column, c.value))
+            for depth, part in enumerate(path_parts(c.value)):  # "booked under travel":
+                # a level of the rows' category paths, however inflected ("salaries" of
+                # "Expenses:Salary:…")
+                tag = f"\1{c.column}\1{normalize_answer(part)}"
+                if tag not in found and (span := _keyed_at(part, q)) is not None:
+                    found[tag] = (*span, Condition(c.column, part))
+                    depths[tag] = depth
     named = {cond.column for _, _, cond in found.values()}
     for col in table.columns:  # "pollsters banned by 538": Banned by 538 = yes
         flag = None if col in named else flagged(q, col, table.values(col))
@@ -335,11 +365,50 @@ def conditions(question: str, table: Table) -> list[Condition]:
             at = len(" ".join(_words(question[:start]))) + 1
             found[said] = (at, at + len(" ".join(_words(said))) + 1,
                            Condition(dated, said, "day"))
-    taken: list[tuple[int, int, Condition]] = []
-    for a, b, cond in sorted(found.values(), key=lambda x: -(x[1] - x[0])):
+    # of the levels of one column's paths named, the deepest: "expenses booked under
+    # travel" are those under Expenses:Travel, not every expense (of the cells named
+    # where none overlaps a longer one)
+    taken: list[tuple[int, int, str]] = []
+    for tag, (a, b, _) in sorted(found.items(), key=lambda x: -(x[1][1] - x[1][0])):
         if all(b <= x or a >= y for x, y, _ in taken):
-            taken.append((a, b, cond))
-    return [cond for _, _, cond in sorted(taken, key=lambda x: x[0])]
+            taken.append((a, b, tag))
+    deepest: dict[str, int] = {}
+    for _, _, tag in taken:
+        if tag in depths:
+            column = found[tag][2].column
+            deepest[column] = max(deepest.get(column, 0), depths[tag])
+    return [found[tag][2] for _, _, tag in sorted(taken, key=lambda x: x[0])
+            if tag not in depths or depths[tag] == deepest[found[tag][2].column]]
+
+
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+
+
+def _without_initials(words: Sequence[str]) -> str:
+    """A person's name as said without its middle initials and suffix ("kathy s
+    dematteis jr" → "kathy dematteis"), when it has one and two words or more are left;
+    else ""."""
+    if len(words) < 3:
+        return ""
+    bare = [w for i, w in enumerate(words) if not (
+        (len(w) == 1 and w.isalpha() and i > 0) or (w in _SUFFIXES and i >= 2))]
+    return " ".join(bare) if 2 <= len(bare) < len(words) and all(
+        len(w) > 1 for w in bare) else ""
+
+
+def _keyed_at(name: str, q: str) -> tuple[int, int] | None:
+    """Where the question (``q``, its words between spaces) names ``name``'s words in
+    order, each however inflected (:func:`~ragctl.ask.cells.word_key`: "salaries" names
+    "Salary"), or None."""
+    want = [word_key(w) for w in _words(name)]
+    if not want or all(w in _STOP_KEYS for w in want):
+        return None
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", q)]
+    keys = [word_key(q[a:b]) for a, b in spans]
+    for i in range(len(keys) - len(want) + 1):
+        if keys[i:i + len(want)] == want:
+            return spans[i][0] - 1, spans[i + len(want) - 1][1]
+    return None
 
 
 def _any_order(words: Sequence[str], q: str) -> tuple[int, int] | None:
@@ -567,7 +636,42 @@ def _columns_compared(question: str, table: Table, embed: Embed,
         first, second = _naming(one, numeric, embed), _naming(other, numeric, embed)
         if first and second and first != second:
             out.append((max(start, 0), m.end(), Condition(first, second, op, against=True)))
+    for m in _CHANGED.finditer(question):  # "went up from FY 2015 to FY 2016": the later
+        # column against the earlier
+        taken = [(a, b) for a, b, *_ in found] + [(a, b) for a, b, _ in out]
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        before, after = (_period_naming(m.group(k).split(), numeric, embed) for k in "ab")
+        if before and after and before != after:
+            op = ">" if m.group("verb").lower().split()[0] in _UP else "<"
+            out.append((m.start(), m.end(), Condition(after, before, op, against=True)))
     return out
+
+
+# a row's figure that changed from one column to another ("how many lines went up from
+# FY 2015 to FY 2016", "the items whose cost fell between 2022 and 2023")
+_CHANGED = re.compile(r"\b(?P<verb>went up|gone up|go(?:es)? up|rose|risen|rises?|increased|"
+                      r"increases?|grew|grown|grows?|climbed|went down|gone down|go(?:es)? down|"
+                      r"fell|fallen|falls?|decreased|decreases?|declined|declines?|dropped|"
+                      r"drops?|shrank|shrunk|shrinks?)\s+(?:from|between)\s+(?P<a>[\w'’ .-]+?)"
+                      r"\s+(?:to|and)\s+(?P<b>[\w'’ .-]+?)\s*(?=[?,;]|$)", re.I)
+_UP = frozenset({"went", "gone", "go", "goes", "rose", "risen", "rise", "rises", "increased",
+                 "increase", "increases", "grew", "grown", "grow", "grows", "climbed"})
+
+
+def _period_naming(words: list[str], columns: list[str], embed: Embed) -> str | None:
+    """The numeric column ``words`` name: the one whose header's words they all hold
+    ("FY 2015"), or whose one year is theirs ("2015" of "FY 2015"); else as
+    :func:`_naming` does."""
+    said = _keys(" ".join(words)) - _STOP_KEYS
+    whole = [c for c in columns if (k := _keys(c) - _STOP_KEYS) and k <= said]
+    if len(whole) == 1:
+        return whole[0]
+    years = set(_YEAR.findall(" ".join(words)))
+    dated = [c for c in columns if years and header_years(c) == years]
+    if len(dated) == 1:
+        return dated[0]
+    return _naming(words, columns, embed)
 
 
 def _side(words: list[str], *, from_end: bool) -> list[str]:
@@ -881,17 +985,22 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
     ``column`` or the numeric column nearest the question; or of the two cells of the one
     row the question names, in the two columns it names ("the average iPhone net sales in
     fiscal 2023 and 2022")."""
-    across = _row_across(question, table) if column is None else None
-    if across is not None and len(vals := _values(table, [across[0]], across[1][0])
-                                  + _values(table, [across[0]], across[1][1])) == 2:
-        total = vals[0][2] + vals[1][2]
-        terms = f"{vals[0][1].value} + {vals[1][1].value}"
-        return Computed(op, in_currency(shown(total if op == "sum" else total / 2),
+    # one row's cells in the periods the question names: three or more, or two
+    across = None
+    if column is None:
+        along = _row_along(question, table)
+        across = along if along is not None and len(along[1]) > 2 else \
+            _row_across(question, table) or along
+    if across is not None and len(vals := [v for c in across[1] for v in _values(
+            table, [across[0]], c)]) == len(across[1]):
+        total = sum(v for _, _, v in vals)
+        terms = " + ".join(c.value for _, c, _ in vals)
+        return Computed(op, in_currency(shown(total if op == "sum" else total / len(vals)),
                                         [c.value for _, c, _ in vals]),
-                        f"= {terms}" if op == "sum" else f"= ({terms}) / 2: "
-                        f"{_label(across[0])} {vals[0][1].column}, {vals[1][1].column}",
+                        (f"= {terms}: " if op == "sum" else f"= ({terms}) / {len(vals)}: ")
+                        + f"{_label(across[0])} {', '.join(c.column for _, c, _ in vals)}",
                         column=", ".join(across[1]), cells=[(r, c) for r, c, _ in vals],
-                        count=2)
+                        count=len(vals))
     rows, used = selected(table.rows, conds)
     col = column or best_column(embed, question, table, numeric=True,
                                 not_in=[c.column for c in used if not c.op])
@@ -1154,10 +1263,14 @@ def asked_column(question: str, table: Table, not_in: Sequence[str] = ()) -> str
 
 def _difference(op: str, question: str, table: Table, embed: Embed,
                 conds: list[Condition]) -> Computed | None:
-    """The larger less the smaller value of the two rows the question names."""
+    """The larger less the smaller value of the two rows the question names (not by the
+    document's own name: "… on the revenue estimate sheet" of revenue_estimate.xlsx names
+    no row "REVENUE ESTIMATE"), else of one row's two periods (:func:`_across`)."""
     rows: list[TableRow] = []
     periods = [c for c in conds if c.op == "year"]
-    conds = [c for c in conds if not c.op and c.column != PART_OF]  # a group names no row
+    document = _document_words(table)
+    conds = [c for c in conds if not c.op and c.column != PART_OF  # a group names no row
+             and not ((k := _keys(c.value) - _STOP_KEYS) and k <= document)]
     for cnd in conds:
         hit = next((r for r in table.rows if cnd.holds(r)), None)
         if hit is not None and hit not in rows:
@@ -1321,6 +1434,76 @@ def _across(op: str, question: str, table: Table) -> Computed | None:
                     cells=[(rows[0], big[1]), (rows[0], small[1])])
 
 
+# two years joined as a span: "from FY 2014 to FY 2016", "2014–2016", "between 2019 and
+# 2021", "2018 through 2020"
+_YEAR_SPAN = re.compile(r"(?P<a>(?:1[5-9]|20)\d\d)\s*(?:-|–|—|to|through|thru|until)\s*"
+                        r"(?:(?:FY|CY|fiscal(?: year)?|year)\s*)?(?P<b>(?:1[5-9]|20)\d\d)\b",
+                        re.I)
+_BETWEEN = re.compile(r"\bbetween\s+(?:(?:FY|CY|fiscal(?: year)?|year)\s*)?(?P<a>(?:1[5-9]|"
+                      r"20)\d\d)\s+and\s+(?:(?:FY|CY|fiscal(?: year)?|year)\s*)?"
+                      r"(?P<b>(?:1[5-9]|20)\d\d)\b", re.I)
+
+
+def _years_asked(question: str) -> set[int]:
+    """The years a question names, a span's ("from FY 2014 to FY 2016") each of them."""
+    years = {int(y) for y in _YEAR.findall(question)}
+    for m in [*_YEAR_SPAN.finditer(question), *_BETWEEN.finditer(question)]:
+        a, b = int(m.group("a")), int(m.group("b"))
+        if a < b <= a + 50:
+            years.update(range(a, b + 1))
+    return years
+
+
+# a quarter of a year as a column or a question names it: "Q3 2025", "Q1 FY25", "Q2'26"
+_QUARTER = re.compile(r"\bQ([1-4])\s?(?:FY|CY)?\s?'?((?:19|20)?\d\d)\b", re.I)
+_QUARTER_SPAN = re.compile(rf"{_QUARTER.pattern}\s*(?:-|–|—|to|through|thru|until)\s*"
+                           rf"{_QUARTER.pattern}", re.I)
+
+
+def _quarter(m: re.Match[str], at: int = 1) -> int:
+    """A quarter as a number that orders them: year × 4 + its quarter, less one."""
+    year = int(m.group(at + 1))
+    return (year + 2000 if year < 100 else year) * 4 + int(m.group(at)) - 1
+
+
+def _quarters_asked(question: str) -> set[int]:
+    """The quarters a question names, a span's ("from Q3 2025 through Q2 2026") each."""
+    quarters = {_quarter(m) for m in _QUARTER.finditer(question)}
+    for m in _QUARTER_SPAN.finditer(question):
+        a, b = _quarter(m, 1), _quarter(m, 3)
+        if a < b <= a + 40:
+            quarters.update(range(a, b + 1))
+    return quarters
+
+
+def _row_along(question: str, table: Table) -> tuple[TableRow, list[str]] | None:
+    """The one row the question names by its label and the three or more of its numeric
+    columns, one a year (or a quarter), whose years the question names, each or as a
+    span ("grants … over the fiscal years 2014, 2015 and 2016", "across FY 2014 to FY
+    2016" of a summary with a column a fiscal year; "from Q3 2025 through Q2 2026"); or
+    the two when they are all ("FY 2014" and "FY 2015" said "2014 and 2015"), or None."""
+    numeric = [c for c in table.columns if c and table.numeric(c)]
+    if len(quarters := _quarters_asked(question)) >= 2:
+        of_quarter = {c: {_quarter(m) for m in _QUARTER.finditer(c)} for c in numeric}
+        columns = [c for c in numeric if len(of_quarter[c]) == 1 and of_quarter[c] <= quarters]
+        held = {q for c in columns for q in of_quarter[c]}
+        if len(columns) < 2 or len(held) != len(columns) or held != quarters:
+            return None
+        row = _named_row(question, table, columns)
+        return None if row is None else (row, columns)
+    asked = _years_asked(question)
+    if len(asked) < 2:
+        return None
+    of_year = {c: {int(y) for y in header_years(c)} for c in numeric}
+    columns = [c for c in numeric if len(of_year[c]) == 1 and of_year[c] <= asked]
+    if len(columns) < 2 or len({y for c in columns for y in of_year[c]}) != len(columns):
+        return None  # a year with two columns ("2014 Budget", "2014 Actual"): which?
+    if not asked <= {y for c in columns for y in of_year[c]}:
+        return None  # a year asked that no column holds
+    row = _named_row(question, table, columns)
+    return None if row is None else (row, columns)
+
+
 def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | None:
     """The one row the question names by its label and the two numeric columns it names
     by their headers (or names the most of, when no third is named as much), or None."""
@@ -1358,6 +1541,15 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
             return None
     if len(columns) != 2:
         return None
+    row = _named_row(question, table, columns)
+    return None if row is None else (row, columns)
+
+
+def _named_row(question: str, table: Table, columns: list[str]) -> TableRow | None:
+    """The one row the question names by its label (its first cell of words outside
+    ``columns``), that holds a value in each of ``columns`` when rows are named alike."""
+    stop = _STOP_KEYS
+    asked = _keys(question) - stop
     named: list[tuple[int, TableRow]] = []
     for row in table.rows:
         label = [c for c in row.cells if c.column not in columns and number(c.value) is None]
@@ -1379,7 +1571,7 @@ def _row_across(question: str, table: Table) -> tuple[TableRow, list[str]] | Non
         rows = rows[:1]  # the same figures said twice (net sales' "Services", and by category)
     if len(rows) != 1:
         return None
-    return rows[0], columns
+    return rows[0]
 
 
 def _place(op: str, question: str, table: Table, embed: Embed,
@@ -1460,6 +1652,10 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      "previous"),
     (r"^(?:what (?:is|was|were|are) (?:the |[\w.&-]+'s\s+)?)?(?:total|combined|sum)\b",
      "sum"),  # "what were Alphabet's combined …"
+    # "how much did it pay out in salaries in total", "what did it spend on grants in
+    # total over the three years", "… ICO fees and hosting combined"
+    (r"^(?:how much|what)\b.*\b(?:in total|altogether|all together|combined|together|"
+     r"in all)\b", "sum"),
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much did revenue grow
     # from Q4 FY24 to Q1 FY25", "how much more … than …",
@@ -1474,7 +1670,7 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # "what share of the total came from …", "what percentage of the grand total is …"
     # (of a total the question names: "what percentage of librarians are men" is a cell)
     (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of (?:the )?"
-     r"(?:[\w-]+ ){0,6}?total\b", "share"),
+     r"(?:[\w'’-]+ ){0,6}?total\b", "share"),  # "… of the year's total payments"
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
      r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\b"
@@ -1498,7 +1694,7 @@ def cued(question: str) -> list[str]:
     """The operations the question's form asks for (:data:`OPERATION_CUES`), in turn;
     after a leading phrase ("In the Lesson 1 table, how many …")."""
     q = " ".join(main_clause(question).lower().split())
-    ops = [op for pattern, op in OPERATION_CUES if re.search(pattern, q)]
+    ops = list(dict.fromkeys(op for pattern, op in OPERATION_CUES if re.search(pattern, q)))
     if {"max", "min"} & set(ops):  # "what is the minimum boiling point of halogens" asks
         ops = [op for op in ops if op not in ("argmax", "argmin")]  # a value, not a row
     if {"percent_change", "ratio"} & set(ops):  # "the percentage change from 2012 to
@@ -1659,7 +1855,7 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
     for i, table in enumerate(tables):
         d = first if i == 0 and first is not None else execute(op, question, table, embed)
         if d is not None and tied(question, d, table):
-            whole = op in ("sum", "average") and not d.conditions and ", " not in d.column
+            whole = op in ("sum", "average") and not d.conditions and not _one_rows(d)
             done.append((int(whole), -header_share(question, table), i, d))
     return min(done, key=lambda x: x[:3])[3] if done else None
 
@@ -1667,7 +1863,7 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
 # words that make a sum or an average one over every row, without a comparison: "the
 # combined number of home runs hit by all eight teams", "the total of all the invoices",
 # "in total", "altogether"
-WHOLE_TABLE = re.compile(r"\b(?:combined|altogether|in total|all together|across all|"
+WHOLE_TABLE = re.compile(r"\b(?:combined|altogether|in total|(?:all )?together|across all|"
                          r"all (?:the |of the )?(?:[a-z]+ )?[a-z]+s)\b", re.I)
 
 
@@ -1698,8 +1894,7 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         if done is None:
             continue
         compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
-        across = op != "count" and done.count == 2 and ", " in done.column  # one row's two
-        # periods the question names
+        across = op != "count" and _one_rows(done)  # one row's periods the question names
         if before_lookup and op == "count" and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
                 for c in done.conditions):
@@ -1707,9 +1902,9 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         grouped_rows = whole and done.count >= 2 and bool(done.conditions) and all(
             _names_a_word(c) for c in done.conditions)
         if before_lookup and op in ("sum", "average") and not (
-                grouped_rows or (op == "average" and across)):
+                grouped_rows or (across and (op == "average" or whole))):
             continue  # before the lookup, only over the rows of a group the question
-            # names, or the average of one row's two periods
+            # names, or the average of one row's periods, or their sum "in total"
         if op in ("first", "last") and not compared:
             continue  # "first exceed 5,000" with no comparison read: not the first row
         if (done.count == 1 and not (op == "count" and compared)) or (
@@ -1717,7 +1912,7 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
             continue  # "the largest city": a row, not the largest value; a count of one
             # row is one only by a comparison
         if op in ("count", "sum", "average") and not compared and not across and not (
-                op != "count" and WHOLE_TABLE.search(ev.question)) and not grouped(
+                (op != "count" or done.operation == "sum") and whole) and not grouped(
                 op, done, ev.question) and not counts_rows(ev.question, done):
             # a count the lookup missed is no count without a comparison ("How many
             # Series EE bonds were outstanding …" is a cell, not a count of rows); a sum
@@ -1727,6 +1922,12 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         cite(ans, ev, done, 0.0)
         return True
     return False
+
+
+def _one_rows(done: Computed) -> bool:
+    """Whether a computation is over two or more cells of one row (its periods)."""
+    return done.count >= 2 and len(done.cells) == done.count and len(
+        {id(r) for r, _ in done.cells}) == 1
 
 
 def grouped(op: str, done: Computed, question: str = "") -> bool:

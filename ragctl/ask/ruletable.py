@@ -349,7 +349,11 @@ RULES: tuple[Rule, ...] = (
          "count with a comparison, and the row with the most or least when the question "
          "asks \"which\" or \"who\". Also the first or last row past a threshold (\"first "
          "fell below -10\"), the second largest, and the value most rows hold (\"which year "
-         "has the most proposals\"). \"What is the lowest …\" asks the value, not a row",
+         "has the most proposals\"). \"What is the lowest …\" asks the value, not a row. "
+         "\"… in total\", \"… together\" ask a sum: of one row's cells in the years the "
+         "question names or spans (\"over FY 2014 to FY 2016\"), or of the rows it names; "
+         "\"how many … went up from FY 2015 to FY 2016\" counts the rows whose later "
+         "column is the larger",
          tested_by="test_compute.py::test_the_question_form_asks_when_the_model_says_lookup",
          written_for="sheets-dev (superlatives and counts the model left to a lookup)",
          # wtq-dev: 2026-11-27; computedocs-dev (the cues added for it) and doctables-dev:
