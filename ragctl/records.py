@@ -87,7 +87,8 @@ FIELD_LABELS: dict[str, str] = {
     "from": "sender", "sender": "sender", "sent by": "sender",
     "to": "recipient",
     "date": "date", "sent": "date", "created": "date", "published": "date",
-    "posted": "date", "last updated": "date", "updated": "date",
+    "posted": "date", "last updated": "date", "updated": "date", "last modified": "date",
+    "modified": "date", "last revised": "date", "revised": "date", "last changed": "date",
     "subject": "subject", "title": "title", "status": "status",
 }
 

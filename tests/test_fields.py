@@ -75,3 +75,7 @@ def test_a_date_on_a_line_of_its_own_at_the_start_is_the_document_s_date() -> No
         == ["3 May 2024"]
     assert document_fields([("Annual report\n2023\n", "", 0)]) == []
     assert document_fields([("The plant opened on 1 June 2024 after a delay.\n", "", 0)]) == []
+
+
+def test_a_last_modified_line_dates_the_document() -> None:
+    assert values("Last modified: 28 July 2016") == {"date": "28 July 2016"}

@@ -1799,3 +1799,27 @@ def test_a_ruled_table_whose_cells_hold_a_label_and_its_amount_is_read_by_alignm
                     ["Google Cloud $ 13,624", "$ 24,768"], ["Other Bets 1,373", "382"]])
     assert not _packed([["Item", "Qty"], ["Room 101", "2"], ["Room 102", "3"],
                         ["Room 4", "4"]])
+
+
+def test_a_title_over_a_tables_names_and_an_empty_gap_are_no_part_of_it() -> None:
+    from ragctl.index.ingest import aligned_tables, table_lines
+
+    raw = [["Presbytery of Upper East", "", "", "GMP", "", "Allocations Comparisons", "", ""],
+           ["", "", "", "", "", "", "", ""],
+           ["Parish", "Last", "Allocation-1", "Change 19-20", "", "Allocation-2",
+            "Change 19-20", "Diff A1 to A2"],
+           ["", "Year", "2020/2021", "To 20-21 A1", "", "2020/2021", "To 20-21 A2", ""],
+           ["", "", "", "", "", "", "", ""],
+           ["Alderly", "1982", "1011", "-971", "", "1304", "-678", "293"],
+           ["Brookfield", "858", "438", "-420", "", "650", "-208", "212"],
+           ["Crowdale", "10496", "5355", "-5141", "", "5276", "-5220", "-79"]]
+    (table,) = aligned_tables(raw)
+    assert table[0] == ["Parish", "Last Year", "Allocation-1 2020/2021",
+                        "Change 19-20 To 20-21 A1", "Allocation-2 2020/2021",
+                        "Change 19-20 To 20-21 A2", "Diff A1 to A2"]
+    assert table_lines(table, header=True)[-1].startswith(
+        "Parish: Crowdale; Last Year: 10496; Allocation-1 2020/2021: 5355;")
+    # a line of periods over the names stays one of them
+    raw[0] = ["", "", "2019", "", "", "2020", "", ""]
+    (table,) = aligned_tables(raw)
+    assert table[0][2].startswith("2019")

@@ -115,3 +115,12 @@ def test_a_paragraph_written_line_by_line_is_split_by_line() -> None:
     # long lines are prose too, whatever their breaks
     assert not line_based("A line of prose that goes on for well over eight words here.\n"
                           "Another line of prose that also goes on for more than eight.")
+
+
+def test_a_row_whose_first_cells_no_column_names_is_one_sentence() -> None:
+    from ragctl.index.sentences import SentenceSplitter
+
+    row = ("Sales Tax; FY 18 PLANNED: $256,224,000.00; VS. FY 17 DIFFERENCE: $2,113,000.00; "
+           "0.9%; Sales Tax; FY 15 ACTUAL: $232,566,000.00")
+    assert [s.text for s in SentenceSplitter().split(f"{row}\n\nIt is late. Go home.")] == [
+        row, "It is late.", "Go home."]

@@ -637,3 +637,18 @@ def test_a_legacy_xls_workbook_is_read_with_its_formats(tmp_path: Path) -> None:
         doc.sections[0].text
     with pytest.raises(SheetError, match=r"^not a valid XLS workbook \(not an OLE"):
         read_xls(b"<html><table></table></html>", "page.xls")
+
+
+def test_parts_under_the_header_above_though_labels_repeat_past_it() -> None:
+    from ragctl.index.ingest import _table_lines
+
+    # a part of a sheet under the header of the part above it, its labels repeated right
+    # of its figures past the header's last named column, as the rows above it are
+    head = ["", "FY 18 PLANNED", "FY 17 ADOPTED"]
+    part = [["Water", "113", "106", "", "Water"], ["Sewer", "106", "98", "", "Sewer"]]
+    assert _table_lines(part, head, wide=5) == [
+        "Water; FY 18 PLANNED: 113; FY 17 ADOPTED: 106; Water",
+        "Sewer; FY 18 PLANNED: 106; FY 17 ADOPTED: 98; Sewer"]
+    # wider than the part above too: another table, read cell by cell
+    assert _table_lines(part, head, wide=3) == ["Water | 113 | 106 | Water",
+                                                "Sewer | 106 | 98 | Sewer"]

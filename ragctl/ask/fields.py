@@ -85,7 +85,8 @@ _PAID_FOR = re.compile(
     r"with)\b|\s*\?|$)", re.I)
 _PAID = re.compile(r"[$€£¥₹]|\d[.,]\d\d(?!\d)|\b(?:USD|EUR|GBP|CHF|INR|JPY)\b", re.I)
 _SENT_QUESTION = re.compile(r"^when (?:was|were|did) .*\b(?:sent|send|dated|written|write|"
-                            r"signed|sign|published|publish|issued|issue|released)\b", re.I)
+                            r"signed|sign|published|publish|issued|issue|released|modified|"
+                            r"updated|revised|changed|amended)\b", re.I)
 # "When did the trip end?", "When does the subscription start?": the date a form labels
 # with the question's last word, a verb ("End Date: December 10, 2024"); not "when was the
 # war", an event's date

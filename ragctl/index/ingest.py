@@ -2348,7 +2348,8 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
     while k >= 0 and len(names) < 3 and not figures(rows[k]) and all(
             len(c) <= MAX_CELL_CHARS for c in rows[k]) and sum(
             1 for j, c in enumerate(rows[k]) if c and j >= first_figure) >= 2 and \
-            not _captions(rows[k]) and not _figures_alone(rows[k]):
+            not _captions(rows[k]) and not _figures_alone(rows[k]) and not (
+                names and _title_over(rows[k], first_figure, width=len(rows[start]))):
         names.insert(0, rows[k])
         k -= 1
     width = len(rows[start])
@@ -2367,7 +2368,20 @@ def _aligned(rows: list[list[str]]) -> tuple[list[list[str]], int]:
         # columns of words each under a name of its own stay apart
         head, *body = [[" ".join(c for c in r[:first_figure] if c), *r[first_figure:]]
                        for r in [head, *body]]
-    return [head, *body], end
+    # a gap between the columns, empty in every row and unnamed, is no column
+    keep = [j for j in range(len(head)) if head[j] or any(j < len(r) and r[j] for r in body)]
+    return [[r[j] if j < len(r) else "" for j in keep] for r in [head, *body]], end
+
+
+def _title_over(row: list[str], first: int, *, width: int) -> bool:
+    """Whether a line over a table's names is the page's title, not more of them: words
+    over the labels' column and over no more than half the columns of figures, none a
+    period but a day ("Presbytery of Melbourne East | GMP | Allocations Comparisons |
+    15/08/2020" over "Parish | Last | Allocation-1 | …"; not "Item | 2024 | 2025" over
+    two columns a year)."""
+    filled = [c for j, c in enumerate(row) if c and j >= first]
+    return any(c for c in row[:first]) and 2 * len(filled) <= width - first and not any(
+        _YEAR_CELL.search(c) and not _DAY_DATE.search(c) for c in filled)
 
 
 def _figures_alone(row: list[str]) -> bool:
@@ -2484,8 +2498,9 @@ def _labelled_figures(rows: list[list[str]], start: int) -> tuple[list[list[str]
         if (len(filled) < 2 and not names) or not filled:
             continue  # a section's name, a title over the labels
         if any(c for c in r[:first]) and 2 * len(filled) <= len(columns) and not any(
-                _YEAR_CELL.search(r[j]) for j in filled):
-            continue  # a title or a unit's line ("(In millions, except per share …)")
+                _YEAR_CELL.search(r[j]) and not _DAY_DATE.fullmatch(r[j]) for j in filled):
+            continue  # a title or a unit's line ("(In millions, except per share …)"), a
+            # title dated to the day ("… Allocations Comparisons 15/08/2020")
         if any(len(r[j]) > MAX_CELL_CHARS or max(map(len, r[j].split())) > MAX_WORD_CHARS
                for j in filled):
             break  # prose beside the table, not a column's name
@@ -2597,6 +2612,7 @@ def _captions(row: list[str]) -> bool:
 
 
 _YEAR_CELL = re.compile(r"(?:19|20)\d\d")
+_DAY_DATE = re.compile(r"\d{1,2}[/.-]\d{1,2}[/.-](?:19|20)\d\d")  # "15/08/2020"
 _NOTE_MARK = re.compile(r"\(\d\)")  # a note's mark in a column's name: "Charge-offs (3)"
 
 
@@ -3539,8 +3555,13 @@ def sheet_lines(rows: list[list[str]]) -> list[str]:
     out: list[str] = []
     for block in blocks:
         head: list[str] | None = None
+        wide = 0  # the widest row of the part whose header ``head`` is
         for part in _parts(block):
-            lines, head = _table_lines(part, head), _part_header(part) or head
+            lines = _table_lines(part, head, wide=wide)
+            if (own := _part_header(part)) is not None:
+                head, wide = own, 0
+            if head is not None:
+                wide = max([wide, *(len(r) for r in part)])
             out += lines
     return out
 
@@ -3646,15 +3667,16 @@ def _part_header(rows: list[list[str]]) -> list[str] | None:
 
 
 def _table_lines(rows: list[list[str]], above: list[str] | None,
-                 h: int | None = None) -> list[str]:
+                 h: int | None = None, *, wide: int = 0) -> list[str]:
     """One table's rows as :func:`sheet_lines` gives them, keyed by its header (row ``h``,
     else the one :func:`header_row` finds), else by ``above`` (the header of the part
-    above it, when its rows are no wider)."""
+    above it, when its rows are no wider than it, or than that part's rows, ``wide``:
+    labels repeated past the header's last column)."""
     if not rows:
         return []
     h = header_row(rows) if h is None else h
     if h is None:
-        if above is None or max(len(r) for r in rows) > len(above):
+        if above is None or max(len(r) for r in rows) > max(len(above), wide):
             return [_unkeyed(r) for r in rows]
         head, h = above, -1
     else:

@@ -25,11 +25,12 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _ITEM = re.compile(r"[ \t]*(?:[-*+•▪‣◦]|\d{1,3}[.)]|\((?:\d{1,2}|[a-z])\)|[a-z]\))[ \t]+"
                    r"(?=[\w\"'“‘(\[$€£¥₹])")
 # a table row as indexed, one line: "Header: value; Header: value; …" (ingest.table_lines,
-# sheet_lines), with two labelled cells or more
+# sheet_lines), with two labelled cells or more, after up to three cells of no column's
+# name ("Sales Tax; FY 18 PLANNED: …; VS. FY 17 DIFFERENCE: …": a label column unnamed)
 # ("L;11 In." inside a cell: a semicolon that no space follows)
 _VALUE = r"(?:[^\n;]|;(?! ))*"
-_KEYED_ROW = re.compile(rf"[^\n;:]{{1,60}}: {_VALUE}(?:; {_VALUE})*; [^\n;:]{{1,60}}: {_VALUE}"
-                        rf"(?:; {_VALUE})*\s*\Z")
+_KEYED_ROW = re.compile(rf"(?:[^\n;:]{{1,80}}; ){{0,3}}[^\n;:]{{1,60}}: {_VALUE}(?:; {_VALUE})*; "
+                        rf"[^\n;:]{{1,60}}: {_VALUE}(?:; {_VALUE})*\s*\Z")
 _WORD = re.compile(r"\S+")
 _NEWLINE = re.compile(r"\n")
 
