@@ -994,7 +994,9 @@ _QUESTION_WORDS = frozenset({"many", "much", "what", "which", "when", "where", "
 def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
     """The chosen cell as the answer, cited by its offsets, with its row and column."""
     s, cell = choice.row.sentence, choice.cell
-    key = "; ".join(choice.row.cells[i].value for i in choice.row.key)
+    # the row's key cells, each once (a sheet that repeats its labels right of its
+    # figures: "Sales Tax", not "Sales Tax; Sales Tax; Sales Tax")
+    key = "; ".join(dict.fromkeys(choice.row.cells[i].value for i in choice.row.key))
     ans.kind = "cell"
     ans.candidates = [{"answer": cell.value, "rule": "table cell", "row": key,
                        "column": cell.column, "score": round(choice.score, 4)}]
@@ -1024,7 +1026,9 @@ def row_unit(row: Row, cell: Cell) -> str:
 
 def refuse_empty(ans: Answer, choice: CellChoice) -> None:
     """Refuse the question whose cell holds nothing ("-", "n/a"), naming the cell."""
-    key = "; ".join(choice.row.cells[i].value for i in choice.row.key)
+    # the row's key cells, each once (a sheet that repeats its labels right of its
+    # figures: "Sales Tax", not "Sales Tax; Sales Tax; Sales Tax")
+    key = "; ".join(dict.fromkeys(choice.row.cells[i].value for i in choice.row.key))
     ans.abstained = True
     ans.abstain_reason = (f"the table's row for {key} gives no {choice.cell.column} "
                           f"({choice.cell.value!r} in {Path(choice.row.sentence.path).name})")
