@@ -1018,7 +1018,7 @@ def test_one_rows_cells_over_the_years_named_or_spanned() -> None:
     assert two is not None and two.count == 2
     # a span of quarters
     flows = read_csv_text("Item,Q3 2025,Q4 2025,Q1 2026,Q2 2026,TTM\n"
-                          "Free cash flow,\"24,461\",\"24,551\",\"10,116\",\"(5,855)\",\"53,273\"\n")
+                          'Free cash flow,"24,461","24,551","10,116","(5,855)","53,273"\n')
     mean = execute("average", "What was the average quarterly free cash flow over the four "
                    "quarters from Q3 2025 through Q2 2026?", flows, e)
     assert mean is not None and mean.result == "13,318.25" and mean.count == 4
@@ -1046,3 +1046,18 @@ def test_the_documents_own_name_names_no_row_to_set_against_another() -> None:
          "TOTAL on the revenue estimate sheet?")
     more = execute("difference", q, sheet, e)
     assert more is not None and more.result == "45,057,000"
+
+
+def test_what_the_question_sets_aside_is_left_out() -> None:
+    e = embed().embed
+    payments = read_csv_text("Payee,Kind,Amount\nAndrea,Salary,720\nInstacart,Food,121.43\n"
+                             "Uber,Travel,22.46\nMax,Salary,320\n")
+    top = execute("argmax", "Leaving salaries aside, which payee received the single largest "
+                  "payment?", payments, e)
+    assert top is not None and top.result == "Instacart"
+    assert "Kind not Salary" in top.working
+    rest = execute("sum", "What was paid in total, excluding travel?", payments, e)
+    assert rest is not None and rest.result == "1,161.43"
+    # the single largest payment is one row's value, not the payee most rows name
+    assert execute("argmax", "Which payee received the single largest payment?",
+                   payments, e).result == "Andrea"  # type: ignore[union-attr]

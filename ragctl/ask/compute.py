@@ -190,6 +190,8 @@ class Condition:
         c = row.cell(self.column)
         if self.op == "blank":  # "no alpha date": the cell left empty, or "--"
             return c is None or blank(c.value)
+        if self.op == "not":  # "leaving salaries aside": not the cell named
+            return not _replace(self, op="").holds(row)
         if self.op == "year":  # "sessions in 2017": a date of that year
             return c is not None and any(d[0] == int(self.value) for d, _, _ in
                                          dated_spans(c.value))
@@ -217,6 +219,8 @@ class Condition:
     def said(self) -> str:
         if self.op == "blank":
             return f"no {self.column}"
+        if self.op == "not":
+            return f"{self.column} not {self.value}"
         if self.op == "year":  # a column of row labels has no name: "in 2020"
             return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
@@ -409,6 +413,42 @@ def _keyed_at(name: str, q: str) -> tuple[int, int] | None:
         if keys[i:i + len(want)] == want:
             return spans[i][0] - 1, spans[i + len(want) - 1][1]
     return None
+
+
+# what a question sets aside: "leaving salaries aside", "excluding refunds", "other than
+# the United States", "apart from rent", "not counting tips"
+_EXCLUDED = re.compile(r"\b(?:(?:leaving|setting|putting|laying) (?P<aside>[\w'’&-]+(?: [\w'’&-]+)"
+                       r"{0,3}) aside|(?:excluding|except(?: for)?|other than|apart from|"
+                       r"aside from|not counting|besides) (?P<what>(?:the )?[\w'’&-]+(?: (?!and\b|"
+                       r"or\b|which\b|who\b|what\b)[\w'’&-]+){0,3}?))(?=\s*[,?;.]|$)", re.I)
+
+
+def excluded(question: str, table: Table) -> tuple[list[Condition], str]:
+    """The cells a question sets aside (:data:`_EXCLUDED`), as conditions that leave their
+    rows out, and the question without the phrase (so that the cells it names are not
+    read as the ones asked for)."""
+    out: list[Condition] = []
+    rest = question
+    for m in _EXCLUDED.finditer(question):
+        phrase = m.group("aside") or m.group("what")
+        named = [c for c in conditions(phrase, table) if not c.op] or _keyed_cells(phrase, table)
+        if not named:
+            continue
+        out += [_replace(c, op="not") for c in named]
+        rest = rest[:m.start()] + " " * (m.end() - m.start()) + rest[m.end():]
+    return out, rest
+
+
+def _keyed_cells(phrase: str, table: Table) -> list[Condition]:
+    """The cells a phrase names however inflected ("salaries" of "Salary"), as conditions."""
+    q = f" {' '.join(_words(phrase))} "
+    out: dict[tuple[str, str], Condition] = {}
+    for row in table.rows:
+        for c in row.cells:
+            if c.value and number(c.value) is None and (c.column, c.value) not in out and \
+                    _keyed_at(c.value, q) is not None:
+                out[(c.column, c.value)] = Condition(c.column, c.value)
+    return list(out.values())
 
 
 def _any_order(words: Sequence[str], q: str) -> tuple[int, int] | None:
@@ -808,9 +848,10 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     if not table.rows or op == "lookup" or op not in _RUN:
         return None
     found, rest = comparisons(question, table, embed, versus=op in ROWS_CHOSEN)
+    left_out, rest = excluded(rest, table)
     if not holds_years(rest, table):
         return None  # "births in 2015" of a table of 2000–2014 (not "after 1970")
-    conds = conditions(rest, table) + found
+    conds = conditions(rest, table) + found + left_out
     if op == "share":
         return _share(op, question, table, embed, conds)
     # a row of totals is no item: not the largest, nor counted or added again, unless
@@ -1135,12 +1176,21 @@ def ranked(question: str) -> int:
     return {"2nd": 2, "3rd": 3, "4th": 4, "5th": 5}.get(word) or _ORDINALS.index(word) + 1
 
 
+# a superlative of one thing's size ("the single largest payment", "the biggest
+# invoice"), not of how many ("the most proposals", "the highest number of wins")
+_ONE_VALUE = re.compile(r"\b(?:single\s+)?(?:largest|biggest|highest|greatest|smallest|"
+                        r"lowest|cheapest|costliest)\s+(?!number\b|count\b|share\b|"
+                        r"amount of\b)[a-z]+(?<![^s]s)\b(?!\s+of\b)", re.I)
+
+
 def _most_rows(op: str, question: str, table: Table, conds: list[Condition]
                ) -> Computed | None:
     """"Which expected publication year has the most proposals?": the value of the column
     "which" names by its header (one whose values repeat) that the most rows hold (the
     fewest, for argmin), when the words after the superlative name no numeric column (the
     rows themselves are counted); None on a tie."""
+    if _ONE_VALUE.search(question):
+        return None  # "which payee received the single largest payment": one row's value
     m = _WHICH.search(question)
     what = word_key(m.group("what")) if m is not None else ""
     target = next((c for c in table.columns if c and what in _word_keys(spoken(c))),
