@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.ask.cells import key_cells, row_cells
+from ragctl.ask.cells import key_cells, row_cells, word_key
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
@@ -687,3 +687,11 @@ def test_a_count_of_things_comes_from_a_row_that_names_them() -> None:
     assert names_counted("How many employees did Alphabet have?",
                          row("Alphabet had 190,167 employees."))
     assert names_counted("What was the income?", income)
+
+
+def test_a_month_is_keyed_alike_however_written() -> None:
+    assert {word_key(w) for w in ("October", "Oct", "Oct.", "oct")} == {"oct"}
+    assert word_key("Sept") == word_key("September") == "sep"
+    # a name or a word that starts like a month is not one
+    assert word_key("Jane") == "jane" and word_key("mayor") == "mayor"
+    assert word_key("marathon") == "marat" and word_key("clubs") == word_key("Club")

@@ -291,3 +291,4 @@ def test_a_name_written_with_capitals_after_a_small_first_letter() -> None:
     assert names("How much does the iPhone cost?") == ["iPhone"]
     # a unit is no name
     assert names("How many kWh did the meter show?") == []
+    assert names("How much was spent in October-December 2024 at Larkspur?") == ["Larkspur"]

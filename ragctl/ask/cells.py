@@ -174,10 +174,21 @@ def _stem(token: str) -> str:
         "ss") else token
 
 
+# a month by its name or its abbreviation: "October", "Oct", "Oct.", "Sept"
+_MONTH_WORD = re.compile(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?<=\w)(?:(?<=jan)"
+                         r"uary|(?<=feb)ruary|(?<=mar)ch|(?<=apr)il|(?<=jun)e|(?<=jul)y|"
+                         r"(?<=aug)ust|(?<=sep)t|(?<=sep)tember|(?<=oct)ober|(?<=nov)ember|"
+                         r"(?<=dec)ember)?\.?")
+
+
 def word_key(word: str) -> str:
     """A word as a header and a question are compared by it: its first five letters, a
-    plural's without its "s" ("generate" and "net_generation", "clubs" and "Club")."""
-    return _stem(word.lower())[:5]
+    plural's without its "s" ("generate" and "net_generation", "clubs" and "Club"); a
+    month's first three, however written ("October" and "Oct - Dec")."""
+    low = word.lower()
+    if (m := _MONTH_WORD.fullmatch(low)) is not None:
+        return m.group(1)
+    return _stem(low)[:5]
 
 
 # each form's kinds of column by their first five letters, for the longer words

@@ -124,8 +124,9 @@ def _capitalized(token: str) -> bool:
     more with capitals after a small first one ("hackEDU", "iPhone", "eBay"; not a unit,
     "kWh")."""
     w = _word(token)
-    if not w or w.lower() in _NOT_NAMES:
-        return False
+    if not w or w.lower() in _NOT_NAMES or all(
+            part in _NOT_NAMES for part in re.split(r"[-–/]", w.lower())):
+        return False  # nor "October-December", calendar words joined
     return w[0].isupper() or (len(w) >= 4 and w[0].islower() and w.isalpha()
                               and any(ch.isupper() for ch in w[1:]))
 
