@@ -33,6 +33,10 @@ def test_the_question_form_gives_the_operation_and_its_two_subjects() -> None:
     assert fine.b == {"first"} and fine.money
     both = asked("How much did the hot dogs and the beers cost together?")
     assert both is not None and both.operation == "sum" and both.money
+    added = asked("Adding the sponsorship money to the ticket sales, how much did the "
+                  "conference bring in?")
+    assert added is not None and added.operation == "sum"
+    assert "spons" in added.a and "ticke" in added.b
     change = asked("What was the change in revenue from 2024 to 2025?")
     assert change is not None and change.a == {"2024"} and "reven" in change.measure
     # a lookup, or two subjects the question does not tell apart

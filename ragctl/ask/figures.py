@@ -86,6 +86,9 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
      r"between (?P<a>.+?) and (?P<b>.+)", "dates"),
     (r"^(?:how (?:much|many)(?: (?P<unit>[a-z]+))?|what)\b(?P<a>.+?)\band\b(?P<b>.+?)"
      r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
+    # "adding the sponsorship money to the ticket sales, how much did it bring in"
+    (r"^(?:adding|if you add) (?P<a>.+?) (?:to|and) (?P<b>.+?),\s*(?:how (?:much|many)"
+     r"(?: (?P<unit>[a-z]+))?|what)\b", "sum"),
 )
 _PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to"
 # what a comparative measures, when the question does not name it: "how much taller …"
@@ -187,9 +190,14 @@ _COUNTED = re.compile(r"\bhow many (?:(?:more|fewer|less) (?P<n1>[a-z]+)|(?P<n2>
                       r"(?:more|fewer|less)\b)")
 
 
+_ADDING = re.compile(r"(?:adding|if you add) ", re.I)
+
+
 def asked(question: str) -> Asked | None:
     """The computation the question's form asks for over two stated figures, or None."""
-    q = " ".join(main_clause(question).split()).rstrip(" ?.!")
+    q = " ".join(question.split()).rstrip(" ?.!")
+    if not _ADDING.match(q):  # "Adding A to B, how much …": the leading phrase is the form
+        q = " ".join(main_clause(question).split()).rstrip(" ?.!")
     low = q.lower()
     forms = ((COMPARE_FORM, "compare"),) if re.match(rf"{_AUX}\b", low) else ASKED_FORMS
     for pattern, op in forms:
