@@ -1201,13 +1201,6 @@ def test_a_yes_no_question_the_sentence_is_silent_on() -> None:
     tool = "There were no open-source projects, so we had to create our own test framework."
     assert unstated("Is the test framework open source?", tool) == []
     assert unstated("Is the test framework open-source?", tool) == []
-    # a word said in another of its forms, and what is left of a contraction
-    mail = "The curl project cannot handle vulnerability reports sent to us over email."
-    assert unstated("Can I report a curl vulnerability by sending an email?", mail) == []
-    bounty = "The curl project pays no bug bounty."
-    assert unstated("Does the curl project pay a bug bounty?", bounty) == []
-    accounts = "Mozilla deletes accounts that have not been signed in for two years."
-    assert unstated("Can Mozilla delete my account if I don't sign in?", accounts) == []
 
 
 @pytest.fixture

@@ -105,39 +105,9 @@ def stated_share(question: str, text: str, *, leave_out: Iterable[str] = ()) -> 
 
 
 def unstated(question: str, text: str) -> list[str]:
-    """The question's words (those :func:`stated_share` counts) that ``text`` does not name,
-    in any of its inflections ("sending" of "send", "paid" of "pays")."""
+    """The question's words (those :func:`stated_share` counts) that ``text`` does not name."""
     words = _asked(question)
-    missing = [w for w, found in zip(words, names_found(words, text), strict=True)
-               if not found and len(w) > 1 and w not in _CONTRACTED]
-    if not missing:
-        return missing
-    said = {_root(w) for w in re.findall(r"[^\W\d_]+", text.lower())}
-    return [w for w in missing if not any(
-        min(len(r), len(q)) >= 3 and (r.startswith(q) or q.startswith(r))
-        for q in (_root(w),) for r in said)]
-
-
-_INFLECTION = re.compile(r"(?:ing|ed|es)$")
-# what is left of a contraction's verb when its "n't" is split off ("don't" → "don"), and a
-# letter of an abbreviation ("U.S." → "u"): no word a sentence must say
-_CONTRACTED = frozenset({"don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "can",
-                         "couldn", "shouldn", "wouldn", "haven", "hasn", "hadn", "mustn"})
-
-
-def _root(word: str) -> str:
-    """A word without its inflection, as far as five letters tell it: "sending", "sends" and
-    "send" are "send"; "paid" and "pays" are "pay"."""
-    w = word.lower()
-    w = {"paid": "pay", "sent": "send", "kept": "keep", "sold": "sell", "made": "make",
-         "got": "get", "gotten": "get", "told": "tell", "gave": "give", "given": "give",
-         "took": "take", "taken": "take"}.get(w, w)
-    if len(w) > 4 and (cut := _INFLECTION.sub("", w)) != w:
-        w = cut[:-1] if len(cut) > 2 and cut[-1] == cut[-2] and cut[-1] not in "ls" else cut
-        # ("getting" → "get", "stopped" → "stop"; not "called", "passed")
-    elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-1]
-    return w[:5]
+    return [w for w, found in zip(words, names_found(words, text), strict=True) if not found]
 
 
 def silent_on(question: str, text: str) -> list[str]:
