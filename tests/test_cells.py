@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragctl.ask.cells import key_cells, row_cells, word_key
+from ragctl.ask.cells import key_cells, row_cells, word_key, written_code
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.index.indexer import Indexer
@@ -695,3 +695,10 @@ def test_a_month_is_keyed_alike_however_written() -> None:
     # a name or a word that starts like a month is not one
     assert word_key("Jane") == "jane" and word_key("mayor") == "mayor"
     assert word_key("marathon") == "marat" and word_key("clubs") == word_key("Club")
+
+
+def test_a_code_the_question_writes_is_no_count_of_three_digits() -> None:
+    assert written_code("DS1631Z+", "What is part number DS1631Z+?")
+    assert written_code("12345678", "What is on invoice 12345678?")
+    # "Option 2" writes no code "2" (a row's Nb of 2 is not the row asked about)
+    assert not written_code("2", "What is the price under Option 2?")

@@ -126,6 +126,7 @@ def test_a_name_s_words_may_be_in_the_text_and_the_file_name(tmp_path: Path,
     root.mkdir()
     (root / "invoice-britain.txt").write_text("Contoso Ltd\nInvoice 654123\nTotal: GBP 118.00\n")
     (root / "invoice-india.txt").write_text("Contoso Ltd\nInvoice 998877\nTotal: INR 900.00\n")
+    (root / "trip.txt").write_text("A note on the trip to India in May.\n")
     with Collection.open(load_settings(chunk_words=30), create=True) as c:
         c.lock()
         Indexer(c).run([root])
@@ -139,6 +140,8 @@ def test_a_name_s_words_may_be_in_the_text_and_the_file_name(tmp_path: Path,
         loose = ground(c.store, "What is the total on the Contoso Britain India invoice?")
         assert loose.grounded(str(root / "invoice-india.txt")) and loose.grounded(
             str(root / "invoice-britain.txt"))
+        # those that hold the most of its words, not every one that holds a word of it
+        assert not loose.grounded(str(root / "trip.txt"))
         # a word of the name that no document holds: missing
         assert [n.text for n in ground(c.store, "What is the total on the Contoso Tokyo "
                                        "invoice?").missing] == ["Contoso Tokyo"]

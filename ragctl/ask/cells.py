@@ -826,8 +826,11 @@ def _same_columns(a: Row, b: Row) -> bool:
 def written_code(value: str, question: str) -> bool:
     """Whether a cell holds a code (it has a digit) that the question writes as the cell
     does, signs and all, not as part of a longer code ("DS1631Z+" in "… number
-    DS1631Z+?", not "DS1631Z+T&R")."""
+    DS1631Z+?", not "DS1631Z+T&R"); a count of three digits or fewer is none ("2" of
+    "Option 2")."""
     v = value.strip()
+    if re.fullmatch(r"\d{1,3}", v):
+        return False
     return any(ch.isdigit() for ch in v) and re.search(
         rf"(?<![\w+&/.-]){re.escape(v)}(?![\w+&/-])", question, re.I) is not None
 

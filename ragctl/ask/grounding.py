@@ -328,6 +328,7 @@ def _ground(store: Store, question: str) -> Grounding:
         rare: list[str] = []
         paths: set[str] | None = None
         every: set[str] | None = None  # the documents that hold each of its words
+        held: dict[str, int] = {}  # of each document, how many of its words it holds
         absent = False
         kind_absent = False  # a word of its kind of body no document holds
         for word in dict.fromkeys(name.words):
@@ -344,6 +345,8 @@ def _ground(store: Store, question: str) -> Grounding:
             absent = absent or not having
             paths = having if paths is None else paths | having
             every = having if every is None else every & having
+            for path in having:
+                held[path] = held.get(path, 0) + 1
             rare.append(word)
         if paths is None:
             continue  # no word of it tells one document from another
@@ -359,6 +362,10 @@ def _ground(store: Store, question: str) -> Grounding:
             # documents that hold the whole name ("Galaxy Gaming") name it; one that holds
             # a word of it ("gaming" in an article on Microsoft) does not, then
             paths = every
+        elif len(rare) >= 2 and held and (most := max(held.values())) >= 2:
+            # none holds it whole: those that hold the most of its words ("Wye Valley" of
+            # wye_valley_council_budget.csv, not every paper that says "community")
+            paths = {p for p, n in held.items() if n == most}
         if any(ch.isdigit() for ch in name.text):  # an identifier: "invoice 12345678"
             identified = set(paths) if identified is None else identified & paths
         for path in paths:
