@@ -1008,9 +1008,7 @@ _QUESTION_WORDS = frozenset({"many", "much", "what", "which", "when", "where", "
 def cite(ans: Answer, ev: Evidence, choice: CellChoice) -> None:
     """The chosen cell as the answer, cited by its offsets, with its row and column."""
     s, cell = choice.row.sentence, choice.cell
-    # the row's key cells, each once (a sheet that repeats its labels right of its
-    # figures: "Sales Tax", not "Sales Tax; Sales Tax; Sales Tax")
-    key = "; ".join(dict.fromkeys(choice.row.cells[i].value for i in choice.row.key))
+    key = _row_key(choice)
     ans.kind = "cell"
     ans.candidates = [{"answer": cell.value, "rule": "table cell", "row": key,
                        "column": cell.column, "score": round(choice.score, 4)}]
@@ -1038,11 +1036,15 @@ def row_unit(row: Row, cell: Cell) -> str:
     return unit if 0 < len(unit) <= 12 and any(ch.isalpha() for ch in unit) else ""
 
 
+def _row_key(choice: CellChoice) -> str:
+    """A row's key cells, each once (a sheet that repeats its labels right of its figures:
+    "Sales Tax", not "Sales Tax; Sales Tax; Sales Tax")."""
+    return "; ".join(dict.fromkeys(choice.row.cells[i].value for i in choice.row.key))
+
+
 def refuse_empty(ans: Answer, choice: CellChoice) -> None:
     """Refuse the question whose cell holds nothing ("-", "n/a"), naming the cell."""
-    # the row's key cells, each once (a sheet that repeats its labels right of its
-    # figures: "Sales Tax", not "Sales Tax; Sales Tax; Sales Tax")
-    key = "; ".join(dict.fromkeys(choice.row.cells[i].value for i in choice.row.key))
+    key = _row_key(choice)
     ans.abstained = True
     ans.abstain_reason = (f"the table's row for {key} gives no {choice.cell.column} "
                           f"({choice.cell.value!r} in {Path(choice.row.sentence.path).name})")

@@ -57,6 +57,10 @@ _COMPARATIVE = (r"(?:(?:more|less) (?:expensive|costly)|more|less|fewer|longer|s
                 r"lighter|faster|slower|cheaper|dearer|wider|narrower|taller|further|farther)")
 # the question's form → the operation; its groups: the two subjects ``a`` and ``b``, the
 # unit asked for (``unit``: "how many days longer"), what is measured (``m``)
+# "adding the sponsorship money to the ticket sales, how much did it bring in": read
+# before the question's leading phrase is cut, since it is the form
+ADDING_FORM = (r"^(?:adding|if you add) (?P<a>.+?) (?:to|and) (?P<b>.+?),\s*(?:how (?:much|"
+               r"many)(?: (?P<unit>[a-z]+))?|what)\b")
 ASKED_FORMS: tuple[tuple[str, str], ...] = (
     # "how many times higher is A than B", "how many times as large as B is A": a ratio
     (rf"\bhow many times (?:as (?:much|many|[a-z]+) (?:as )?|{_COMPARATIVE} )(?P<a>.+?)"
@@ -86,9 +90,7 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
      r"between (?P<a>.+?) and (?P<b>.+)", "dates"),
     (r"^(?:how (?:much|many)(?: (?P<unit>[a-z]+))?|what)\b(?P<a>.+?)\band\b(?P<b>.+?)"
      r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
-    # "adding the sponsorship money to the ticket sales, how much did it bring in"
-    (r"^(?:adding|if you add) (?P<a>.+?) (?:to|and) (?P<b>.+?),\s*(?:how (?:much|many)"
-     r"(?: (?P<unit>[a-z]+))?|what)\b", "sum"),
+    (ADDING_FORM, "sum"),
 )
 _PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to"
 # what a comparative measures, when the question does not name it: "how much taller …"
@@ -190,14 +192,11 @@ _COUNTED = re.compile(r"\bhow many (?:(?:more|fewer|less) (?P<n1>[a-z]+)|(?P<n2>
                       r"(?:more|fewer|less)\b)")
 
 
-_ADDING = re.compile(r"(?:adding|if you add) ", re.I)
-
-
 def asked(question: str) -> Asked | None:
     """The computation the question's form asks for over two stated figures, or None."""
     q = " ".join(question.split()).rstrip(" ?.!")
-    if not _ADDING.match(q):  # "Adding A to B, how much …": the leading phrase is the form
-        q = " ".join(main_clause(question).split()).rstrip(" ?.!")
+    if not re.match(ADDING_FORM, q.lower()):  # "Adding A to B, how much …": its leading
+        q = " ".join(main_clause(question).split()).rstrip(" ?.!")  # phrase is the form
     low = q.lower()
     forms = ((COMPARE_FORM, "compare"),) if re.match(rf"{_AUX}\b", low) else ASKED_FORMS
     for pattern, op in forms:
