@@ -20,11 +20,14 @@ PART_OF = "Part of"
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|janvier|février|mars|"
           "avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre")
-_MONTH_NUMBER = {name: i for i, names in enumerate((
-    "january jan janvier", "february feb février", "march mar mars", "april apr avril",
-    "may mai", "june jun juin", "july jul juillet", "august aug août",
-    "september sep sept septembre", "october oct octobre", "november nov novembre",
-    "december dec décembre"), start=1) for name in names.split()}
+# the English month names and abbreviations, by month's number ("sept": 9)
+ENGLISH_MONTHS = {name: i for i, names in enumerate((
+    "january jan", "february feb", "march mar", "april apr", "may", "june jun", "july jul",
+    "august aug", "september sep sept", "october oct", "november nov", "december dec"),
+    start=1) for name in names.split()}
+_MONTH_NUMBER = {**ENGLISH_MONTHS, **{name: i for i, name in enumerate((
+    "janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
+    "octobre", "novembre", "décembre"), start=1)}}
 _YEAR = r"(?P<y>1[5-9]\d\d|2[01]\d\d)"
 _MON = rf"(?P<m>{MONTHS})\.?"
 _DAY = r"(?P<d>[0-3]?\d)(?:st|nd|rd|th)?"

@@ -40,6 +40,7 @@ from ragctl.records import AnswerSentence, Citation, Sentence
 from ragctl.text import (
     CURRENCY_CODES,
     CURRENCY_SIGNS,
+    ENGLISH_MONTHS,
     STOPWORDS,
     CalendarDate,
     blank,
@@ -174,11 +175,9 @@ def _stem(token: str) -> str:
         "ss") else token
 
 
-# a month by its name or its abbreviation: "October", "Oct", "Oct.", "Sept"
-_MONTH_WORD = re.compile(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?<=\w)(?:(?<=jan)"
-                         r"uary|(?<=feb)ruary|(?<=mar)ch|(?<=apr)il|(?<=jun)e|(?<=jul)y|"
-                         r"(?<=aug)ust|(?<=sep)t|(?<=sep)tember|(?<=oct)ober|(?<=nov)ember|"
-                         r"(?<=dec)ember)?\.?")
+# a month's key: the first three letters of its name ("sep" of "Sept")
+_MONTH_KEYS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+               "dec")
 
 
 def word_key(word: str) -> str:
@@ -186,8 +185,8 @@ def word_key(word: str) -> str:
     plural's without its "s" ("generate" and "net_generation", "clubs" and "Club"); a
     month's first three, however written ("October" and "Oct - Dec")."""
     low = word.lower()
-    if (m := _MONTH_WORD.fullmatch(low)) is not None:
-        return m.group(1)
+    if (month := ENGLISH_MONTHS.get(low.removesuffix("."))) is not None:
+        return _MONTH_KEYS[month - 1]
     return _stem(low)[:5]
 
 
