@@ -1823,3 +1823,12 @@ def test_a_title_over_a_tables_names_and_an_empty_gap_are_no_part_of_it() -> Non
     raw[0] = ["", "", "2019", "", "", "2020", "", ""]
     (table,) = aligned_tables(raw)
     assert table[0][2].startswith("2019")
+
+
+
+def test_a_pdfs_soft_hyphens_are_read_as_the_hyphens_they_print() -> None:
+    from ragctl.index.ingest import printed_hyphens
+
+    # a font that writes its hyphen as U+00AD ("03\u00adMar\u00ad2015" on a train ticket)
+    text = printed_hyphens("Arrival: 04\u00adMar\u00ad2015 08:05, by e\u00adticket \u00ad")
+    assert text == "Arrival: 04-Mar-2015 08:05, by e-ticket \u00ad"

@@ -538,6 +538,19 @@ def test_tables_side_by_side_are_read_apart_each_under_its_own_header() -> None:
     one = [["Name", "", "", "Score"], ["Ana", "", "", "12"], ["Bo", "", "", "9"]]
     assert len(sheet_blocks(one)) == 1
     assert sheet_lines(one) == ["Name: Ana; Score: 12", "Name: Bo; Score: 9"]
+    # one empty column between a budget's spending and its funds, each under a header of
+    # its own, in rows they fill only in part: two tables
+    budget = [["Budget actuals", "", "", "Incoming Funds"],
+              ["Description", "Total", "", "Organisation", "Package", "Amount"],
+              ["Day 1 catering", "552", "", "Turing Institute", "Platinum", "5200"],
+              ["Day 1 pizza", "327.87", "", "IOP", "Silver", "1000"],
+              ["Day 2 catering", "620"], ["Total", "1499.87"]]
+    assert [max(len(r) for r in b) for b in sheet_blocks(budget)] == [2, 3]
+    assert "Organisation: IOP; Package: Silver; Amount: 1000" in sheet_lines(budget)
+    # a spacer column inside one table, its right side under no header of its own: one
+    spaced = [["Item", "Cost", "", "Note"], ["Tea", "3", "", "weekly"], ["Rent", "500"],
+              ["Pens", "2"], ["Total", "505"]]
+    assert len(sheet_blocks(spaced)) == 1
 
 
 def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:

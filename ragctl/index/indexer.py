@@ -422,12 +422,13 @@ class Indexer:
         # unlabelled total no name of the columns of the table under it; 55 — a sheet's
         # parts under the header of the part above them, though its labels repeat past
         # the header's last column; a table found by alignment without the page's title
-        # over its names, nor a gap empty in every row
+        # over its names, nor a gap empty in every row; 56 — a sheet's tables set side by
+        # side one empty column apart, each under a header of its own, read apart
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 12,
-                "readers": 55}
+                "readers": 56}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1396,6 +1396,15 @@ def main_content(markup: bytes | str) -> str | None:
         return None
 
 
+_SOFT_HYPHEN = re.compile("(?<=\\S)\u00ad(?=\\S)")
+
+
+def printed_hyphens(text: str) -> str:
+    """A PDF page's text with each soft hyphen inside a word the hyphen it prints, as a
+    font that writes its hyphen so gives it ("03\u00adMar\u00ad2015", "e\u00adticket")."""
+    return _SOFT_HYPHEN.sub("-", text)
+
+
 def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
@@ -1409,7 +1418,7 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
                 opened = False
             if not opened:
                 raise SkipFile("encrypted PDF (needs a password); skipped")
-        texts = [page.extract_text() or "" for page in reader.pages]
+        texts = [printed_hyphens(page.extract_text() or "") for page in reader.pages]
         filled = pdf_form_fields(reader)
         meta = reader.metadata
         title = str(meta.title) if meta is not None and meta.title else path.stem
@@ -3580,29 +3589,36 @@ def sheet_blocks(rows: list[list[str]]) -> list[list[list[str]]]:
     rows (:data:`BLOCK_SHARED`); one block, the sheet, when there are none."""
     width = max((len(r) for r in rows), default=0)
     used = [any(j < len(r) and r[j] for r in rows) for j in range(width)]
-    spans: list[list[int]] = []
+    spans: list[list[int]] = []  # each run of used columns: its first, its end, the gap
+    # of empty columns before it
     gap = 0
     for j, u in enumerate(used):
         if not u:
             gap += 1
             continue
-        if spans and gap < BLOCK_GAP:
+        if spans and not gap:
             spans[-1][1] = j + 1
         else:
-            spans.append([j, j + 1])
+            spans.append([j, j + 1, gap])
         gap = 0
 
     def filled(a: int, b: int) -> set[int]:
         return {i for i, r in enumerate(rows) if any(r[a:b])}
 
+    def headed(a: int, b: int) -> bool:  # two columns or more, under a header of their own
+        side = [r[a:b] for r in rows if any(r[a:b])]
+        return b - a >= 2 and header_row(side) is not None
+
     blocks: list[list[int]] = []
-    for span in spans:
+    for a, b, before in spans:
         if blocks:
-            left, right = filled(*blocks[-1]), filled(*span)
-            if len(left & right) >= BLOCK_SHARED * len(left | right):
-                blocks[-1][1] = span[1]  # one table's columns apart: kept together
+            left, right = filled(*blocks[-1]), filled(a, b)
+            if len(left & right) >= BLOCK_SHARED * len(left | right) or (
+                    before < BLOCK_GAP and not (headed(*blocks[-1]) and headed(a, b))):
+                blocks[-1][1] = b  # one table's columns apart: kept together (one empty
+                # column is a spacer inside a table, unless each side has its header)
                 continue
-        blocks.append(span)
+        blocks.append([a, b])
     if len(blocks) < 2:
         return [rows]
     return [[r[a:b] for r in rows] for a, b in blocks]
