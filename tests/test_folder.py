@@ -154,3 +154,10 @@ def test_one_document_s_total_is_its_total_not_a_net_or_tax_line(tmp_path: Path,
     src = a.sources[0]
     assert src.answer_start is not None and raw[src.answer_start:src.answer_end] == "571.04"
     assert off.raw_answer != "571.04"
+
+
+def test_a_record_named_after_a_kind_of_document_is_no_question_about_those_documents(
+) -> None:
+    assert asked("What share of the year's total payments in the receipts and payments "
+                 "accounts went on travel?") is None
+    assert asked("How much did I pay in total across all my receipts?") == ("sum", "receipts")

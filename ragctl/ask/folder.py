@@ -105,6 +105,12 @@ _NUMBERS_OF = re.compile(r"\b(?P<kind>invoice|receipt|bill|credit note)\s+(?:num
                          r"ids)\b", re.I)
 
 
+# a kind of document that names the record it is kept in, not documents of that kind:
+# "the receipts and payments accounts", "the invoices ledger"
+_OF_A_RECORD = (r"(?:\s+and\s+[a-z]+)?\s+(?:accounts?|statements?|ledgers?|books?|registers?|"
+                r"journals?|reports?|summary|summaries)\b")
+
+
 def asked(question: str) -> tuple[str, str] | None:
     """(the operation, the kind of document) of a question about several documents, or
     None: "How many invoices did X issue?" → ("count", "invoices"); "Which invoice
@@ -115,7 +121,7 @@ def asked(question: str) -> tuple[str, str] | None:
     numbers = _NUMBERS_OF.search(q)
     if numbers is not None and re.match(r"^(?:which|what|list|name|show)\b", q, re.I):
         return "numbers", numbers.group("kind").lower() + "s"
-    kinds = [k for k in DOCUMENT_KINDS if re.search(rf"\b{k}\b", q, re.I)]
+    kinds = [k for k in DOCUMENT_KINDS if re.search(rf"\b{k}\b(?!{_OF_A_RECORD})", q, re.I)]
     copies = re.search(r"\bhow many copies of\b.*?\b(invoice|receipt|bill|credit note)\b", q,
                        re.I)
     if not kinds and copies is not None:  # "how many copies of X's invoice INV-100 …"
