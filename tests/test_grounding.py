@@ -206,9 +206,16 @@ def test_a_document_named_by_its_file_is_meant_though_its_owner_is_unsaid(
                                          "2018-04-02,Coffee,40.50\n")
     (root / "invoice-britain.txt").write_text("Contoso Ltd\nInvoice 654123\nTotal: GBP 118\n")
     (root / "AmazonWebServices.txt").write_text("Amazon Web Services\nStorage: $4.11\n")
+    (root / "events_budget.csv").write_text("Item,Cost\nPizza,327.87\nVenue,960\n")
+    (root / "beetle_lab_budget.csv").write_text("Item,Cost\nTransilluminator,1410\n")
     with Collection.open(load_settings(chunk_words=30), create=True) as c:
         c.lock()
         Indexer(c).run([root])
+        # of the files a missing owner's question names, those it names by the most words
+        g = ground(c.store, "What does the Larkspur beetle lab budget give to the "
+                            "transilluminator?")
+        assert g.grounded(str(root / "beetle_lab_budget.csv"))
+        assert not g.grounded(str(root / "events_budget.csv"))
         # a file named by a name the question gives: a missing name is what is asked of
         # it, not its owner
         assert [n.text for n in ground(c.store, "How many EC2 hours were billed on the "

@@ -424,11 +424,11 @@ def named_by_file(question: str, paths: Sequence[str], names: Sequence[Name],
     ("the accounting ledger": accounting.csv; "the attendance log": Attendance.csv) other
     than a word of its ``names`` (those name documents by their text: "EC2" is no owner of
     the "Amazon Web Services invoice", but what is asked of it) or one that names a kind of
-    document (:data:`_DOCUMENT_WORDS`), when every ``missing`` name is given as an owner
-    (:func:`owners`): the owner or source the question gives them ("the UofTCoders
-    accounting ledger", "OSSU's great-courses list") is one their text need not state. A
-    missing name that is a place ("the … data model meeting in Halifax") is what is
-    asked."""
+    document (:data:`_DOCUMENT_WORDS`), those named by the most such words, when every
+    ``missing`` name is given as an owner (:func:`owners`): the owner or source the
+    question gives them ("the UofTCoders accounting ledger", "OSSU's great-courses list")
+    is one their text need not state. A missing name that is a place ("the … data model
+    meeting in Halifax") is what is asked."""
     if len(owners(question, missing)) < len(missing):
         return []
     unsaid = {w for n in names for w in n.words}
@@ -437,7 +437,10 @@ def named_by_file(question: str, paths: Sequence[str], names: Sequence[Name],
     if not asked:
         return []
     stems = {p: " ".join(re.findall(r"[^\W\d_]+", _plain(Path(p).stem))) for p in paths}
-    return [p for p in paths if any(_has_word(w, stems[p]) for w in asked)]
+    said = {p: sum(_has_word(w, stems[p]) for w in asked) for p in paths}
+    most = max(said.values(), default=0)  # of those, the ones named by the most words: "the
+    # rhinoceros beetle budget" is uog_rhino_beetle_budget.pdf, not every budget's file
+    return [p for p in paths if most and said[p] == most]
 
 
 def _has_word(word: str, title: str) -> bool:
