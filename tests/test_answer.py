@@ -146,6 +146,18 @@ def test_a_measure_is_a_number_in_its_unit() -> None:
         "How many million people live there?", "How many more members has Oslo?")] == [
             "", "", "", ""]
     assert fits("number", "1,204", "count") and fits("number", "2.5 million", "count")
+    # a share of a whole, however the question's object is said; never the part's amount
+    for q in ("What share of the year's total payments went on travel?",
+              "In the 2023 accounts, what percentage of income came from grants?",
+              "What proportion of the budget is salaries?",
+              "What are the indirect costs as a percentage of total direct costs?"):
+        assert question_type(q).measure == "share", q
+    assert fits("number", "37.5%", "share") and fits("number", "one in five", "share")
+    assert not fits("number", "2,950", "share") and not fits("number", "18/11/2024", "share")
+    assert measured("share", "52", " % of all voters") == "52 %"
+    # a noun of three words names its amount; not one with a small word in it
+    assert question_type("What was the Forum's total subscriptions income?").expects == "money"
+    assert question_type("What types of income does the Forum have?").expects == "any"
     # "which <thing>" is named by words, never by a number alone
     assert question_type("Which service had the largest charge?").expects == "thing"
     assert question_type("Which of the catchments has the highest BFI?").expects == "thing"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragctl.ask.documents import identifiers
-from ragctl.text import UNIT_WORDS
+from ragctl.text import STOPWORDS, UNIT_WORDS
 
 QuestionKind = Literal["factoid", "yes-no", "quote", "choice"]
 Expected = Literal["date", "number", "money", "person", "place", "email", "phone", "url",
@@ -28,7 +28,8 @@ Expected = Literal["date", "number", "money", "person", "place", "email", "phone
 # old"), how often, a bare whole number (a port), a count of things ("how many of the
 # catchments …": a whole number, never "6,8" nor "37.2"), or a number of things ("how many
 # countries …": no share, never "4.38%"; a table may give it in thousands)
-Measure = Literal["", "extent", "age", "frequency", "integer", "count", "figure", "things"]
+Measure = Literal["", "extent", "age", "frequency", "integer", "count", "figure", "things",
+                  "share"]
 
 # --------------------------------------------------------------------- the question
 
@@ -123,6 +124,7 @@ HEAD_TYPES: dict[str, Expected] = {
     "telephone number": "phone", "fax": "phone", "fax number": "phone",
     "website": "url", "web site": "url", "url": "url", "web address": "url", "link": "url",
     "port": "number", "port number": "number", "version": "number", "percentage": "number",
+    "percent": "number", "share": "number", "proportion": "number", "fraction": "number",
     "year": "date", "date": "date", "day": "date", "month": "date", "time": "date",
     "amount": "money",
 }
@@ -136,7 +138,10 @@ MEASURE_HEADS: dict[str, Expected] = {
     **dict.fromkeys(("income", "revenue", "revenues", "salary", "fee", "fees", "price",
                      "cost", "charge", "budget", "balance", "rent", "wage", "tip"), "money"),
 }
-HEAD_MEASURES: dict[str, Measure] = {"port": "integer", "port number": "integer"}
+HEAD_MEASURES: dict[str, Measure] = {
+    "port": "integer", "port number": "integer",
+    # "what share of …": a part of a whole, never the part's own amount ("2,950")
+    **dict.fromkeys(("percentage", "percent", "share", "proportion", "fraction"), "share")}
 # "How old …" asks an age, "how often" a frequency, "how long / far / tall …" a length or a
 # time: a number with its unit (:func:`ragctl.ask.rules.measures`)
 HOW_MEASURES: dict[str, Measure] = {"old": "age", "often": "frequency"}
@@ -157,7 +162,11 @@ NUMBERED_HEADS = frozenset(
     "had have does did do can could will would should may might must".split())
 _HEAD = re.compile(r"^(?:what|which)(?:'s| is| was| are| were)?\s+(?:the\s+|an?\s+|my\s+|"
                    r"our\s+|your\s+|its\s+)?(?:[\w.&-]+(?:\s+[\w.&-]+){0,3}?['’]s\s+)?"
-                   r"(?P<head>[a-z-]+(?:\s+[a-z]+)?)", re.I)  # "the Clachan's phone number"
+                   r"(?P<head>[a-z-]+(?:\s+[a-z]+){0,2})", re.I)  # "the Clachan's phone number"
+_SHARE_HEAD = re.compile(r"^(?:what|which)(?:'s| is| was)?\s+(?:the\s+)?(percentage|percent|"
+                         r"share|proportion|fraction)\s+of\b")
+_AS_SHARE = re.compile(r"^(?:what|how much)\b.*\bas an? (percentage|percent|share|proportion|"
+                       r"fraction) of\b")
 # a preposition before the question word: "For how many days …", "After what date …"
 _PREPOSITION = re.compile(r"^(?:for|in|at|on|by|after|before|within|to|from|since|until|"
                           r"during|of|about|under|over|up to)\s+(?=(?:how|what|which|when)\b)",
@@ -167,9 +176,16 @@ _PREPOSITION = re.compile(r"^(?:for|in|at|on|by|after|before|within|to|from|sinc
 def _factoid_type(q: str) -> QuestionType:
     q = _PREPOSITION.sub("", q)
     low = q.lower()
+    share = _SHARE_HEAD.match(low) or _AS_SHARE.search(low)  # "what share of the year's
+    # payments" (not a possessive's), "… indirect costs as a percentage of direct costs"
+    if share is not None:
+        return QuestionType("factoid", "number", HEAD_MEASURES[share.group(1)])
     head = _HEAD.match(low)
     if head is not None:
+        # a noun of up to three words ("total subscriptions income"); of two, or one, when
+        # a small word comes in it ("types of income" asks no amount)
         words = head.group("head").split()
+        words = words if not STOPWORDS.intersection(words) else words[:2]
         # "what email address", "what port"; and by its last word, "what delivery date",
         # "what payment amount"
         for head_words in (" ".join(words[:2]), words[0], words[-1]):

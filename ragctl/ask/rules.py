@@ -145,6 +145,13 @@ def unit_kind(span: str, after: str = "") -> str | None:
     return kind[0] if kind is not None else None
 
 
+# a part of a whole as a share says it
+_SHARE = re.compile(r"%|\bper ?cent|\bpercentage points?\b|\b(?:half|halves|thirds?|quarters?|"
+                    r"fifths?|tenths?)\b|\b\d+\s*(?:in|out of)\s*\d+\b|"
+                    r"(?<![\d/])\d{1,3}/\d{1,3}(?![\d/])|"
+                    r"\b(?:one|two|three|four|five|nine) (?:in|out of) ", re.I)
+
+
 def measured(measure: Measure, span: str, after: str = "") -> str | None:
     """The span as the answer to a question that asks a measure (``typed_answer``), or
     None when it is none: for "how long / far / tall" a number with its unit ("4 inches",
@@ -161,6 +168,12 @@ def measured(measure: Measure, span: str, after: str = "") -> str | None:
     if measure == "things":  # "how many countries": a number, and no share of them
         return span if "number" in answer_types(span) and not re.search(
             r"%|\bper ?cent", span, re.I) else None
+    if measure == "share":  # "37.5%", "12 percent", "a third", "one in five", "3/8"; a
+        # number whose "%" follows it ("52" of "52 %") with it
+        if _SHARE.search(span):
+            return span
+        m = re.match(r"\s*(?:%|per ?cent\b)", after, re.I)
+        return span + after[:m.end()] if m is not None and _NUMBER.search(span) else None
     if measure == "figure":  # "0.965", "50.7%", "$1.025 billion"; not a code ("I-551")
         return span if _FIGURE_IN.search(span) else None
     if measure == "frequency":

@@ -176,7 +176,8 @@ ASKED = {"date": "date or time", "number": "number", "money": "amount", "person"
          "url": "web address", "thing": "name of a thing", "any": "answer"}
 MEASURED = {"extent": "length or time with its unit", "age": "age", "frequency":
             "frequency", "integer": "whole number", "count": "count (a whole number)",
-            "figure": "figure", "things": "number (not a share)"}
+            "figure": "figure", "things": "number (not a share)",
+            "share": "share (a percentage or a fraction)"}
 
 
 def document_texts(kept: Sequence[Hit], read: Sequence[Context]) -> dict[int, str]:
