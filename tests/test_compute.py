@@ -15,13 +15,20 @@ from ragctl.ask.compute import (
     Table,
     TableRow,
     best_column,
+    best_done,
     compared,
     comparisons,
     conditions,
     cued,
     execute,
+    group_asked,
+    grouped,
+    label_prefixes,
     number,
+    one_leg,
     path_parts,
+    quarter_ended,
+    totals_apart,
     totals_row,
 )
 from ragctl.ask.pipeline import AskOptions, Pipeline
@@ -1061,3 +1068,151 @@ def test_what_the_question_sets_aside_is_left_out() -> None:
     # the single largest payment is one row's value, not the payee most rows name
     assert execute("argmax", "Which payee received the single largest payment?",
                    payments, e).result == "Andrea"  # type: ignore[union-attr]
+
+
+INCOME = ("Income source,FY 2014,FY 2015\nConferences,\"$599,649.00\",\"$603,466.86\"\n"
+          "Dues,\"$65,946.33\",\"$79,753.92\"\nTotal,\"$751,108.33\",\"$783,219.78\"\n")
+
+
+def test_the_totals_of_two_tables_the_question_names_by_their_headers() -> None:
+    e = embed().embed
+    expenses = read_csv_text(SUMMARY + "Total,\"$775,507.96\",\"$760,202.10\",\"$701,001.00\"\n")
+    income = read_csv_text(INCOME)
+    q = "In the FY 2014 figures, by how much did total expenses exceed total income?"
+    for table in (expenses, income):  # neither table alone holds both
+        assert execute("difference", q, table, e) is None
+    done = best_done(q, "difference", [expenses, income], e)
+    assert done is not None and done.result == "$24,399.63" and done.column == "FY 2014"
+    assert "Expenses Total $775,507.96" in done.working
+    # a question that names one table's header only sets nothing against it
+    assert totals_apart("difference", "By how much did total expenses grow?",
+                        [expenses, income], e) is None
+
+
+def test_a_double_entry_ledgers_rows_are_each_entry_once() -> None:
+    e = embed().embed
+    ledger = read_csv_text(LEDGER)
+    q = "What was the average total of an Uber ride?"  # the fake embedder reads no "cost"
+    rides = execute("average", q, ledger, e)
+    assert rides is not None and rides.result == "15.17" and rides.count == 2
+    assert grouped("average", rides, q)
+    # amounts that do not each cancel out are all kept
+    kept = [(ledger.rows[0], ledger.rows[0].cells[3], 22.46),
+            (ledger.rows[3], ledger.rows[3].cells[3], -7.88)]
+    assert one_leg(kept) == kept
+
+
+DEPOSITS = ("Date,Memo,Total,Category\n8/22/2024,Square Deposit,19.12,Square\n"
+            "10/11/2024,Scholastic Book Fair,6284.35,Book Fair\n"
+            "11/01/2024,Scholastic Book Fair,750.00,Book Fair\n"
+            "9/3/2024,5th Grade Promotion,1800.00,5th Grade Promotion\n"
+            "1/15/2025,5th Grade Promotion,3500.00,5th Grade Promotion\n"
+            "4/09/2025,Spring Book Fair,6360.29,Book Fair\n"
+            "2/02/2025,Grant,2000.00,Grants\n3/03/2025,Grant,3100.00,Grants\n")
+
+
+def test_how_many_groups_of_rows_add_up_past_a_threshold() -> None:
+    e = embed().embed
+    deposits = read_csv_text(DEPOSITS)
+    q = "How many of the PTA's deposit categories took in more than $5,000?"
+    assert group_asked(q, deposits) == "Category"
+    done = execute("count", q, deposits, e)
+    # Book Fair 13,394.64, 5th Grade Promotion 5,300 and Grants 5,100 in all; but two
+    # deposits are over $5,000, both of one category
+    assert done is not None and done.result == "3" and done.column == "Category"
+    assert "Book Fair 13,394.64" in done.working
+    # the rows themselves, when the question counts them
+    rows = execute("count", "How many deposits were more than $5,000?", deposits, e)
+    assert rows is not None and rows.result == "2" and rows.column != "Category"
+    assert group_asked("How many deposits were more than $5,000?", deposits) is None
+
+
+def test_a_quarter_named_by_its_number_is_the_three_months_ended_with_it() -> None:
+    cols = ("Quarter Ended June 30, 2025", "Quarter Ended June 30, 2026",
+            "Year To Date June 30, 2025", "Year To Date June 30, 2026")
+    table = Table.of([(f"{label}; " + "; ".join(f"{c}: {v}" for c, v in zip(
+        cols, vals, strict=True)), None) for label, *vals in (
+        ("Google Services", "82,543", "94,540", "160,010", "184,100"),
+        ("Google Cloud", "2,826", "8,814", "4,990", "14,990"))])
+    q = "By what percentage did Google Cloud grow from Q2 2025 to Q2 2026?"
+    grew = execute("percent_change", q, table, embed().embed)
+    assert grew is not None and grew.result == "211.89%", grew
+    assert {c.column for _, c in grew.cells} == set(cols[:2])
+    # a quarter that ends no calendar quarter's month is none of them
+    assert quarter_ended("Quarter Ended May 31, 2025") is None
+    assert quarter_ended("Year To Date June 30, 2025") is None
+
+
+def test_a_table_whose_columns_are_the_things_counted_and_compared() -> None:
+    centers = ("Presbyterian Medical Center", "Matthews Medical Center",
+               "Orthopedic Hospital", "Forsyth Medical Center")
+    cols = (*centers, "Three Months Ended March 31, 2026")
+    table = Table.of([(f"{label}; " + "; ".join(f"{c}: {v}" for c, v in zip(
+        cols, vals, strict=True)), None) for label, *vals in (
+        ("Staffed Beds", "564", "150", "59", "900", "1,673"),
+        ("Occupancy as % of Staffed Beds", "90.3%", "84.4%", "61.0%", "91.2%", "85.0%"),
+        ("Total Births", "1,210", "560", "0", "1,386", "3,156"))])
+    e = embed().embed
+    q = "How many of its medical centers ran above 85% occupancy of staffed beds?"
+    done = execute("count", q, table, e)
+    # the row named by the most words; the period's total is no medical center
+    assert done is not None and done.result == "2" and done.column.startswith("Occupancy")
+    assert "Forsyth Medical Center 91.2%" in done.working
+    # the most along a row labelled as a total, which the question names without "total"
+    most = execute("argmax", "Which medical center recorded the most births?", table, e)
+    assert most is not None and most.result == "Forsyth Medical Center", most
+
+
+def test_the_row_that_changed_the_most_between_two_columns() -> None:
+    e = embed().embed
+    lines = read_csv_text("Expense,2014,2015\nTelephone,1112,1130\nInsurance,4954,3199\n"
+                          "Equipment expensed,3233,3897\nDepreciation,1000,1653\n"
+                          "Total,10299,9879\n")
+    q = "Which expense line increased the most in pounds between 2014 and 2015?"
+    assert "argmax" in cued(q)
+    up = execute("argmax", q, lines, e)
+    # by the change, not the largest figure (Insurance) nor the total
+    assert up is not None and up.result == "Equipment expensed", up
+    assert "+664" in up.working
+    down = execute("argmax", "Which expense line fell the most from 2014 to 2015?", lines, e)
+    assert down is not None and down.result == "Insurance" and "−1,755" in down.working
+
+
+def test_rows_whose_labels_start_alike_and_a_share_of_funds() -> None:
+    e = embed().embed
+    spend = read_csv_text("Description,Total\nDay 1 catering,552\nDay 1 pizza,327.87\n"
+                          "Day 1 venue hire,960\nDay 2 catering,620\nTotal,2459.87\n")
+    assert label_prefixes(spend) == {"day": ("Description", "day"),
+                                     "day 1": ("Description", "day 1")}
+    q = "What did Day 1 cost in total?"
+    day1 = execute("sum", q, spend, e)
+    assert day1 is not None and day1.result == "1,839.87" and day1.count == 3
+    assert "starts" in [c.op for c in day1.conditions]
+    # funds with their total under them, unlabelled
+    funds = read_csv_text("Organisation,Package,Amount\nTuring Institute,Platinum,5200\n"
+                          "IOP,Silver,1000\nHSBC,Gold,1500\n,,7700\n")
+    q = "What percentage of the incoming funds came from the Turing Institute?"
+    assert cued(q) == ["share"]
+    share = execute("share", q, funds, e)
+    assert share is not None and share.result == "67.53%" and "7,700" in share.working
+    budget = read_csv_text("Item,Funds\nPersonnel,166000\nSupplies,26699\nTotal direct costs,"
+                           "298264\nIndirect costs,33140\nTotal,331404\n")
+    q = "What are the indirect costs as a percentage of total direct costs?"
+    share = execute(cued(q)[0], q, budget, e)
+    assert share is not None and share.result == "11.11%", share  # not of the grand total
+    # "£1,000 or more" of the one column written in pounds, which the question never names
+    funds = read_csv_text("Organisation,Package,Amount\nTuring Institute,Platinum,£5200\n"
+                          "IOP,Silver,£1000\nSPIE,Bronze,£500\n")
+    q = "How many of the funders contributed £1,000 or more?"
+    done = best_done(q, "count", [funds], e)
+    assert done is not None and done.result == "2"
+
+
+def test_what_went_out_written_negative_is_said_as_how_much() -> None:
+    e = embed().embed
+    ledger = read_csv_text("Month,Expense,Description\n2022-08,-59.82,AWS: Riju\n"
+                           "2022-09,-90.45,AWS: Riju\n2022-09,34.00,GitHub Sponsors\n")
+    spent = execute("sum", "How much was spent in total on AWS: Riju?", ledger, e)
+    assert spent is not None and spent.result == "150.27" and spent.working.startswith("= −(")
+    net = execute("sum", "What was the net total of AWS: Riju?", ledger, e)
+    assert net is not None and net.result == "-150.27"

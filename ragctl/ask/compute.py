@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as _replace
@@ -192,6 +193,9 @@ class Condition:
             return c is None or blank(c.value)
         if self.op == "not":  # "leaving salaries aside": not the cell named
             return not _replace(self, op="").holds(row)
+        if self.op == "starts":  # "Day 1" of "Day 1 catering", "Day 1 pizza"
+            return c is not None and f"{normalize_answer(c.value)} ".startswith(
+                f"{normalize_answer(self.value)} ")
         if self.op == "year":  # "sessions in 2017": a date of that year
             return c is not None and any(d[0] == int(self.value) for d, _, _ in
                                          dated_spans(c.value))
@@ -221,6 +225,8 @@ class Condition:
             return f"no {self.column}"
         if self.op == "not":
             return f"{self.column} not {self.value}"
+        if self.op == "starts":
+            return f"{self.column} {self.value} …"
         if self.op == "year":  # a column of row labels has no name: "in 2020"
             return f"{self.column} in {self.value}".strip()
         return f"{self.column} {self.value}" if self.op in ("", "is", "day") else \
@@ -257,8 +263,8 @@ def selected(rows: Sequence[TableRow], conds: Sequence[Condition]
     for c in conds:
         by_column.setdefault(c.column, []).append(c)
     for group in by_column.values():
-        same = [c for c in group if not c.op]
-        compared = [c for c in group if c.op]
+        same = [c for c in group if not c.op or c.op == "starts"]
+        compared = [c for c in group if c.op and c.op != "starts"]
         kept = [r for r in pool if (not same or any(c.holds(r) for c in same))
                 and all(c.holds(r) for c in compared)]
         if kept:
@@ -350,6 +356,10 @@ def conditions(question: str, table: Table) -> list[Condition]:
                 if tag not in found and (span := _keyed_at(part, q)) is not None:
                     found[tag] = (*span, Condition(c.column, part))
                     depths[tag] = depth
+    for key, (column, prefix) in label_prefixes(table).items():  # "Day 1" of "Day 1
+        # catering", "Day 1 pizza": the rows whose labels start so
+        if key not in found and (at := q.find(f" {key} ")) >= 0:
+            found[key] = (at, at + len(key) + 1, Condition(column, prefix, "starts"))
     named = {cond.column for _, _, cond in found.values()}
     for col in table.columns:  # "pollsters banned by 538": Banned by 538 = yes
         flag = None if col in named else flagged(q, col, table.values(col))
@@ -383,6 +393,30 @@ def conditions(question: str, table: Table) -> list[Condition]:
             deepest[column] = max(deepest.get(column, 0), depths[tag])
     return [found[tag][2] for _, _, tag in sorted(taken, key=lambda x: x[0])
             if tag not in depths or depths[tag] == deepest[found[tag][2].column]]
+
+
+PREFIX_WORDS = 3  # words of a label's start that name a group of rows at most
+# first words of labels that name no group: a total's, a subtotal's
+_NO_GROUP = frozenset({"total", "totals", "subtotal", "sub", "grand", "net", "gross", "less",
+                       "other", "add", "and", "the", "of"})
+
+
+def label_prefixes(table: Table) -> dict[str, tuple[str, str]]:
+    """The first words (up to :data:`PREFIX_WORDS`) that two or more rows' labels (first
+    cells) start with and go on past, as the question would say them → (the column, the
+    words): "day 1" of "Day 1 catering" and "Day 1 pizza", "aws" of "AWS: Riju" and "AWS:
+    Elastic IPs". Not the first word of a total ("Total income", "Total expenses")."""
+    column = table.columns[0] if table.columns else ""
+    counts: Counter[str] = Counter()
+    for row in table.rows:
+        c = row.cell(column)
+        words = _words(c.value) if c is not None else []
+        if not words or words[0] in _NO_GROUP:
+            continue
+        for n in range(1, min(PREFIX_WORDS, len(words) - 1) + 1):
+            counts[" ".join(words[:n])] += 1
+    return {key: (column, key) for key, n in counts.items() if n >= 2 and not all(
+        w in STOPWORDS for w in key.split())}
 
 
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
@@ -858,6 +892,11 @@ def execute(op: str, question: str, table: Table, embed: Embed) -> Computed | No
     # named (by a word that is not also a column's name: "the largest total"); two rows
     # set against each other are the two the question names, totals or not
     items = _items(table.rows, conds, {normalize_answer(c) for c in table.columns})
+    if len(items) < len(table.rows) and op in ("argmax", "argmin") and _most_rows(
+            op, question, table, conds) is None and (
+            along := _along_row(op, question, table)) is not None:
+        return along  # a measure's row labelled as a total ("Total Births", a column a
+        # medical center) is compared along; it is no item of a column
     if len(items) < len(table.rows) and op != "count" and _RUN[op] is not _difference:
         table = _replace(table, rows=tuple(items))  # a count leaves it out of what it
         # counts, not of the table it reads
@@ -900,7 +939,10 @@ def _share(op: str, question: str, table: Table, embed: Embed,
     if col is None or table.ordinal(col):
         return None
     part = _values(table, rows, col)
-    totals = [r for r in table.rows if totals_row(r)]
+    totals = [r for r in table.rows if totals_row(r)] or _unlabelled_total(table, col)
+    said = [r for r in totals if any(c.holds(r) for c in named)]
+    if len(said) == 1:
+        totals = said  # the total the question names ("… of total direct costs")
     whole = _values(table, totals[-1:], col)
     if not part or part[0][2] < 0:
         return None
@@ -918,6 +960,20 @@ def _share(op: str, question: str, table: Table, embed: Embed,
     return Computed(op, f"{shown(round(part[0][2] / total * 100, 2))}%",
                     f"= {part[0][1].value} / {said}: {_label(part[0][0])} {col}",
                     column=col, conditions=tuple(named[:1]), cells=cited)
+
+
+def _unlabelled_total(table: Table, column: str) -> list[TableRow]:
+    """The table's last row, when it names nothing in the first column and its figure in
+    ``column`` is the sum of the labelled rows' above it ("Amount: £9,200.00" under five
+    funders' amounts): a total without its label; else none."""
+    first = table.columns[0] if table.columns else ""
+    if len(table.rows) < 3 or _labelled(table.rows[-1], first):
+        return []
+    last = _values(table, table.rows[-1:], column)
+    above = _values(table, [r for r in table.rows[:-1] if _labelled(r, first)], column)
+    if not last or len(above) < 2 or abs(sum(v for _, _, v in above) - last[0][2]) > 0.005:
+        return []
+    return [table.rows[-1]]
 
 
 def holds_years(question: str, table: Table) -> bool:
@@ -987,8 +1043,95 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
                for col in table.columns)
 
 
+GROUP_WORDS = 7  # words after "how many" that may name the groups counted
+
+
+def group_asked(question: str, table: Table) -> str | None:
+    """The column whose values group the rows, when the question counts those groups
+    ("how many of the PTA's deposit categories …" of a table of deposits, its column
+    Category holding "Book Fair" in four rows): a column of words, not numbers, headed
+    by a word the question says within :data:`GROUP_WORDS` words after "how many", whose
+    values repeat (two kinds or more, fewer than the rows)."""
+    m = re.search(r"\bhow many\s+(?P<rest>.*)", question, re.I)
+    if m is None:
+        return None
+    said = {word_key(w) for w in _words(m.group("rest"))[:GROUP_WORDS]} - _STOP_KEYS
+    for col in table.columns:
+        kinds = {normalize_answer(v) for v in table.values(col) if v.strip()}
+        if col and not table.numeric(col) and 2 <= len(kinds) < len(table.rows) and \
+                said & {word_key(w) for w in _words(spoken(col))}:
+            return col
+    return None
+
+
+def _count_groups(question: str, table: Table, conds: list[Condition]) -> Computed | None:
+    """How many of the groups the question counts (:func:`group_asked`) have a sum of
+    their rows' figures that compares as the question says ("took in more than $5,000"):
+    the figures of each group added up, then compared; None without one comparison."""
+    compare = [c for c in conds if c.op in (">", ">=", "<", "<=") and not c.against]
+    col = group_asked(question, table)
+    if col is None or len(compare) != 1 or compare[0].column == col or (
+            limit := number(compare[0].value)) is None:
+        return None
+    comp = compare[0]
+    rows, used = selected(table.rows, [c for c in conds if c is not comp and c.column != col])
+    groups: dict[str, list[tuple[TableRow, Cell, float]]] = {}
+    for r, _, v in _values(table, _items(rows, used), comp.column):
+        if (g := r.cell(col)) is not None and g.value.strip():
+            groups.setdefault(normalize_answer(g.value), []).append((r, g, v))
+    if len(groups) < 2:
+        return None
+    sums = {k: (items, sum(v for _, _, v in items)) for k, items in groups.items()}
+    hits = [(items, total) for items, total in sums.values() if _COMPARE[comp.op](total, limit)]
+    said = ", ".join(f"{items[0][1].value} {shown(total)}" for items, total in hits[:MAX_CITED])
+    return Computed("count", shown(len(hits)),
+                    f"{len(hits)} of {len(groups)} {col} with {comp.column} in all "
+                    f"{comp.op} {comp.value}" + (f": {said}" if said else ""),
+                    column=col, conditions=(comp, *used), count=len(hits),
+                    cells=[(items[0][0], items[0][1]) for items, _ in hits[:MAX_CITED]])
+
+
+def _count_along(question: str, table: Table, conds: list[Condition]) -> Computed | None:
+    """How many columns hold a number that compares as the question says in the one row
+    it names by its label, of a table whose columns are the things counted and whose rows
+    the measures ("how many of its medical centers ran above 85% occupancy of staffed
+    beds": the row "Occupancy as % of Staffed Beds", a column a medical center). Columns
+    of a period (a system's total "Three Months Ended March 31, 2026") are none of them;
+    :data:`MIN_ALONG_COLUMNS` or more must be left."""
+    compare = [c for c in conds if c.op in (">", ">=", "<", "<=") and not c.against]
+    if len(compare) != 1 or (limit := number(compare[0].value)) is None:
+        return None
+    asked = _keys(question) - _STOP_KEYS
+    first = table.columns[0] if table.columns else ""
+    numeric = [c for c in table.columns if c and c not in (first, PART_OF)
+               and table.numeric(c) and not _YEAR.search(c)]
+    named = [(len(words), r) for r in table.rows if (cell := r.cell(first)) is not None
+             and (words := _measure_words(cell.value)) and words <= asked]
+    most = [r for n, r in named if n == max(n for n, _ in named)] if named else []
+    if len(numeric) < MIN_ALONG_COLUMNS or len(most) != 1:
+        return None  # of the rows named, the one named by most words ("Occupancy as % of
+        # Staffed Beds", not "Staffed Beds")
+    row = most[0]
+    vals = [(c, v) for c in row.cells if c.column in numeric and (v := number(c.value))
+            is not None]
+    if len(vals) < MIN_ALONG_COLUMNS:
+        return None
+    op = compare[0].op
+    hits = [(c, v) for c, v in vals if _COMPARE[op](v, limit)]
+    return Computed("count", shown(len(hits)),
+                    f"{len(hits)} of {len(vals)} with {_label(row)} {op} {compare[0].value}"
+                    + (": " + ", ".join(f"{c.column} {c.value}" for c, _ in hits[:MAX_CITED])
+                       if hits else ""),
+                    column=_label(row), cells=[(row, c) for c, _ in hits[:1]],
+                    count=len(hits), conditions=tuple(compare))
+
+
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
+    if (groups := _count_groups(question, table, conds)) is not None:
+        return groups
+    if (along := _count_along(question, table, conds)) is not None:
+        return along
     rows, used = selected(table.rows, conds)
     rows = of_kind(question, table, _items(rows, used))
     keys = [c.column for c in used if not c.op]
@@ -1020,6 +1163,23 @@ def _values(table: Table, rows: Sequence[TableRow], column: str
             and (v := number(c.value)) is not None]
 
 
+# a question that asks how much went out (a ledger may write it negative)
+_SPENT = re.compile(r"\b(?:spent|spend|spending|paid|pay|cost|costs|charged|expensed|"
+                    r"expenses?|outgoings?|payments?)\b", re.I)
+
+
+def one_leg(vals: list[tuple[TableRow, Cell, float]]) -> list[tuple[TableRow, Cell, float]]:
+    """The values of a double-entry ledger's rows, each entry once: where every amount
+    taken out is put in again as much (an expense and the bank account it is paid from,
+    "Expenses:Travel:Uber 7.88", "Assets:Bank -7.88"), the amounts put in alone; else all
+    of them."""
+    ins = sorted(v for _, _, v in vals if v > 0)
+    outs = sorted(-v for _, _, v in vals if v < 0)
+    if not outs or ins != outs:
+        return vals
+    return [x for x in vals if x[2] >= 0]
+
+
 def _aggregate(op: str, question: str, table: Table, embed: Embed,
                conds: list[Condition], column: str | None = None) -> Computed | None:
     """sum, average: over the rows the conditions hold for (all rows without one), of
@@ -1047,7 +1207,7 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
                                 not_in=[c.column for c in used if not c.op])
     if col is None or table.ordinal(col):  # a rank added up is no measure
         return None
-    vals = _values(table, rows, col)
+    vals = one_leg(_values(table, rows, col))
     if len(vals) < 2:
         return None
     total = sum(v for _, _, v in vals)
@@ -1055,15 +1215,63 @@ def _aggregate(op: str, question: str, table: Table, embed: Embed,
     terms = " + ".join(c.value for _, c, _ in vals[:MAX_CITED]) + \
         (" + …" if len(vals) > MAX_CITED else "")
     work = terms if op == "sum" else f"({terms}) / {len(vals)}"
+    if result < 0 and all(v < 0 for _, _, v in vals) and _SPENT.search(question):
+        result, work = -result, f"−({work})"  # "how much was spent on …" of a ledger that
+        # writes what goes out as negative amounts: how much, not its sign
     return Computed(op, in_currency(shown(result), [c.value for _, c, _ in vals]),
                     f"= {work}", column=col, conditions=tuple(used),
                     cells=[(r, c) for r, c, _ in vals[:MAX_CITED]], count=len(vals))
 
 
+# "which line increased the most between 2014 and 2015", "which region's sales fell the
+# least from Q1 to Q2": the row whose figure changed the most from one column to another
+_MOST_CHANGED = re.compile(
+    r"\b(?P<verb>went up|rose|risen|increased|grew|grown|climbed|went down|fell|fallen|"
+    r"decreased|declined|dropped|shrank)\s+(?:the\s+)?(?:most|least|fastest|slowest)\b"
+    r"(?:\s+[\w'’]+){0,3}?\s+(?:from|between)\s+(?P<a>[\w'’ .-]+?)\s+(?:to|and)\s+"
+    r"(?P<b>[\w'’ .-]+?)\s*(?=[?,;]|$)", re.I)
+
+
+def _most_changed(op: str, question: str, table: Table, embed: Embed) -> Computed | None:
+    """The row whose figure went up (down) the most from the earlier column the question
+    names to the later (:data:`_MOST_CHANGED`): of the rows that name what they hold and
+    are no totals, the one with the largest rise (fall); the least, for "least" (argmin
+    of a rise is the most of a fall turned round)."""
+    m = _MOST_CHANGED.search(question)
+    if m is None:
+        return None
+    numeric = [c for c in table.columns if c and table.numeric(c)]
+    before, after = (_period_naming(m.group(k).split(), numeric, embed) for k in "ab")
+    if not before or not after or before == after:
+        return None
+    if kind_unnamed(question, table):
+        return None  # "which player …" of a table of teams
+    up = m.group("verb").lower().split()[0] in _UP
+    rows = [r for r in _named_rows(table) if not totals_row(r)]
+    changes = [(r, a, b, b[2] - a[2]) for r in rows
+               if (a := next(iter(_values(table, [r], before)), None)) is not None
+               and (b := next(iter(_values(table, [r], after)), None)) is not None]
+    if len(changes) < 2:
+        return None
+    most = (op == "argmax") == up  # the most of a rise, or the least of a fall: the largest
+    row, a, b, change = max(changes, key=lambda x: x[3] if most else -x[3])
+    if sum(1 for x in changes if x[3] == change) > 1:
+        return None  # a tie names no one
+    sign = "+" if change >= 0 else "−"
+    said = f"{m.group('verb').lower()} the {'most' if op == 'argmax' else 'least'}"
+    return Computed(op, _label(row), f"{said} from {before} to {after} of {len(changes)}: "
+                    f"{a[1].value} → {b[1].value} "
+                    f"({sign}{shown(abs(change))})", column=f"{before}, {after}",
+                    cells=[(row, a[1]), (row, b[1])], count=len(changes))
+
+
 def _extreme(op: str, question: str, table: Table, embed: Embed,
              conds: list[Condition]) -> Computed | None:
     """max, min: the value; argmax, argmin: another cell of the row that holds it, or the
-    value of the asked column that the most (fewest) rows hold (:func:`_most_rows`)."""
+    value of the asked column that the most (fewest) rows hold (:func:`_most_rows`), or
+    the row that changed the most between two columns (:func:`_most_changed`)."""
+    if op in ("argmax", "argmin") and (changed := _most_changed(op, question, table, embed)):
+        return changed
     if op in ("argmax", "argmin") and (most := _most_rows(op, question, table, conds)):
         return most
     if op in ("argmax", "argmin") and (along := _along_row(op, question, table)):
@@ -1119,6 +1327,22 @@ def _extreme(op: str, question: str, table: Table, embed: Embed,
 MIN_ALONG_COLUMNS = 3  # columns of one measure a row must hold to be compared along
 
 
+def _measure_words(label: str) -> set[str]:
+    """The words of a measure's row label that the question must say to name it: "Total
+    Births" is named by "the most births"."""
+    words = _keys(label) - _STOP_KEYS
+    return words - {"total"} or words  # "Total" alone is named by "total"
+
+
+def _own_words(columns: Sequence[str]) -> dict[str, set[str]]:
+    """Each header's words that most of the others lack: "which medical center …" names
+    the kind of every column ("Presbyterian Medical Center", "Matthews Medical Center"),
+    not one of them."""
+    words = {c: _keys(spoken(c)) - _STOP_KEYS for c in columns}
+    counts = Counter(w for ws in words.values() for w in ws)
+    return {c: {w for w in ws if 2 * counts[w] <= len(columns)} for c, ws in words.items()}
+
+
 def _along_row(op: str, question: str, table: Table) -> Computed | None:
     """"Who earned the most total points?" of a table whose columns are the people and
     whose rows the measures ("Total: 19 | 16 | 45 | …"): the header of the row's largest
@@ -1127,11 +1351,14 @@ def _along_row(op: str, question: str, table: Table) -> Computed | None:
     asked = _keys(question) - _STOP_KEYS
     first = table.columns[0] if table.columns else ""
     numeric = [c for c in table.columns if c and c != first and table.numeric(c)]
+    undated = [c for c in numeric if not _YEAR.search(c)]
+    if len(undated) >= MIN_ALONG_COLUMNS:
+        numeric = undated  # the things compared, not a period's total beside them
     if len(numeric) < MIN_ALONG_COLUMNS or any(
-            (_keys(spoken(c)) - _STOP_KEYS) & asked for c in numeric):
+            own & asked for own in _own_words(numeric).values()):
         return None
     named = [r for r in table.rows if (cell := r.cell(first)) is not None and (
-        words := _keys(cell.value) - _STOP_KEYS) and words <= asked]
+        words := _measure_words(cell.value)) and words <= asked]
     if len(named) != 1:
         return None
     row = named[0]
@@ -1455,7 +1682,22 @@ def _dated(columns: list[str], question: str) -> list[str]:
     all of them."""
     asked = _days(question)
     dated = [c for c in columns if (days := _days(c)) and all(d in asked for d in days)]
+    if len(dated) < 2 and (quarters := _quarters_asked(question)):  # "from Q2 2025 to Q2
+        # 2026": the quarters ended June 30 of each (a calendar year's quarters)
+        dated = [c for c in columns if quarter_ended(c) in quarters]
     return dated if len(dated) >= 2 else columns
+
+
+def quarter_ended(header: str) -> int | None:
+    """The quarter a column of three months ends ("Quarter Ended June 30, 2025", "Three
+    Months Ended March 31, 2026"), numbered as :func:`_quarter` numbers them, when it ends
+    with a calendar quarter; else None."""
+    if re.search(r"\b(?:quarter|three months)\b", header, re.I) is None:
+        return None
+    days = _days(header)
+    if len(days) != 1 or days[0][1] not in (3, 6, 9, 12):
+        return None
+    return days[0][0] * 4 + days[0][1] // 3 - 1
 
 
 def _across(op: str, question: str, table: Table) -> Computed | None:
@@ -1721,6 +1963,13 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # (of a total the question names: "what percentage of librarians are men" is a cell)
     (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of (?:the )?"
      r"(?:[\w'’-]+ ){0,6}?total\b", "share"),  # "… of the year's total payments"
+    # "what percentage of its incoming funds came from the Turing Institute", "… of the
+    # budget went on rent", "… is taken up by the motor": a part of the whole named
+    (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of\b.*\b(?:(?:came|"
+     r"comes?) from|went (?:on|to)|goes (?:on|to)|(?:is|was|are|were) (?:taken up|accounted "
+     r"for|made up) by|(?:is|was|are|were) spent on)\b", "share"),
+    (r"\bas an? (?:share|percentage|proportion|fraction|percent) of (?:the )?(?:[\w'’-]+ ){0,4}?"
+     r"total\b", "share"),  # "rent as a percentage of the total budget"
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
      r"lower|longer|shorter|bigger|smaller|larger|greater)\b|\bdifference (?:between|in)\b|"
      r"\b(?:change|increase|decrease|growth|rise|drop|decline) in\b.*\b"
@@ -1907,7 +2156,63 @@ def best_done(question: str, op: str, tables: Sequence[Table], embed: Embed,
         if d is not None and tied(question, d, table):
             whole = op in ("sum", "average") and not d.conditions and not _one_rows(d)
             done.append((int(whole), -header_share(question, table), i, d))
+    if not done and op in ("difference", "ratio"):
+        return totals_apart(op, question, tables, embed)
     return min(done, key=lambda x: x[:3])[3] if done else None
+
+
+def _grand_total(table: Table) -> TableRow | None:
+    """A table's row of totals: its last, a grand total before a subtotal."""
+    rows = [r for r in table.rows if totals_row(r)]
+    whole = [r for r in rows if not re.match(r"\s*sub", _label(r), re.I)]
+    last = whole or rows
+    return last[-1] if last else None
+
+
+def totals_apart(op: str, question: str, tables: Sequence[Table], embed: Embed
+                 ) -> Computed | None:
+    """The difference (or ratio) of the totals of two tables of one document that the
+    question names by their first headers, in a period both give: "by how much did total
+    expenses exceed total income in FY 2014" of a report's table of expenses ("Expenses |
+    FY 2014 | …", its last row "Total, all sources") and its table of income ("Income
+    source | FY 2014 | …"). Each table is named by a word of its header the other's does
+    not hold; None unless exactly two are."""
+    asked = _keys(question) - _STOP_KEYS
+    named: list[tuple[Table, TableRow, set[str]]] = []
+    for table in tables:
+        total = _grand_total(table)
+        if total is not None and table.columns:
+            named.append((table, total, _keys(table.columns[0]) - _STOP_KEYS - NAME_HEADERS))
+    if len(named) < 2 or len({total.sentence.path if total.sentence else ""
+                              for _, total, _ in named}) != 1:
+        return None
+    picked = []
+    for i, (table, total, words) in enumerate(named):
+        others = set().union(*(w for j, (_, _, w) in enumerate(named) if j != i))
+        if (words - others) & asked:
+            picked.append((table, total))
+    if len(picked) != 2:
+        return None
+    (ta, ra), (tb, rb) = picked
+    common = tuple(c for c in ta.columns[1:] if c in tb.columns[1:]
+                   and _values(ta, [ra], c) and _values(tb, [rb], c))
+    if not common:
+        return None
+    col = best_column(embed, question, Table(common, (ra, rb)), numeric=True)
+    if col is None:
+        return None
+    two = _values(ta, [ra], col) + _values(tb, [rb], col)
+    if len(two) < 2:
+        return None
+    big, small = sorted(two, key=lambda x: -x[2])
+    apart = _apart_by(op, big, small)
+    if apart is None:
+        return None
+    side = {id(ra): ta.columns[0], id(rb): tb.columns[0]}
+    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
+                    f"{side[id(big[0])]} {_label(big[0])} {big[1].value}, "
+                    f"{side[id(small[0])]} {_label(small[0])} {small[1].value}",
+                    column=col, cells=[(big[0], big[1]), (small[0], small[1])])
 
 
 # words that make a sum or an average one over every row, without a comparison: "the
@@ -1943,7 +2248,8 @@ def by_cue(stages: LoadedStages, ans: Answer, ev: Evidence, *, before_lookup: bo
         done = best_done(ev.question, op, tables, embed)
         if done is None:
             continue
-        compared = any(c.op and c.op != "day" for c in done.conditions)  # a day is named
+        compared = any(c.op and c.op not in ("day", "starts") for c in done.conditions)  # a
+        # day, or the first words of a label, is named
         across = op != "count" and _one_rows(done)  # one row's periods the question names
         if before_lookup and op == "count" and not any(
                 c.op and (_keys(spoken(c.column)) - _STOP_KEYS) & _keys(ev.question)
@@ -1995,15 +2301,17 @@ def grouped(op: str, done: Computed, question: str = "") -> bool:
         return done.operation == "count" and all(
             _names_a_word(c) and not _does_unsaid(question, c.value, done) for c in conds)
     # a sum of the things the question names in the plural ("the total of the
-    # transactions …"), not a document's own total ("the total at the Contoso restaurant")
-    return _OF_ITEMS.search(question) is not None and all(
+    # transactions …"), not a document's own total ("the total at the Contoso restaurant");
+    # an average is of several things however named ("the average cost of an Uber ride")
+    return (op == "average" or _OF_ITEMS.search(question) is not None) and all(
         c.op == "day" or _names_a_word(c) for c in conds)
 
 
 def _names_a_word(cond: Condition) -> bool:
     """Whether a condition is a cell the question names that is words: not a number or a
     date ("Pending", not "1930")."""
-    return not cond.op and number(cond.value) is None and not dated_spans(cond.value)
+    return cond.op in ("", "starts") and number(cond.value) is None and not dated_spans(
+        cond.value)
 
 
 _OF_ITEMS = re.compile(r"\b(?:total|sum|average|mean)\s+(?:of|for)\s+(?:the\s+|all\s+(?:the\s+)?|"
@@ -2231,7 +2539,7 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     than 5,000") ties it to a ``table`` some header of which the question names."""
     asked = _word_keys(question) - _STOP_KEYS
     if done.conditions and all(c.op for c in done.conditions) and table is not None and \
-            not header_share(question, table):
+            not header_share(question, table) and not _same_money(done.conditions, table):
         return False  # "… more than 5.000 voters" of a table of profiles' axes
     header = {word_key(w) for w in [*_words(done.column),
                                     *_words(spelled_out(done.column, question))]}
@@ -2241,6 +2549,20 @@ def tied(question: str, done: Computed, table: Table | None = None) -> bool:
     label = {word_key(w) for r in rows.values() for w in _words(_label(r))} - _STOP_KEYS
     one_row = len(rows) == 1 and len(done.cells) == 2 and bool(label) and label <= asked
     return bool(done.conditions) or bool(header & asked) or one_row
+
+
+def _same_money(conds: Sequence[Condition], table: Table) -> bool:
+    """Whether a comparison's amount is in the currency its column's figures are all
+    written in ("£1,000 or more" of a column of "£5,200.00"): the column is the one
+    meant, though the question does not name it."""
+    for c in conds:
+        m = _SIGN_OF.match(c.value)
+        if c.op in (">", ">=", "<", "<=") and not c.against and m is not None:
+            values = [v for v in table.values(c.column) if v.strip()]
+            if len(values) >= 2 and all((n := _SIGN_OF.match(v)) is not None and
+                                        n.group(1) == m.group(1) for v in values):
+                return True
+    return False
 
 
 def header_share(question: str, table: Table) -> int:
