@@ -63,6 +63,7 @@ SETS: dict[str, str] = {
     "statements-dev": "blind/statements-dev.json",
     "handtrials-dev": "blind/handtrials-dev.json",
     "calc-dev": "blind/calc-dev.json",
+    "calc2-dev": "blind/calc2-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
