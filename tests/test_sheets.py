@@ -551,6 +551,13 @@ def test_tables_side_by_side_are_read_apart_each_under_its_own_header() -> None:
     spaced = [["Item", "Cost", "", "Note"], ["Tea", "3", "", "weekly"], ["Rent", "500"],
               ["Pens", "2"], ["Total", "505"]]
     assert len(sheet_blocks(spaced)) == 1
+    # options side by side, a spacer between them, their rows named left of the first
+    options = [["", "Option 1", "", "", "", "Option 2"],
+               ["", "Price", "Nb", "Total", "", "Price", "Nb", "Total"],
+               ["Coffee breaks", "6", "272", "1632", "", "9.5", "272", "2584"],
+               ["Rent", "2000", "1", "2000", "", "2500", "1", "2500"],
+               ["Participants", "30"], ["Speakers", "4"], ["Total", "34"]]
+    assert len(sheet_blocks(options)) == 1
 
 
 def test_a_table_stacked_under_another_is_read_under_its_own_header() -> None:

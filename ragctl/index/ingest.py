@@ -3609,14 +3609,21 @@ def sheet_blocks(rows: list[list[str]]) -> list[list[list[str]]]:
         side = [r[a:b] for r in rows if any(r[a:b])]
         return b - a >= 2 and header_row(side) is not None
 
+    def labelled(a: int) -> bool:  # its rows named in its own first column, by words (a
+        # block of figures whose labels are left of the spacer is the same table's)
+        cells = [r[a] for r in rows if a < len(r) and r[a]]
+        return 2 * sum(1 for c in cells if not _NUMBER_CELL.fullmatch(c)) > len(cells)
+
     blocks: list[list[int]] = []
     for a, b, before in spans:
         if blocks:
             left, right = filled(*blocks[-1]), filled(a, b)
             if len(left & right) >= BLOCK_SHARED * len(left | right) or (
-                    before < BLOCK_GAP and not (headed(*blocks[-1]) and headed(a, b))):
+                    before < BLOCK_GAP and not (headed(*blocks[-1]) and headed(a, b)
+                                                and labelled(a))):
                 blocks[-1][1] = b  # one table's columns apart: kept together (one empty
-                # column is a spacer inside a table, unless each side has its header)
+                # column is a spacer inside a table, unless each side has its header and
+                # names its rows)
                 continue
         blocks.append([a, b])
     if len(blocks) < 2:
