@@ -395,17 +395,18 @@ def conditions(question: str, table: Table) -> list[Condition]:
             if tag not in depths or depths[tag] == deepest[found[tag][2].column]]
 
 
-PREFIX_WORDS = 3  # words of a label's start that name a group of rows at most
+PREFIX_WORDS = 3  # words of a label's start that name a group of rows: two to three (one
+# word alone, "World" of "World Output", "CPI" of "CPI decile 1", is too loose a name)
 # first words of labels that name no group: a total's, a subtotal's
 _NO_GROUP = frozenset({"total", "totals", "subtotal", "sub", "grand", "net", "gross", "less",
                        "other", "add", "and", "the", "of"})
 
 
 def label_prefixes(table: Table) -> dict[str, tuple[str, str]]:
-    """The first words (up to :data:`PREFIX_WORDS`) that two or more rows' labels (first
-    cells) start with and go on past, as the question would say them → (the column, the
-    words): "day 1" of "Day 1 catering" and "Day 1 pizza", "aws" of "AWS: Riju" and "AWS:
-    Elastic IPs". Not the first word of a total ("Total income", "Total expenses")."""
+    """The first words (two up to :data:`PREFIX_WORDS`) that two or more rows' labels
+    (first cells) start with and go on past, as the question would say them → (the
+    column, the words): "day 1" of "Day 1 catering" and "Day 1 pizza". Not the first words
+    of a total ("Total income", "Total expenses"), nor the document's own name's."""
     column = table.columns[0] if table.columns else ""
     counts: Counter[str] = Counter()
     for row in table.rows:
@@ -413,10 +414,12 @@ def label_prefixes(table: Table) -> dict[str, tuple[str, str]]:
         words = _words(c.value) if c is not None else []
         if not words or words[0] in _NO_GROUP:
             continue
-        for n in range(1, min(PREFIX_WORDS, len(words) - 1) + 1):
+        for n in range(2, min(PREFIX_WORDS, len(words) - 1) + 1):
             counts[" ".join(words[:n])] += 1
-    return {key: (column, key) for key, n in counts.items() if n >= 2 and not all(
-        w in STOPWORDS for w in key.split())}
+    document = _document_words(table)
+    return {key: (column, key) for key, n in counts.items() if n >= 2 and len(
+        words := key.split()) >= 2 and not all(w in STOPWORDS for w in words)
+        and not _keys(key) <= document}
 
 
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
@@ -940,9 +943,9 @@ def _share(op: str, question: str, table: Table, embed: Embed,
         return None
     part = _values(table, rows, col)
     totals = [r for r in table.rows if totals_row(r)] or _unlabelled_total(table, col)
-    said = [r for r in totals if any(c.holds(r) for c in named)]
-    if len(said) == 1:
-        totals = said  # the total the question names ("… of total direct costs")
+    named_totals = [r for r in totals if any(c.holds(r) for c in named)]
+    if len(named_totals) == 1:
+        totals = named_totals  # the total the question names ("… of total direct costs")
     whole = _values(table, totals[-1:], col)
     if not part or part[0][2] < 0:
         return None
@@ -1043,54 +1046,6 @@ def _names_numeric(question: str, table: Table, not_in: Sequence[str]) -> bool:
                for col in table.columns)
 
 
-GROUP_WORDS = 7  # words after "how many" that may name the groups counted
-
-
-def group_asked(question: str, table: Table) -> str | None:
-    """The column whose values group the rows, when the question counts those groups
-    ("how many of the PTA's deposit categories …" of a table of deposits, its column
-    Category holding "Book Fair" in four rows): a column of words, not numbers, headed
-    by a word the question says within :data:`GROUP_WORDS` words after "how many", whose
-    values repeat (two kinds or more, fewer than the rows)."""
-    m = re.search(r"\bhow many\s+(?P<rest>.*)", question, re.I)
-    if m is None:
-        return None
-    said = {word_key(w) for w in _words(m.group("rest"))[:GROUP_WORDS]} - _STOP_KEYS
-    for col in table.columns:
-        kinds = {normalize_answer(v) for v in table.values(col) if v.strip()}
-        if col and not table.numeric(col) and 2 <= len(kinds) < len(table.rows) and \
-                said & {word_key(w) for w in _words(spoken(col))}:
-            return col
-    return None
-
-
-def _count_groups(question: str, table: Table, conds: list[Condition]) -> Computed | None:
-    """How many of the groups the question counts (:func:`group_asked`) have a sum of
-    their rows' figures that compares as the question says ("took in more than $5,000"):
-    the figures of each group added up, then compared; None without one comparison."""
-    compare = [c for c in conds if c.op in (">", ">=", "<", "<=") and not c.against]
-    col = group_asked(question, table)
-    if col is None or len(compare) != 1 or compare[0].column == col or (
-            limit := number(compare[0].value)) is None:
-        return None
-    comp = compare[0]
-    rows, used = selected(table.rows, [c for c in conds if c is not comp and c.column != col])
-    groups: dict[str, list[tuple[TableRow, Cell, float]]] = {}
-    for r, _, v in _values(table, _items(rows, used), comp.column):
-        if (g := r.cell(col)) is not None and g.value.strip():
-            groups.setdefault(normalize_answer(g.value), []).append((r, g, v))
-    if len(groups) < 2:
-        return None
-    sums = {k: (items, sum(v for _, _, v in items)) for k, items in groups.items()}
-    hits = [(items, total) for items, total in sums.values() if _COMPARE[comp.op](total, limit)]
-    said = ", ".join(f"{items[0][1].value} {shown(total)}" for items, total in hits[:MAX_CITED])
-    return Computed("count", shown(len(hits)),
-                    f"{len(hits)} of {len(groups)} {col} with {comp.column} in all "
-                    f"{comp.op} {comp.value}" + (f": {said}" if said else ""),
-                    column=col, conditions=(comp, *used), count=len(hits),
-                    cells=[(items[0][0], items[0][1]) for items, _ in hits[:MAX_CITED]])
-
-
 def _count_along(question: str, table: Table, conds: list[Condition]) -> Computed | None:
     """How many columns hold a number that compares as the question says in the one row
     it names by its label, of a table whose columns are the things counted and whose rows
@@ -1128,8 +1083,6 @@ def _count_along(question: str, table: Table, conds: list[Condition]) -> Compute
 
 def _count(op: str, question: str, table: Table, embed: Embed,
            conds: list[Condition]) -> Computed | None:
-    if (groups := _count_groups(question, table, conds)) is not None:
-        return groups
     if (along := _count_along(question, table, conds)) is not None:
         return along
     rows, used = selected(table.rows, conds)
