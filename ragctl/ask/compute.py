@@ -397,7 +397,8 @@ def conditions(question: str, table: Table) -> list[Condition]:
 
 PREFIX_WORDS = 3  # words of a label's start that name a group of rows: two to three (one
 # word alone, "World" of "World Output", "CPI" of "CPI decile 1", is too loose a name)
-# first words of labels that name no group: a total's, a subtotal's
+# first words of labels that name no group: a total's, a subtotal's, a line's that adds
+# or takes away, a small word's
 _NO_GROUP = frozenset({"total", "totals", "subtotal", "sub", "grand", "net", "gross", "less",
                        "other", "add", "and", "the", "of"})
 
@@ -417,9 +418,8 @@ def label_prefixes(table: Table) -> dict[str, tuple[str, str]]:
         for n in range(2, min(PREFIX_WORDS, len(words) - 1) + 1):
             counts[" ".join(words[:n])] += 1
     document = _document_words(table)
-    return {key: (column, key) for key, n in counts.items() if n >= 2 and len(
-        words := key.split()) >= 2 and not all(w in STOPWORDS for w in words)
-        and not _keys(key) <= document}
+    return {key: (column, key) for key, n in counts.items() if n >= 2 and not all(
+        w in STOPWORDS for w in key.split()) and not _keys(key) <= document}
 
 
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
