@@ -423,7 +423,8 @@ class Indexer:
         # parts under the header of the part above them, though its labels repeat past
         # the header's last column; a table found by alignment without the page's title
         # over its names, nor a gap empty in every row; 56 — a sheet's tables set side by
-        # side one empty column apart, each under a header of its own, read apart
+        # side one empty column apart, each under a header of its own, read apart; a
+        # PDF's soft hyphen inside a word the hyphen it prints
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,

@@ -3576,7 +3576,8 @@ def sheet_lines(rows: list[list[str]]) -> list[str]:
 
 
 # empty columns between two tables set side by side on one sheet (a schedule beside its
-# standings); one empty column is a spacer inside a table
+# standings); one empty column is a spacer inside a table, unless each side has a header
+# of its own and the right one names its rows (a budget's spending beside its funds)
 BLOCK_GAP = 2
 # of the rows that either of two side-by-side parts fills, the share that both fill, below
 # which they are two tables: one table's rows fill both sides of a spacer
@@ -3585,8 +3586,9 @@ BLOCK_SHARED = 0.8
 
 def sheet_blocks(rows: list[list[str]]) -> list[list[list[str]]]:
     """A sheet's rows cut into the tables set side by side on it: at :data:`BLOCK_GAP` or
-    more columns that are empty in every row, where the two sides do not fill the same
-    rows (:data:`BLOCK_SHARED`); one block, the sheet, when there are none."""
+    more columns that are empty in every row (at one, when each side has a header of its
+    own and the right side names its rows in words), where the two sides do not fill the
+    same rows (:data:`BLOCK_SHARED`); one block, the sheet, when there are none."""
     width = max((len(r) for r in rows), default=0)
     used = [any(j < len(r) and r[j] for r in rows) for j in range(width)]
     spans: list[list[int]] = []  # each run of used columns: its first, its end, the gap
