@@ -1062,7 +1062,8 @@ def _count_along(question: str, table: Table, conds: list[Condition]) -> Compute
                and table.numeric(c) and not _YEAR.search(c)]
     named = [(len(words), r) for r in table.rows if (cell := r.cell(first)) is not None
              and (words := _measure_words(cell.value)) and words <= asked]
-    most = [r for n, r in named if n == max(n for n, _ in named)] if named else []
+    top = max((n for n, _ in named), default=0)
+    most = [r for n, r in named if n == top]
     if len(numeric) < MIN_ALONG_COLUMNS or len(most) != 1:
         return None  # of the rows named, the one named by most words ("Occupancy as % of
         # Staffed Beds", not "Staffed Beds")
@@ -1521,14 +1522,7 @@ def _difference(op: str, question: str, table: Table, embed: Embed,
         return None
     if op == "percent_change":  # from the first named to the second
         return _percent(op, two[0], two[1], col, tuple(conds[:2]))
-    big, small = sorted(two, key=lambda x: -x[2])
-    apart = _apart_by(op, big, small)
-    if apart is None:
-        return None
-    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
-                    f"{_label(big[0])} {big[1].value}, {_label(small[0])} {small[1].value}",
-                    column=col, conditions=tuple(conds[:2]),
-                    cells=[(big[0], big[1]), (small[0], small[1])])
+    return _set_apart(op, two, col, tuple(conds[:2]))
 
 
 def _of_periods(question: str, table: Table, periods: Sequence[Condition]) -> list[TableRow]:
@@ -1586,6 +1580,21 @@ def _apart_by(op: str, big: tuple[TableRow, Cell, float], small: tuple[TableRow,
     if op != "ratio":
         return in_currency(shown(a - b), [big[1].value, small[1].value]), "−"
     return (times(a / b), "÷") if b > 0 else None
+
+
+def _set_apart(op: str, two: Sequence[tuple[TableRow, Cell, float]], column: str,
+               conditions: tuple[Condition, ...] = (),
+               name: Callable[[TableRow], str] = _label) -> Computed | None:
+    """Two rows' cells set apart (:func:`_apart_by`), the larger first, the working naming
+    each row (by ``name``: its label, or its table's header and its label)."""
+    big, small = sorted(two, key=lambda x: -x[2])
+    apart = _apart_by(op, big, small)
+    if apart is None:
+        return None
+    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
+                    f"{name(big[0])} {big[1].value}, {name(small[0])} {small[1].value}",
+                    column=column, conditions=conditions,
+                    cells=[(big[0], big[1]), (small[0], small[1])])
 
 
 def times(value: float) -> str:
@@ -2157,15 +2166,8 @@ def totals_apart(op: str, question: str, tables: Sequence[Table], embed: Embed
     two = _values(ta, [ra], col) + _values(tb, [rb], col)
     if len(two) < 2:
         return None
-    big, small = sorted(two, key=lambda x: -x[2])
-    apart = _apart_by(op, big, small)
-    if apart is None:
-        return None
     side = {id(ra): ta.columns[0], id(rb): tb.columns[0]}
-    return Computed(op, apart[0], f"= {big[1].value} {apart[1]} {small[1].value}: "
-                    f"{side[id(big[0])]} {_label(big[0])} {big[1].value}, "
-                    f"{side[id(small[0])]} {_label(small[0])} {small[1].value}",
-                    column=col, cells=[(big[0], big[1]), (small[0], small[1])])
+    return _set_apart(op, two, col, name=lambda r: f"{side[id(r)]} {_label(r)}")
 
 
 # words that make a sum or an average one over every row, without a comparison: "the
