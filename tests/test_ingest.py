@@ -1827,8 +1827,41 @@ def test_a_title_over_a_tables_names_and_an_empty_gap_are_no_part_of_it() -> Non
 
 
 def test_a_pdfs_soft_hyphens_are_read_as_the_hyphens_they_print() -> None:
-    from ragctl.index.ingest import printed_hyphens
+    from ragctl.index.ingest import printed_signs
 
     # a font that writes its hyphen as U+00AD ("03\u00adMar\u00ad2015" on a train ticket)
-    text = printed_hyphens("Arrival: 04\u00adMar\u00ad2015 08:05, by e\u00adticket \u00ad")
+    text = printed_signs("Arrival: 04\u00adMar\u00ad2015 08:05, by e\u00adticket \u00ad")
     assert text == "Arrival: 04-Mar-2015 08:05, by e-ticket \u00ad"
+
+
+def test_a_pdfs_amounts_whose_pence_are_drawn_apart_are_read_whole() -> None:
+    from ragctl.index.ingest import printed_signs
+
+    text = printed_signs("Total Income 212  .11\n2012-13 surplus £5 .49\nv2 .10.3 and 7 .125")
+    assert text == "Total Income 212.11\n2012-13 surplus £5.49\nv2 .10.3 and 7 .125"
+
+
+def test_an_html_description_list_keeps_each_term_with_its_value(tmp_path: Path) -> None:
+    """Accounts written as <dt>/<dd> pairs: each term its value's label ("Staff Costs:
+    5,360.00"), through the content extractor (which would set them apart as items) and
+    without it; a list of prose definitions is read as text."""
+    rows = "".join(f"<dt>{t}</dt><dd>{v}</dd>" for t, v in (
+        ("Staff Costs", "5,360.00"), ("Footway Lighting", "£4,400.64"),
+        ("Donations", "£1,275.00"), ("<strong>TOTAL EXPENDITURE</strong>", "£11,035.64")))
+    prose = "A word " * 40
+    page = (f"<html><body><div><h4>Accounts for the year ending 31 March 2020</h4>"
+            f"<div><strong>EXPENDITURE</strong></div><dl>{rows}</dl>"
+            f"<dl><dt>Precept</dt><dd>{prose}</dd></dl></div></body></html>")
+    f = tmp_path / "accounts.html"
+    f.write_text(page)
+    doc = _parse(f)
+    lines = [line for s in doc.sections for line in s.text.split("\n") if line]
+    for line in ("Staff Costs: 5,360.00", "Footway Lighting: £4,400.64",
+                 "TOTAL EXPENDITURE: £11,035.64"):
+        assert line in lines, lines
+    assert "Precept" in lines and not any(line.startswith("Precept:") for line in lines)
+    assert any("31 March 2020" in s.place for s in doc.sections)
+    from ragctl.index.ingest import html_to_sections
+
+    _, sections = html_to_sections(page)
+    assert any("Donations: £1,275.00" in s.text for s in sections)

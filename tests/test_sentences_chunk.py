@@ -124,3 +124,30 @@ def test_a_row_whose_first_cells_no_column_names_is_one_sentence() -> None:
            "0.9%; Sales Tax; FY 15 ACTUAL: $232,566,000.00")
     assert [s.text for s in SentenceSplitter().split(f"{row}\n\nIt is late. Go home.")] == [
         row, "It is late.", "Go home."]
+
+
+def test_a_run_of_labelled_figures_in_prose_is_split_by_line() -> None:
+    """Accounts under a page's prose, in no ruled table ("Hall hire 60.64"): each line a
+    sentence of its own, its heading too, so a figure's label is its own line's."""
+    page = ("Without a regular free venue at the Guildhall we now have costs for holding\n"
+            "meetings. Instead of looking at this as a negative the executive have tried\n"
+            "to make this a positive, with the opportunity to visit other venues around\n"
+            "the city. Other regular costs are for printing, website hosting and the\n"
+            "subscriptions for national cycling bodies that the members asked us to join.\n"
+            "Renewals can be made by cheque, cash or through Paypal via the website.\n"
+            "Income\nSubscriptions 2012-13 212.11\nTotal Income 212.11\n"
+            "Expenditure Printing 50.00\nHall hire 60.64\nTotal Expenditure 110.64\n"
+            "Roger Inkpen, Treasurer, signed these accounts for the Forum on\n"
+            "12 March 2013 after the meeting.")
+    spans = SentenceSplitter().split(page)
+    assert [s.text for s in spans][3:] == [
+        "Renewals can be made by cheque, cash or through Paypal via the website.", "Income",
+        "Subscriptions 2012-13 212.11", "Total Income 212.11", "Expenditure Printing 50.00",
+        "Hall hire 60.64", "Total Expenditure 110.64",
+        "Roger Inkpen, Treasurer, signed these accounts for the Forum on 12 March 2013 "
+        "after the meeting."]
+    assert all(" ".join(page[s.start:s.end].split()) == s.text for s in spans)
+    # two such lines are no run: wrapped prose that ends a line with a figure stays whole
+    prose = ("The club raised £2,400 in 2012\nand spent it on repairs and 14\n"
+             "new bicycles for the members who asked.")
+    assert len(SentenceSplitter().split(prose)) == 1

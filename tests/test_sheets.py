@@ -672,3 +672,30 @@ def test_parts_under_the_header_above_though_labels_repeat_past_it() -> None:
     # wider than the part above too: another table, read cell by cell
     assert _table_lines(part, head, wide=3) == ["Water | 113 | 106 | Water",
                                                 "Sewer | 106 | 98 | Sewer"]
+
+
+def test_a_sheets_titled_parts_are_sections_under_their_titles(tmp_path: Path) -> None:
+    """Two builds' parts one under the other, each under its own title and header: each
+    part a section placed under its title, so a question that names a build reads its
+    rows and its total; the sheet's own title, over the first part's, stays the sheet's."""
+    import openpyxl
+
+    from ragctl.index.ingest import parse
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (["RFID Door Project"], ["Arduino Build"], ["Item", "Cost", "Vendor"],
+                ["Arduino Uno", 25, "Adafruit"], ["Door strike", 75, "Amazon"],
+                ["Total", 100], ["Raspberry Pi Build"], ["Item", "Cost", "Vendor"],
+                ["Powered USB Hub", 10, "Amazon"], ["Door strike", 75, "Amazon"],
+                ["Total", 85]):
+        ws.append(row)
+    path = tmp_path / "door.xlsx"
+    wb.save(path)
+    doc = parse(path, path.read_bytes())
+    places = [s.place for s in doc.sections]
+    assert places == ["Sheet", "Sheet > Arduino Build", "Sheet > Raspberry Pi Build"], places
+    pi = doc.sections[2].text
+    assert pi.startswith("Raspberry Pi Build\n\n") and "Item: Total; Cost: 85" in pi
+    assert all(doc.sections[k].offset == doc.sections[k - 1].offset + len(
+        doc.sections[k - 1].text) + 2 for k in (1, 2))

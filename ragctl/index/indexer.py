@@ -340,7 +340,8 @@ class Indexer:
         # that start with an address; 10 — or with a telephone number ("(870)-931-0505");
         # 11 — figures alone after a full stop in their line ("Maint. $1,000 $0") part of
         # the sentence before them; 12 — a table row whose first cells no column names
-        # ("Sales Tax; FY 18 PLANNED: …") one sentence too
+        # ("Sales Tax; FY 18 PLANNED: …") one sentence too; 13 — each line of a run of
+        # labelled figures in prose ("Hall hire 60.64") a sentence of its own
         # "readers": 3 — Markdown/RST markup blanked, PDF tables as rows, HTML main content,
         # no space after an opening bracket; 4 — a document's own fields stored
         # (ragctl.index.fields); 5 — table rows keyed up to 20 columns, HTML colspans
@@ -424,12 +425,15 @@ class Indexer:
         # the header's last column; a table found by alignment without the page's title
         # over its names, nor a gap empty in every row; 56 — a sheet's tables set side by
         # side one empty column apart, each under a header of its own, read apart; a
-        # PDF's soft hyphen inside a word the hyphen it prints
+        # PDF's soft hyphen inside a word the hyphen it prints; 57 — a PDF's amount whose
+        # pence are drawn apart ("212  .11") whole; 58 — an HTML description list's terms
+        # each with its value ("Staff Costs: 5,360.00"); a sheet's parts under their
+        # titles ("Sheet1 > Raspberry Pi Build")
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
-                "max_sentence_words": self.settings.max_sentence_words, "sentences": 12,
-                "readers": 56}
+                "max_sentence_words": self.settings.max_sentence_words, "sentences": 13,
+                "readers": 58}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -1198,6 +1198,9 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
         else:
             rows, header = _statement_rows(rows)
         table.replace_with("\n\n" + "\n\n".join(table_lines(rows, header=header)) + "\n\n")
+    for dl in soup.find_all("dl"):
+        if (pairs := _described(dl)) is not None:
+            dl.replace_with("\n\n" + "\n\n".join(table_lines(pairs, header=False)) + "\n\n")
     for tag in soup.find_all(_BLOCK_TAGS):
         tag.insert_before("\n\n" if tag.name not in ("td", "th", "br") else " ")
         tag.insert_after("\n\n" if tag.name not in ("td", "th", "br") else " ")
@@ -1217,6 +1220,32 @@ def html_to_sections(markup: str | bytes) -> tuple[str, list[Section]]:
     return title, _sections_from_headings(clean, headings)
 
 
+MAX_DESCRIPTION_CHARS = 200  # a description list's longer values are prose, read as text
+
+
+def _described(dl: Any) -> list[list[str]] | None:
+    """A description list's terms and their values as the rows of a two-column table
+    ("Staff Costs" / "5,360.00" is "Staff Costs: 5,360.00", as a form's labelled line
+    is), a term's values one after the other; None when it holds a table or a list of its
+    own, or a value of prose (over :data:`MAX_DESCRIPTION_CHARS`)."""
+    if dl.find(["table", "dl", "ul", "ol"]) is not None:
+        return None
+    rows: list[list[str]] = []
+    for tag in dl.find_all(["dt", "dd"]):
+        text = " ".join(tag.get_text(" ", strip=True).split())
+        if tag.name == "dt":
+            rows.append([text, ""])
+        elif len(text) > MAX_DESCRIPTION_CHARS:
+            return None
+        elif rows and rows[-1][1]:
+            rows[-1][1] += f"; {text}"
+        elif rows:
+            rows[-1][1] = text
+        else:
+            rows.append(["", text])
+    return [row for row in rows if any(row)] or None
+
+
 MIN_MAIN_CHARS = 200  # main content shorter than this is not trusted: the whole page is read
 
 
@@ -1226,7 +1255,7 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
     visible text when no main content is found."""
     if b"\x00" in data[:8192]:
         raise SkipFile("binary data, not HTML; skipped")
-    data = _without_hidden(data)
+    data = _described_as_lines(_without_hidden(data))
     main = main_content(data)
     if main is not None:
         _, kept = html_to_sections(main)
@@ -1243,6 +1272,29 @@ def _parse_html(path: Path, data: bytes) -> ParsedDocument:
 
 
 _HIDING = re.compile(rb"display\s*:\s*none|<ix:header", re.I)
+
+
+def _described_as_lines(data: bytes) -> bytes:
+    """The page with each description list of short values (:func:`_described`) written as
+    paragraphs "term: value", which a content extractor keeps as they are (a list's terms
+    and values it would set apart, as items of one list); the page as it is when it has
+    none."""
+    if re.search(rb"<dl\b", data, re.I) is None:
+        return data
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(data, "lxml")
+    found = [(dl, rows) for dl in soup.find_all("dl") if (rows := _described(dl)) is not None]
+    if not found:
+        return data
+    for dl, rows in found:
+        lines = []
+        for line in table_lines(rows, header=False):
+            p = soup.new_tag("p")
+            p.string = line
+            lines.append(p)
+        dl.replace_with(*lines)
+    return soup.encode("utf-8")
 
 
 def _without_hidden(data: bytes) -> bytes:
@@ -1397,12 +1449,16 @@ def main_content(markup: bytes | str) -> str | None:
 
 
 _SOFT_HYPHEN = re.compile("(?<=\\S)\u00ad(?=\\S)")
+# an amount whose pence a PDF draws apart, in a bold run or a box of their own ("Total
+# Income 212  .11"): spaces before a point and two digits, after a digit
+_PARTED_PENCE = re.compile(r"(?<=\d)[ \t]+(?=\.\d\d(?!\d|\.\d))")
 
 
-def printed_hyphens(text: str) -> str:
+def printed_signs(text: str) -> str:
     """A PDF page's text with each soft hyphen inside a word the hyphen it prints, as a
-    font that writes its hyphen so gives it ("03\u00adMar\u00ad2015", "e\u00adticket")."""
-    return _SOFT_HYPHEN.sub("-", text)
+    font that writes its hyphen so gives it ("03\u00adMar\u00ad2015", "e\u00adticket"), and
+    each amount whose pence are drawn apart whole again ("212  .11" is "212.11")."""
+    return _PARTED_PENCE.sub("", _SOFT_HYPHEN.sub("-", text))
 
 
 def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
@@ -1418,7 +1474,7 @@ def _parse_pdf(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
                 opened = False
             if not opened:
                 raise SkipFile("encrypted PDF (needs a password); skipped")
-        texts = [printed_hyphens(page.extract_text() or "") for page in reader.pages]
+        texts = [printed_signs(page.extract_text() or "") for page in reader.pages]
         filled = pdf_form_fields(reader)
         meta = reader.metadata
         title = str(meta.title) if meta is not None and meta.title else path.stem
@@ -3537,11 +3593,34 @@ def _parse_sheet(path: Path, data: bytes) -> ParsedDocument:
         lines = sheet_lines(sheet.rows)
         if not lines:
             continue
-        text = "\n\n".join(lines)
         place = sheet.name if len(sheets) > 1 or fmt != "csv" else ""
-        sections.append(Section(text, place, end))
-        end += len(text) + 2
+        for title, part in titled_parts(lines):
+            text = "\n\n".join(part)
+            sections.append(Section(text, f"{place} > {title}" if place and title else
+                                    place or title, end))
+            end += len(text) + 2
     return ParsedDocument(path, fmt, path.stem, sections, notes)
+
+
+TITLE_WORDS = 8  # a part's title on a sheet: a line of one cell, this many words at most
+_KEYED_LINE = re.compile(r"[^:\n]{1,80}: ")
+
+
+def titled_parts(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """A sheet's lines (:func:`sheet_lines`) cut into the parts that a title names: a
+    line of one cell (words, :data:`TITLE_WORDS` at most, no figure alone) right above a
+    keyed row starts a part, placed under it ("Arduino Build", "Raspberry Pi Build": two
+    builds' parts and totals, one under the other); the lines before the first title are
+    the sheet's own (title "")."""
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and _KEYED_LINE.match(lines[i + 1]) and \
+                not _KEYED_LINE.match(line) and " | " not in line and \
+                0 < len(line.split()) <= TITLE_WORDS and re.search(r"[^\W\d_]", line):
+            parts.append((line, [line]))
+        else:
+            parts[-1][1].append(line)
+    return [(title, part) for title, part in parts if part]
 
 
 def cell_text(cell: str) -> str:

@@ -124,8 +124,9 @@ def _blocks(i: int, text: str, start: int, end: int) -> list[tuple[int, int, str
     items = [_ITEM.match(text, a, end) for a in lines]
     if line_based(text[start:end]):  # every line, its bullet left out
         cuts = [(m.start(), m.end()) if m else (a, a) for a, m in zip(lines, items, strict=True)]
-    else:
-        cuts = [(m.start(), m.end()) for m in items if m]
+    else:  # a list item, a line of a run of labelled figures, and the line after the run
+        cuts = sorted({(m.start(), m.end()) for m in items if m} | {
+            (a, a) for a in _figure_lines(text, lines, end)})
     out, pos = [], start
     for a, b in cuts:
         if text[pos:a].strip():
@@ -161,6 +162,39 @@ def line_based(para: str) -> bool:
     if words[len(words) // 2] > LINE_WORDS or long > LONG_LINES * len(words):
         return False
     return not _CONTINUED.search("\n".join(lines))
+
+
+# A run of FIGURE_RUN lines or more, each a label and the figure it names ("Hall hire
+# 60.64", "Total Expenditure 206.62", "Current Assets £411.30"), in a paragraph of prose:
+# a page's accounts or price list that no ruled table holds, written under its prose. Each
+# such line is a sentence of its own, as a table's row is, not one run-on sentence.
+FIGURE_RUN = 3
+_LABELLED_FIGURE = re.compile(
+    r"[ \t]*(?=[^\n]*[^\W\d_]{2})[^\n]{1,80}?[ \t][-–(]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?\)?[ \t]*$",
+    re.MULTILINE)
+HEADING_WORDS = 4
+_HEADING = re.compile(r"[^\W\d_][^\d\n]*[^\W\d]")  # words alone, no figure, no stop at the end
+
+
+def _figure_lines(text: str, lines: list[int], end: int) -> list[int]:
+    """Where each line of a run of labelled figures (:data:`FIGURE_RUN` or more lines of
+    :data:`LINE_WORDS` words at most, each ending with a figure and holding a word before
+    it, and the headings among them: "Assets", "Expenditure") starts in ``text``, and where
+    the line after such a run starts."""
+    kinds = []  # 2: a labelled figure, 1: a heading, 0: neither
+    for a, b in zip(lines, [*lines[1:], end], strict=True):
+        line = text[a:b].strip()
+        words = len(line.split())
+        kinds.append(2 if words <= LINE_WORDS and _LABELLED_FIGURE.fullmatch(line) else
+                     1 if 0 < words <= HEADING_WORDS and _HEADING.fullmatch(line) else 0)
+    starts: list[int] = []
+    k = 0
+    while k < len(lines):
+        n = next((j for j in range(k, len(lines)) if not kinds[j]), len(lines)) - k
+        if kinds[k:k + n].count(2) >= FIGURE_RUN:
+            starts.extend(lines[k:k + n + 1])
+        k += max(n, 1)
+    return [a for a in starts if a < end]
 
 
 def _figures_only(text: str) -> bool:
