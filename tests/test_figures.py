@@ -7,7 +7,16 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from ragctl.ask.figures import asked, best_pair, compute, figures, written
+from ragctl.ask.figures import (
+    asked,
+    best_pair,
+    best_set,
+    best_share,
+    compute,
+    figures,
+    written,
+    written_in,
+)
 from ragctl.ask.pipeline import AskOptions, Pipeline
 from ragctl.config import load_settings
 from ragctl.records import Sentence
@@ -93,6 +102,73 @@ def test_a_sum_is_written_as_its_figures_are() -> None:
                         _sentence("Summe: 559,84 €; Netto: 480,00 €", sid=2))
             for f in figures(s)]
     assert written(compute("difference", euro[0], euro[2]), euro[:1]) == "11,20 €"
+
+
+def test_a_listed_sum_takes_each_things_own_figure() -> None:
+    what = asked("How much does the FY20 budget allocate in total to the gel apparatus, its "
+                 "power supply and the UV transilluminator?")
+    assert what is not None and what.operation == "sum" and len(what.more) == 1
+    assert what.subjects == ("gel apparatus", "its power supply", "UV transilluminator")
+    spent = asked("How much did the club spend on printing, hall hire and events?")
+    assert spent is not None and spent.subjects == ("printing", "hall hire", "events")
+    two = asked("What was the total cost of the chamber and the microcentrifuge?")
+    assert two is not None and not two.more and two.subjects == ("chamber", "microcentrifuge")
+    # a list of what each costs, not a sum; a lookup of one figure
+    for q in ("What is the price for adults, children and seniors?",
+              "What was the total of the receipt for one pen and one pad?"):
+        assert asked(q) is None, q
+    lines = [_sentence(t, sid=i) for i, t in enumerate((
+        "Horizontal gel electrophoresis apparatus: $732", "Gel power supply: $1,962",
+        "UVP Benchtop Transilluminator 110 v: $1,410", "Chemicals and reagents: $2,500",
+        "Subtotal: $21,715"), start=1)]
+    found = [f for s in lines for f in figures(s)]
+    assert what is not None
+    chosen = best_set(what, found)
+    assert chosen is not None and [f.text for f in chosen] == ["$732", "$1,962", "$1,410"]
+    assert written(sum(f.value for f in chosen), chosen) == "$4,104"
+    # a listed thing that no figure names: no sum
+    none = asked("How much in total went on the gel apparatus, the power supply and the "
+                 "centrifuge?")
+    assert none is not None and best_set(none, found) is None
+
+
+def test_a_bare_amount_is_in_its_documents_currency() -> None:
+    lines = [_sentence(t, sid=i, path="accounts.pdf") for i, t in enumerate((
+        "Hall hire 60.64", "Printing 50.00", "Current Assets £411.30", "Members 40"),
+        start=1)]
+    stated = [f for s in lines for f in figures(s)]
+    assert [f.text for f in stated] == ["£411.30"]  # a bare number is no amount alone
+    currency = written_in(stated)
+    assert currency == {"accounts.pdf": "£"}
+    found = [f for s in lines for f in figures(s, currency=currency[s.path])]
+    assert [(f.text, f.unit) for f in found] == [("60.64", "£"), ("50.00", "£"),
+                                                 ("£411.30", "£")]
+    what = asked("How much did the Forum spend on hall hire and printing combined?")
+    assert what is not None
+    pair = best_pair(what, found)
+    assert pair is not None and written(compute("sum", *pair), pair) == "£110.64"
+    # two currencies in one document: a bare number stays no amount
+    mixed = [f for s in (_sentence("Fee $5.00", path="m.txt"), _sentence("Fee €4.00", sid=2,
+                                                                           path="m.txt"))
+             for f in figures(s)]
+    assert written_in(mixed) == {}
+
+
+def test_a_share_is_a_part_over_its_whole_in_per_cent() -> None:
+    what = asked("What percentage of the Centre's 2012-13 expenditure went on parts and tools?")
+    assert what is not None and what.operation == "share"
+    assert what.subjects == ("parts and tools", "Centre's 2012-13 expenditure")
+    also = asked("What are the indirect costs as a percentage of the total direct costs?")
+    assert also is not None and also.operation == "share" and also.a == {"indir"}
+    lines = [_sentence(t, sid=i, path="accounts_2012_13.pdf") for i, t in enumerate((
+        "Expenditure Parts, tools £2383.71", "Insurance £151.04", "Advertising £60.00",
+        "Total Expenditure £2594.75", "Total Income £2570.59"), start=1)]
+    found = [f for s in lines for f in figures(s)]
+    pair = best_share(what, found)
+    assert pair is not None and [f.text for f in pair] == ["£2383.71", "£2594.75"]
+    assert round(compute("share", *pair), 2) == 91.87
+    # a part larger than its whole is no share
+    assert compute("share", pair[1], pair[0]) != compute("share", pair[1], pair[0])
 
 
 def test_ask_shows_and_cites_the_working_of_two_stated_figures(tmp_path: Path,

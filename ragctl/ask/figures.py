@@ -1,26 +1,33 @@
-"""Answers computed from two figures the documents state, wherever they stand.
+"""Answers computed from figures the documents state, wherever they stand.
 
 "How many days longer are the nightly dumps kept than the RDS backups?", "How much did the
-hot dogs and the beers cost together?", "By how much did revenue grow from 2024 to 2025?":
-the answer is no figure the documents write, but the difference or the sum of two they do,
-in one sentence or two, in a table's rows or under two headings, in one document or two.
+hot dogs and the beers cost together?", "By how much did revenue grow from 2024 to 2025?",
+"What share of the direct costs goes to maintenance?": the answer is no figure the
+documents write, but the difference, the sum or the share of figures they do, in one
+sentence or several, in a table's rows or under two headings, in one document or two.
 
 - **What is asked** (:func:`asked`): the question's form gives the operation and its two
   subjects (:data:`ASKED_FORMS`): a difference ("how much more … A than B", "the difference
-  between A and B", "the change in M from A to B"), a sum ("A and B together"), the days
+  between A and B", "the change in M from A to B"), a sum ("A and B together"), a share
+  ("what percentage of B is A", "A as a share of B": the part over its whole), the days
   between two dates ("how many days after A is B"), or yes or no to "is A higher than
-  B?" (:data:`COMPARE_FORM`); the words it shares with neither subject say what is
-  measured.
+  B?" (:data:`COMPARE_FORM`); or the sum of the things a question lists ("the total of A,
+  B and C", :func:`listed`); the words it shares with no subject say what is measured.
 - **The figures** (:func:`figures`): every number with its unit (an amount, a length of
   time, a percentage; :data:`UNITS`) stated in the passages retrieved from documents that
   name what the question names, each with the words that say what it is a figure of: its
   clause (a table cell: its row's labels and its column), its section and its document's
-  title.
+  title. A number written as an amount ("Hall hire 60.64") is one in the currency that its
+  document's other amounts carry (:func:`written_in`).
 - **Which figure is whose** (:func:`best_pair`): each subject is weighed against each
   figure by the subject's words in the figure's words, each word weighted by how few of the
   figures it describes (a word every figure has tells none apart). The pair that fits the
   two subjects best, each figure fitting its own subject better than the other's, in one
-  unit (the one asked for, "how many days …"), gives the result.
+  unit (the one asked for, "how many days …"), gives the result; of figures that fit a
+  subject alike, its row of totals. A listed thing's figure fits it better than any other
+  thing (:func:`best_set`); a share's part is the figure its words fit best, its whole the
+  larger figure of its document that the whole's words, its head first, fit best
+  (:func:`best_share`).
 
 Nothing is answered (the lookup answers instead) when a subject fits no figure, the units
 disagree, or another pair fits as well and gives another result. The working is shown, "113
@@ -29,10 +36,12 @@ days (= 120 days − 7 days)", and both figures are cited.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +70,7 @@ _COMPARATIVE = (r"(?:(?:more|less) (?:expensive|costly)|more|less|fewer|longer|s
 # before the question's leading phrase is cut, since it is the form
 ADDING_FORM = (r"^(?:adding|if you add) (?P<a>.+?) (?:to|and) (?P<b>.+?),\s*(?:how (?:much|"
                r"many)(?: (?P<unit>[a-z]+))?|what)\b")
+_SHARE_WORDS = r"percentage|percent|per cent|share|proportion|fraction|part"
 ASKED_FORMS: tuple[tuple[str, str], ...] = (
     # "how many times higher is A than B", "how many times as large as B is A": a ratio
     (rf"\bhow many times (?:as (?:much|many|[a-z]+) (?:as )?|{_COMPARATIVE} )(?P<a>.+?)"
@@ -91,8 +101,17 @@ ASKED_FORMS: tuple[tuple[str, str], ...] = (
     (r"^(?:how (?:much|many)(?: (?P<unit>[a-z]+))?|what)\b(?P<a>.+?)\band\b(?P<b>.+?)"
      r"\b(?:together|combined|in total|altogether|in all)\b", "sum"),
     (ADDING_FORM, "sum"),
+    # "what percentage of the total cost is indirect costs", "what share of the direct costs
+    # goes to maintenance", "the indirect costs as a percentage of the direct costs": the
+    # part (a) over the whole (b), in per cent
+    (rf"\bwhat (?:{_SHARE_WORDS}) of (?P<b>.+?) (?:is|are|was|were|goes|go|went|comes|came|"
+     r"is spent|was spent|is taken up by|was taken up by|is accounted for by|was accounted "
+     r"for by|is made up of|was made up of)\s+(?:to |on |towards |for |from |by |in )?(?P<a>.+)",
+     "share"),
+    (rf"\b(?:what|how much) (?:is|are|was|were|do|does|did) (?P<a>.+?) (?:as|make up|account "
+     rf"for|represent|come to) (?:a |an )?(?:{_SHARE_WORDS}) of (?P<b>.+)", "share"),
 )
-_PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to"
+_PREPOSITIONS = "for|at|in|on|of|with|during|from|by|under|over|to|towards|toward|into"
 # what a comparative measures, when the question does not name it: "how much taller …"
 # is a height or an elevation, "how much heavier" a weight
 MEASURED_BY: dict[str, str] = {
@@ -104,7 +123,7 @@ MEASURED_BY: dict[str, str] = {
     "cheaper": "price cost", "dearer": "price cost", "bigger": "size area",
     "larger": "size area", "smaller": "size area"}
 SAYS = {"difference": "−", "sum": "+", "compare": "vs", "dates": "−", "percent_change": "−",
-        "ratio": "÷"}
+        "ratio": "÷", "share": "÷"}
 # "Is A's current higher than B's?": a yes/no question that compares two stated figures;
 # the comparatives that say the first is the larger (the rest: the smaller)
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|will|would|can|could)"
@@ -115,6 +134,7 @@ COMPARE_FORM = rf"^{_AUX}\b(?P<a>.+?)\b(?P<cmp>{_COMPARATIVE})\b(?P<mid>.*?)\bth
 CURRENCIES = {"$": "$", "€": "€", "£": "£", "¥": "¥", "₹": "₹", "usd": "$", "eur": "€",
               "gbp": "£", "jpy": "¥", "inr": "₹", "rs": "₹", "chf": "CHF", "dollars": "$",
               "euros": "€", "euro": "€", "pounds": "£"}
+_SIGNS = frozenset(CURRENCIES.values())
 # a question about money: its figures are amounts ("How much did the beers cost …")
 _MONEY = re.compile(r"\b(?:cost|costs|costed|pay|paid|spend|spent|price|prices|priced|"
                     r"expensive|costly|cheaper|charge|charged|owe|owed|fee|fees|amount|bill|"
@@ -178,13 +198,14 @@ class Asked:
     a: frozenset[str]
     b: frozenset[str]
     measure: frozenset[str]
-    subjects: tuple[str, str]
+    subjects: tuple[str, ...]
     unit: str = ""  # the kind of unit asked for ("time": "how many days …")
     money: bool = False
     unit_word: str = ""  # the unit asked for, as word_key keys it ("day")
     larger: bool = True  # "is A higher than B?" (False: "is A lower than B?")
     counted: str = ""  # the things counted, as word_key keys them ("member": "how many
     # more members …"): a number written before the word is a figure of them
+    more: tuple[frozenset[str], ...] = ()  # a sum's third subject and on ("A, B and C")
 
 
 # "how many more members …", "how many people fewer …": what is counted, a count's unit
@@ -193,11 +214,14 @@ _COUNTED = re.compile(r"\bhow many (?:(?:more|fewer|less) (?P<n1>[a-z]+)|(?P<n2>
 
 
 def asked(question: str) -> Asked | None:
-    """The computation the question's form asks for over two stated figures, or None."""
+    """The computation the question's form asks for over two stated figures (or the sum
+    of those of a list, :func:`listed`), or None."""
     q = " ".join(question.split()).rstrip(" ?.!")
     if not re.match(ADDING_FORM, q.lower()):  # "Adding A to B, how much …": its leading
         q = " ".join(main_clause(question).split()).rstrip(" ?.!")  # phrase is the form
     low = q.lower()
+    if (summed := listed(q, low)) is not None:
+        return summed
     forms = ((COMPARE_FORM, "compare"),) if re.match(rf"{_AUX}\b", low) else ASKED_FORMS
     for pattern, op in forms:
         m = re.search(pattern, low)
@@ -234,6 +258,63 @@ def asked(question: str) -> Asked | None:
                      (_named(a, q, low), _named(b, q, low)), unit,
                      bool(_MONEY.search(q)) and unit == "",
                      word_key(unit_word) if unit and unit_word else "", larger, counted)
+    return None
+
+
+# the sum of the figures of the things a question lists: "how much does the budget allocate
+# in total to the gel apparatus, its power supply and the transilluminator", "what did the
+# printing, the hall hire and the events cost altogether", "the combined income of the
+# Forum and the Centre"; three things or more, or two with a word that says they are added
+_ALL = r"(?:in total|altogether|combined|together|in all|all told|between them)"
+_ADDED = r"\b(?:(?:come|came|amount|amounted) to|add(?:ed)? up to)\b"  # a sum's verb
+# what the things are of, after the form: "… together in Walter Hopkins' 2024 budget"
+_WHOSE = r"(?P<whose>\s+(?:in|for|of|on|at|from|during|according to|across)\s+.+)?"
+LIST_FORMS = (
+    rf"^(?:how (?:much|many)|what)\b(?P<m>.*?\b(?:total|sum|{_ALL})\b.*?)\b(?:of|for|on|to|from|"
+    r"across|by)\s+(?P<list>.+)$",
+    rf"^(?:how (?:much|many)(?: [a-z]+)?|what)\b(?P<m>.*?)\b(?:of|for|on|to|from|by)\s+"
+    rf"(?P<list>.+?)\s+{_ALL}{_WHOSE}$",
+    rf"^(?:how (?:much|many)(?: [a-z]+)?|what)\b(?P<m>(?: [a-z]+){{0,3}}?)\s+(?:did|do|does|"
+    rf"were|was|are|is)\s+(?P<list>.+?)\s+(?:{_ADDED}(?:\s+{_ALL})?|(?:(?:cost|costs|earn|"
+    rf"earned|raise|raised|bring in|brought in|make|made)\s+)?{_ALL}){_WHOSE}$",
+    # money spent on three things or more: "how much did the club spend on A, B and C"
+    r"^how much\b(?P<m>.*?\b(?:spend|spent|pay|paid|allocate|allocated|budget|budgeted|"
+    r"cost)\b.*?)\b(?:on|for|to)\s+(?P<list>[^,]+,.+)$",
+)
+_LISTED = re.compile(r",\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+")
+MAX_LISTED = 6
+
+
+def listed(question: str, low: str) -> Asked | None:
+    """The sum of the figures of the things ``question`` lists (:data:`LIST_FORMS`): three
+    to :data:`MAX_LISTED` of them, or two with a word that says they are added ("in total",
+    "combined"), each told apart from the others by words of its own; else None."""
+    for pattern in LIST_FORMS:
+        m = re.search(pattern, low)
+        if m is None:
+            continue
+        said = m.group("list")
+        inner = re.fullmatch(r"(?P<head>.+?)\s*\((?P<inner>[^()]+)\)", said)
+        items = [i.strip() for i in _LISTED.split(inner.group("inner") if inner else said)
+                 if i.strip()]
+        if inner:  # "the student wages (academic year and summer)": the wages of each
+            items = [f"{inner.group('head')} {i}" for i in items]
+        if not 2 <= len(items) <= MAX_LISTED or not re.search(r" (?:and|&) ", said):
+            continue
+        if len(items) == 2 and not re.search(rf"\b{_ALL}\b|{_ADDED}", low) and (
+                pattern != LIST_FORMS[0] or any(re.search(rf"\b(?:{_PREPOSITIONS})\b", i)
+                                                for i in items)):
+            continue  # "the total of the receipt for one pen and one pad": one figure
+        keys = [_keys(i) for i in items]
+        own = [frozenset(k - set().union(*(o for j, o in enumerate(keys) if j != i)))
+               for i, k in enumerate(keys)]
+        if not all(own):
+            return None  # things the question does not tell apart
+        measure = _keys(re.sub(rf"\b(?:total|sum|{_ALL})\b", " ", m.group("m") + " " + (
+            m.groupdict().get("whose") or "")))
+        return Asked("sum", own[0], own[1], frozenset(measure),
+                     tuple(_named(i, question, low) for i in items),
+                     money=bool(_MONEY.search(question)), more=tuple(own[2:]))
     return None
 
 
@@ -276,11 +357,13 @@ def _unit_of(word: str) -> str:
     return w if w in UNITS else ""
 
 
-def figures(sentence: Sentence, counted: str = "") -> list[Figure]:
+def figures(sentence: Sentence, counted: str = "", currency: str = "") -> list[Figure]:
     """The figures a sentence states: a table row's numeric cells (the unit in the cell,
     its header's parentheses or the row's "Units" cell), else each number of its text
     with a currency or a unit, or followed by the word of the things ``counted`` ("412
-    members"); a bare year is no figure."""
+    members"), or written as an amount, with two decimals, in a document whose amounts
+    are in ``currency`` ("Hall hire 60.64" in accounts in pounds); a bare year is no
+    figure."""
     around = frozenset(_keys(f"{sentence.text} {sentence.place} {sentence.title} "
                              f"{Path(sentence.path).stem}"))
     cells = row_cells(sentence.text)
@@ -302,6 +385,8 @@ def figures(sentence: Sentence, counted: str = "") -> list[Figure]:
         unit_text = ""
         if not unit and counted and after and word_key(after) == counted:
             unit, unit_text = f"#{counted}", after  # "412 members"
+        elif not unit and currency and got[1] == 2 and not got[2] and not after:
+            unit = currency  # "Hall hire 60.64": an amount, in the document's currency
         if not unit or (_YEAR.match(m.group("num")) and not cur):
             continue
         lo = max(b for b in bounds if b <= m.start())
@@ -412,25 +497,139 @@ def _fit(keys: frozenset[str], f: Figure, weight: dict[str, float], *,
     """How well ``f`` is a figure of the subject with word keys ``keys`` (``measure``: of
     what is measured, which its column's header may say too)."""
     near = f.near | f.measure if measure else f.near
+    own = _keys(f.text)  # a figure's own digits do not say what it is of ("$250,000")
     return sum(weight.get(k, 0.0) * (1.0 if k in near else 0.5 if k in f.around else 0.0)
-               for k in keys)
+               for k in keys if k not in own)
+
+
+def _of_kind(what: Asked, found: Sequence[Figure]) -> list[Figure]:
+    """The figures of the unit's kind asked for (amounts, for a question about money)."""
+    if what.unit:
+        return [f for f in found if _kind(f.unit)[0] == what.unit]
+    if what.money:
+        return [f for f in found if f.unit in CURRENCIES.values()]
+    return list(found)
+
+
+def _weights(found: Sequence[Figure]) -> dict[str, float]:
+    """Each word key's weight: how few of the figures it describes."""
+    share: dict[str, float] = {}
+    for f in found:
+        for k in f.near | f.measure | f.around:
+            share[k] = share.get(k, 0.0) + (1.0 if k in f.near | f.measure else 0.5)
+    return {k: 1.0 - n / len(found) for k, n in share.items()}
+
+
+def _told_apart(what: Asked, found: Sequence[Figure]) -> Asked:
+    """``what`` with each subject's words that every figure's sentence, section or document
+    says alike (the document's name, "Portsmouth Cycle Forum"), where the subject keeps a
+    word of its own: they tell no figure apart, and would weigh a subject that repeats them
+    over the others. A word that some figures' clauses say and others' do not ("RDS" of
+    one row of a backup table) tells them apart, and stays."""
+    near = [f.near | f.measure for f in found]
+    common = frozenset.intersection(*(f.near | f.around for f in found)) - (
+        frozenset.union(*near) - frozenset.intersection(*near))
+
+    def own(keys: frozenset[str]) -> frozenset[str]:
+        return keys - common if keys - common else keys
+
+    return _replace(what, a=own(what.a), b=own(what.b), more=tuple(map(own, what.more)))
+
+
+CANDIDATES_EACH = 4  # the figures that fit a listed thing best, tried for it
+
+
+def best_set(what: Asked, found: Sequence[Figure], *, across: bool = True
+             ) -> list[Figure] | None:
+    """The figure of each of three things or more a sum lists (:func:`listed`), each one
+    fitting its own thing better than any other, all of one kind of unit (and of one
+    document, unless ``across``); None when a thing fits no figure, or another choice fits
+    as well and sums to another result."""
+    found = _of_kind(what, found)
+    subjects = [what.a, what.b, *what.more]
+    if len(found) < len(subjects):
+        return None
+    weight = _weights(found)
+    told = _told_apart(what, found)
+    subjects = [told.a, told.b, *told.more]
+    fits = [[_fit(keys, f, weight) for f in found] for keys in subjects]
+    measure = [_fit(what.measure, f, weight, measure=True) for f in found]
+    options = []
+    for n, row in enumerate(fits):
+        own = [i for i, fit in enumerate(row) if fit > 0 and all(
+            fit > other[i] for m, other in enumerate(fits) if m != n)]
+        if not own:
+            return None
+        own.sort(key=lambda i: -(row[i] + 0.5 * measure[i]))
+        options.append(own[:CANDIDATES_EACH])
+    ranked: list[tuple[float, float, tuple[int, ...]]] = []
+    for pick in itertools.product(*options):
+        chosen = [found[i] for i in pick]
+        if len({(f.sentence.id, f.start) for f in chosen}) < len(chosen) or len(
+                {_kind(f.unit)[0] for f in chosen}) > 1 or (
+                not across and len({f.sentence.path for f in chosen}) > 1):
+            continue
+        score = sum(fits[n][i] + 0.5 * measure[i] for n, i in enumerate(pick))
+        ranked.append((score, sum(f.value * _kind(f.unit)[1] for f in chosen), pick))
+    if not ranked:
+        return None
+    ranked.sort(key=lambda r: -r[0])
+    best, total, pick = ranked[0]
+    if any(score >= best - 1e-9 and not math.isclose(value, total)
+           for score, value, _ in ranked[1:]):
+        return None  # two choices fit as well, and disagree
+    return [found[i] for i in pick]
+
+
+_WHOLE = frozenset({"total", "overa", "all", "sum"})  # word keys a row of totals says
+TOTAL_TIE = 0.01  # what a row of totals adds to a pair's fit: less than any word does
+
+
+def best_share(what: Asked, found: Sequence[Figure], *, across: bool = False
+               ) -> tuple[Figure, Figure] | None:
+    """The part's figure and its whole's, for a share (``what.operation`` "share"): the
+    part is the figure that fits the part's words best (and the whole's next, the part of
+    that whole); its whole, of those as large or larger in one kind of unit, the one that
+    fits the whole's words best, a row of totals first; None when no figure fits either,
+    or two wholes fit as well and disagree."""
+    found = [f for f in _of_kind(what, found) if f.unit != "%"]
+    if len(found) < 2:
+        return None
+    weight = _weights(found)
+    what = _told_apart(what, found)
+    fit_a = [_fit(what.a, f, weight) for f in found]
+    # the whole's head ("direct costs" of "the direct costs in pandas' request") counts
+    # twice: the words after it say whose it is, which the part's figure may say as well
+    head = frozenset(_keys(re.split(rf"\s(?:{_PREPOSITIONS})\s", what.subjects[-1])[0])) & what.b
+    fit_b = [_fit(what.b, f, weight) + _fit(head, f, weight) for f in found]
+    if max(fit_a) <= 0:
+        return None
+    part = max(range(len(found)), key=lambda i: (fit_a[i], fit_b[i]))
+    p = found[part]
+    wholes = [(fit_b[i] + (0.5 if found[i].near & _WHOLE else 0.0), i)
+              for i, f in enumerate(found)
+              if i != part and fit_b[i] > 0 and _kind(f.unit)[0] == _kind(p.unit)[0]
+              and f.sentence.path == p.sentence.path  # a whole of the part's document
+              and math.isfinite(compute("share", p, f))]
+    if not wholes:
+        return None
+    best = max(score for score, _ in wholes)
+    tied = {found[i].value * _kind(found[i].unit)[1] for score, i in wholes
+            if score >= best - 1e-9}
+    if len(tied) > 1:
+        return None  # two wholes fit as well, and disagree
+    return p, found[next(i for score, i in wholes if score >= best - 1e-9)]
 
 
 def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
               ) -> tuple[Figure, Figure] | None:
     """The figure of each subject (:mod:`module docs <ragctl.ask.figures>`), or None;
     ``across``: the two may be of two documents (the question names documents)."""
-    if what.unit:
-        found = [f for f in found if _kind(f.unit)[0] == what.unit]
-    elif what.money:
-        found = [f for f in found if f.unit in CURRENCIES.values()]
+    found = _of_kind(what, found)
     if len(found) < 2:
         return None
-    share: dict[str, float] = {}
-    for f in found:
-        for k in f.near | f.measure | f.around:
-            share[k] = share.get(k, 0.0) + (1.0 if k in f.near | f.measure else 0.5)
-    weight = {k: 1.0 - n / len(found) for k, n in share.items()}
+    weight = _weights(found)
+    what = _told_apart(what, found)
     fit_a = [_fit(what.a, f, weight) for f in found]
     fit_b = [_fit(what.b, f, weight) for f in found]
     # the measure's words that name every figure's document ("Cayuga's Watchers'
@@ -455,9 +654,15 @@ def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
             if what.operation in ("difference", "dates", "percent_change") and compute(
                     what.operation, fa, fb) == 0:
                 continue  # "how much longer" of two equal figures: not these two
+            if what.operation == "share" and (not math.isfinite(compute("share", fa, fb))
+                                              or "%" in (fa.unit, fb.unit)):
+                continue  # a part larger than its whole, or a percentage for an amount
             same = 0.5 if fa.column and fa.column == fb.column else 0.0
             same += 0.25 * sum(word_key(f.unit) == what.unit_word for f in (fa, fb))
             same += 0.25 if fa.sentence.id == fb.sentence.id else 0.0  # stated together
+            # of the figures that fit a subject alike (a part's rows, placed under the
+            # part's title), its row of totals is the part's own: a tie-breaker alone
+            same += TOTAL_TIE * sum(bool(f.near & _WHOLE) for f in (fa, fb))
             # ("$96,419, a 6.3% increase from the $90,666 …")
             ranked.append((fit_a[i] + fit_b[j] + 0.5 * (fit_m[i] + fit_m[j]) + same, i, j))
     if not ranked:
@@ -490,6 +695,8 @@ def compute(op: str, fa: Figure, fb: Figure) -> float:
         return (b - a) / abs(a) * 100 if a else 0.0
     if op == "ratio":  # the larger over the smaller
         return max(a, b) / min(a, b) if min(a, b) > 0 else math.nan
+    if op == "share":  # the part of the whole, in per cent; none larger than its whole
+        return a / b * 100 if 0 < a <= b else math.nan
     return abs(a - b) if op == "difference" else a - b if op == "compare" else a + b
 
 
@@ -511,7 +718,9 @@ def written(value: float, like: Sequence[Figure]) -> str:
     lead = re.match(r"^\D*", first.text)
     tail = re.sub(r"^\D*[\d.,]+", "", first.text)
     before = lead.group(0) if lead else ""
-    if not before.strip() and not tail.strip() and first.unit:
+    if not before.strip() and not tail.strip() and first.unit in _SIGNS and len(first.unit) == 1:
+        before = first.unit  # a bare amount in a document's currency: "£110.64"
+    elif not before.strip() and not tail.strip() and first.unit:
         tail = first.unit if first.unit == "%" else f" {first.unit_text or first.unit}"
     return f"{before}{text}{tail}"
 
@@ -519,15 +728,30 @@ def written(value: float, like: Sequence[Figure]) -> str:
 def candidates(stages: LoadedStages, ev: Evidence, counted: str = "") -> list[Figure]:
     """The figures of the passages kept, then of those retrieved (:data:`HITS_READ`), of
     the documents that name what the question names (and of the things ``counted``)."""
-    out: list[Figure] = []
+    read: list[Sentence] = []
     seen: set[int] = set()
-    for found in stages.retrieved_sentences(ev, HITS_READ).values():
-        for s in found:
+    for retrieved in stages.retrieved_sentences(ev, HITS_READ).values():
+        for s in retrieved:
             if s.id in seen or not ev.grounding.grounded(s.path):
                 continue
             seen.add(s.id)
-            out += figures(s, counted)
+            read.append(s)
+    stated = [figures(s, counted) for s in read]
+    currency = written_in(f for found in stated for f in found)
+    out: list[Figure] = []
+    for s, found in zip(read, stated, strict=True):
+        out += figures(s, counted, currency[s.path]) if currency.get(s.path) else found
     return out[:MAX_FIGURES]
+
+
+def written_in(found: Iterable[Figure]) -> dict[str, str]:
+    """The currency each document's stated amounts are in, by path: the one currency
+    its amounts that carry a sign or a code are written in (none where two are)."""
+    signs: dict[str, set[str]] = {}
+    for f in found:
+        if f.unit in _SIGNS:
+            signs.setdefault(f.sentence.path, set()).add(f.unit)
+    return {path: next(iter(units)) for path, units in signs.items() if len(units) == 1}
 
 
 def _cells(*figures: tuple[Figure, str]) -> list[tuple[TableRow, Cell]]:
@@ -573,11 +797,23 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
     what = asked(ev.question)
     if what is None or what.operation == "compare" or not on("stated_figures"):
         return False
-    pair = best_pair(what, candidates(stages, ev, what.counted), across=ev.grounding.applies)
+    if what.more:
+        return _listed_sum(stages, ans, ev, what)
+    pair = (best_share if what.operation == "share" else best_pair)(
+        what, candidates(stages, ev, what.counted), across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair
     value = compute(what.operation, fa, fb)
+    if what.operation == "share":
+        if not math.isfinite(value):
+            return False
+        done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
+                        f"= {written(fa.value, [fa])} ÷ {written(fb.value, [fb])}",
+                        cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
+        fired("stated_figures")
+        cite(ans, ev, done, 1.0)
+        return True
     if what.operation == "percent_change":
         done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
                         f"= ({written(fb.value, [fb])} − {written(fa.value, [fa])}) / "
@@ -597,6 +833,24 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         lambda f: written(f.value, [f]))
     done = Computed(what.operation, result, f"= {shown(big)} {SAYS[what.operation]} "
                     f"{shown(small)}", cells=cells)
+    fired("stated_figures")
+    cite(ans, ev, done, 1.0)
+    return True
+
+
+def _listed_sum(stages: LoadedStages, ans: Answer, ev: Evidence, what: Asked) -> bool:
+    """The sum of the figures of three things or more the question lists (rule
+    ``stated_figures``), working shown and each figure cited; False when none fits."""
+    chosen = best_set(what, candidates(stages, ev, what.counted),
+                      across=ev.grounding.applies)
+    if chosen is None:
+        return False
+    total = sum(f.value * _kind(f.unit)[1] for f in chosen) / _kind(chosen[0].unit)[1]
+    if not math.isfinite(total):
+        return False
+    done = Computed("sum", written(total, chosen),
+                    "= " + " + ".join(written(f.value, [f]) for f in chosen),
+                    cells=_cells(*zip(chosen, what.subjects, strict=True)))
     fired("stated_figures")
     cite(ans, ev, done, 1.0)
     return True

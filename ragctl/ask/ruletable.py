@@ -411,7 +411,9 @@ RULES: tuple[Rule, ...] = (
          "B together\" when no table's operation answers: the difference or sum of the two "
          "figures the documents state (in sentences or rows apart, in one unit) that the "
          "words setting each subject apart fit best, each better than the other's "
-         "(ragctl.ask.figures), or their ratio for \"how many times higher\"; a subject no "
+         "(ragctl.ask.figures), or their ratio for \"how many times higher\"; the sum of "
+         "the figures of the things a question lists (\"the total of A, B and C\"); the "
+         "share of a part in its whole (\"what percentage of B is A\"); a subject no "
          "figure fits, or two pairs that fit as well and disagree: the lookup answers",
          tested_by="test_figures.py::test_ask_shows_and_cites_the_working_of_two_stated_figures",
          written_for="none (general: figures in text); its dates and yes/no after forms-dev",
