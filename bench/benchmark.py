@@ -64,6 +64,7 @@ SETS: dict[str, str] = {
     "handtrials-dev": "blind/handtrials-dev.json",
     "calc-dev": "blind/calc-dev.json",
     "calc2-dev": "blind/calc2-dev.json",
+    "calc3-dev": "blind/calc3-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
