@@ -1189,3 +1189,37 @@ def test_a_quarter_named_by_its_number_is_the_three_months_ended_with_it() -> No
     # a quarter that ends no calendar quarter's month is none of them
     assert quarter_ended("Quarter Ended May 31, 2025") is None
     assert quarter_ended("Year To Date June 30, 2025") is None
+
+
+def test_a_list_of_labelled_figures_is_a_table_under_its_heading(
+        tmp_path: Path, fake_embedder: str) -> None:
+    """An account's lines, "Staff Costs: 5,360.00" one a line under "EXPENDITURE" (an
+    HTML description list): a table of two columns whose figures the heading names, from
+    its first line to its total; the run before it, closed by its own total, is another."""
+    from ragctl.ask.compute import labelled_run, labelled_value
+
+    lines = "".join(f"<dt>{t}</dt><dd>{v}</dd>" for t, v in (
+        ("Staff Costs", "5,360.00"), ("Footway Lighting", "£4,400.64"),
+        ("Donations", "£1,275.00"), ("TOTAL EXPENDITURE", "£11,035.64")))
+    income = "".join(f"<dt>{t}</dt><dd>{v}</dd>" for t, v in (
+        ("Precept 1", "£5,333.33"), ("Bingo Night", "£236.00"), ("TOTAL INCOME", "£5,569.33")))
+    page = (f"<html><body><h1>Accounts 2019-20</h1><p>INCOME</p><dl>{income}</dl>"
+            f"<p>EXPENDITURE</p><dl>{lines}</dl></body></html>")
+    indexed(tmp_path / "council", {"accounts.html": page})
+    assert labelled_value("Staff Costs: 5,360.00") is not None
+    assert labelled_value("Chair: Ana Ruiz") is None  # no figure
+    assert labelled_value("Item: Relay; Cost: $8.00") is None  # a table's row
+    with Collection.open(load_settings()) as c:
+        every = c.store.sentences_like(str(tmp_path / "council" / "accounts.html"), ["%"])
+        seed = next(s for s in every if s.text.startswith("Donations"))
+        run, heading = labelled_run(every, seed)
+        assert [s.text.split(":")[0] for s in run] == [
+            "Staff Costs", "Footway Lighting", "Donations", "TOTAL EXPENDITURE"]
+        assert heading == "EXPENDITURE"
+        table = Table.listed(run, heading)
+        assert table.columns == ("", "EXPENDITURE") and table.numeric("EXPENDITURE")
+        with Pipeline(c, reader=FakeReader("5,360.00")) as p:
+            p._tableops, p._tableops_loaded = _always("argmax"), True
+            most = p.ask("Which was the largest expenditure heading in the 2019-20 accounts?",
+                         AskOptions(re_threshold=0.0))
+    assert most.kind == "computed" and most.raw_answer == "Staff Costs", most.answer

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragctl.ask.cells import (
+    MAX_LABEL_CHARS,
+    MAX_LABEL_WORDS,
     MAX_TABLE_ROWS,
     Cell,
     blank,
@@ -137,6 +139,16 @@ class Table:
 
     columns: tuple[str, ...]
     rows: tuple[TableRow, ...]
+
+    @classmethod
+    def listed(cls, sentences: Sequence[Sentence], heading: str = "") -> Table:
+        """A table of two columns from a list of labelled figures, one a sentence
+        (:func:`labelled_value`), its figures under the list's heading ("EXPENDITURE"),
+        else under :data:`LISTED_COLUMN`."""
+        column = heading or LISTED_COLUMN
+        rows = [TableRow((label, _replace(value, column=column)), s) for s in sentences
+                if (cells := labelled_value(s.text)) is not None for label, value in [cells]]
+        return cls(("", column) if rows else (), tuple(rows))
 
     @classmethod
     def of(cls, rows: Sequence[tuple[str, Sentence | None]]) -> Table:
@@ -935,6 +947,10 @@ def _share(op: str, question: str, table: Table, embed: Embed,
     when it has one, else the sum of the other rows' values."""
     named = [c for c in conds if not c.op]
     rows = [r for r in table.rows if not totals_row(r) and any(c.holds(r) for c in named)]
+    part_words = _part_asked(question)
+    if part_words:  # the row the part names, not one the whole's words name ("Expenditure"
+        # of "what proportion of total expenditure went on footway lighting")
+        rows = [r for r in rows if _word_keys(_label(r)) & part_words]
     if len(rows) != 1:
         return None
     col = best_column(embed, question, table, numeric=True,
@@ -963,6 +979,19 @@ def _share(op: str, question: str, table: Table, embed: Embed,
     return Computed(op, f"{shown(round(part[0][2] / total * 100, 2))}%",
                     f"= {part[0][1].value} / {said}: {_label(part[0][0])} {col}",
                     column=col, conditions=tuple(named[:1]), cells=cited)
+
+
+_PART_ASKED = re.compile(
+    r"\b(?:share|percentage|proportion|fraction|percent|part) of\b.*?\b(?:(?:came|comes?) "
+    r"from|went (?:on|to)|goes (?:on|to)|(?:is|was|are|were) (?:taken up|accounted for|made "
+    r"up) by|(?:is|was|are|were) spent on)\s+(?P<part>.+)$", re.I)
+
+
+def _part_asked(question: str) -> set[str]:
+    """The word keys of the part a share question names after its verb ("footway lighting"
+    of "what proportion of the total expenditure went on footway lighting"), or none."""
+    m = _PART_ASKED.search(main_clause(question).rstrip(" ?.!"))
+    return _word_keys(m.group("part")) - {word_key(w) for w in STOPWORDS} if m else set()
 
 
 def _unlabelled_total(table: Table, column: str) -> list[TableRow]:
@@ -1910,6 +1939,10 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
     # total over the three years", "… ICO fees and hosting combined"
     (r"^(?:how much|what)\b.*\b(?:in total|altogether|all together|combined|together|"
      r"in all)\b", "sum"),
+    # "what do the parts from Adafruit come to", "what did the three precept payments
+    # bring in", "how much do the wages add up to"
+    (r"^(?:how much|what)\b.*\b(?:(?:come|came|amount|amounted) to|add(?:ed)? up to|"
+     r"(?:bring|brought) in)\b", "sum"),
     (r"\b(?:average|mean)\b", "average"),
     # "by how much did total assets grow from 2022 to 2023", "how much did revenue grow
     # from Q4 FY24 to Q1 FY25", "how much more … than …",
@@ -1982,10 +2015,11 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     # the rows of the passages kept, then of those retrieved but not kept (a table the
     # prose outranked)
     seeds += [s for found in stages.retrieved_sentences(ev, HITS_FOR_TABLES).values()
-              for s in found if row_cells(s.text)]
+              for s in found if row_cells(s.text) or labelled_value(s.text)]
     out: list[Table] = []
     seen: set[int] = set()
     documents: dict[str, list[Sentence]] = {}
+    every: dict[str, list[Sentence]] = {}  # of each document with a list of figures
     headers: dict[str, dict[int, set[str]]] = {}  # of each document, each page's
     for seed in seeds:
         if seed.id in seen or not ev.grounding.grounded(seed.path):
@@ -1995,6 +2029,18 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
                 seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
             headers[seed.path] = page_headers(documents[seed.path])
         rows = documents[seed.path]
+        if not row_cells(seed.text):  # "Staff Costs: 5,360.00": a list of labelled figures
+            if seed.path not in every:
+                every[seed.path] = stages.collection.store.sentences_like(
+                    seed.path, ["%"], limit=MAX_TABLE_ROWS)
+            listed = Table.listed(*labelled_run(every[seed.path], seed))
+            seen.update(r.sentence.id for r in listed.rows if r.sentence is not None)
+            if len(listed.rows) >= 2 and all(listed.rows[0].sentence != t.rows[0].sentence
+                                             for t in out):
+                out.append(listed)
+            if len(out) >= TABLES_TRIED:
+                break
+            continue
         place = named_place(ev.question, {s.place for s in rows})
         if place is not None and named_place(ev.question, {seed.place}) is None:
             seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
@@ -2011,6 +2057,65 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
 
 
 _PAGE = re.compile(r"p\. (\d+)")
+
+
+# A list of labelled figures, one a line ("Staff Costs: 5,360.00", "Donations: £1,275.00":
+# a two-column table with no header, an account's lines): read as a table of two columns,
+# the label naming the row and the figure under LISTED_COLUMN, the run of such lines
+# around the one retrieved, one after the other in one section, up to its total's line.
+LISTED_COLUMN = "Amount"
+
+
+def labelled_value(text: str) -> tuple[Cell, Cell] | None:
+    """A line "Label: figure" as a row's two cells (the label under no header, the figure
+    under :data:`LISTED_COLUMN`), or None: a table row, prose, a value that is no number.
+    A row's label may be twice as long as a header ("12/06/19 - Proceeds Whist Drive on
+    29/05 and Bingo Night on 31/05")."""
+    i = text.find(": ")
+    label, value = text[:i].strip(), text[i + 2:].rstrip(" .")
+    if i <= 0 or "; " in text or not label or len(label) > 2 * MAX_LABEL_CHARS or len(
+            label.split()) > 2 * MAX_LABEL_WORDS or number(value) is None:
+        return None
+    start = i + 2 + len(text[i + 2:]) - len(text[i + 2:].lstrip())
+    return (Cell("", label, text.find(label), text.find(label) + len(label)),
+            Cell(LISTED_COLUMN, value.strip(), start, start + len(value.strip())))
+
+
+def labelled_run(sentences: Sequence[Sentence], seed: Sentence) -> tuple[list[Sentence], str]:
+    """The run of labelled figures (:func:`labelled_value`) that holds ``seed``, among its
+    document's ``sentences``: the sentences of its section one right after the other (any
+    other sentence ends a run), from after the total that closes the run before to the
+    total that closes its own; and the heading right above the run ("EXPENDITURE": a
+    short line of words alone), or ""."""
+    order = [s for s in sentences if s.place == seed.place]
+    at = next((k for k, s in enumerate(order) if s.id == seed.id), None)
+    if at is None:
+        return [], ""
+
+    def listed(k: int) -> bool:
+        return labelled_value(order[k].text) is not None
+
+    def next_to(k: int) -> bool:  # the sentence k + 1 right after the sentence k
+        return order[k + 1].id == order[k].id + 1
+
+    lo = at
+    while lo > 0 and next_to(lo - 1) and listed(lo - 1) and not _closes(order[lo - 1]):
+        lo -= 1
+    hi = at
+    while hi + 1 < len(order) and next_to(hi) and listed(hi + 1) and not _closes(order[hi]):
+        hi += 1
+    above = order[lo - 1].text.strip() if lo > 0 and next_to(lo - 1) else ""
+    heading = above if _LIST_HEADING.fullmatch(above) else ""
+    return order[lo:hi + 1], heading
+
+
+_LIST_HEADING = re.compile(r"[^\W\d_][^\d:;.!?]{0,40}")  # "EXPENDITURE", "Supplies"
+
+
+def _closes(s: Sentence) -> bool:
+    """Whether a labelled figure is a total, which closes its list."""
+    got = labelled_value(s.text)
+    return got is not None and totals_row(TableRow(got, s))
 
 
 def page_headers(rows: Sequence[Sentence]) -> dict[int, set[str]]:
