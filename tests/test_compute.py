@@ -1223,3 +1223,18 @@ def test_a_list_of_labelled_figures_is_a_table_under_its_heading(
             most = p.ask("Which was the largest expenditure heading in the 2019-20 accounts?",
                          AskOptions(re_threshold=0.0))
     assert most.kind == "computed" and most.raw_answer == "Staff Costs", most.answer
+
+
+def test_years_counted_along_a_row_against_a_bound_a_cell_also_holds(
+        tmp_path: Path, fake_embedder: str) -> None:
+    """"In how many years did stormwater spending exceed $10,000": the year columns of the
+    named row, those of the span named, the total's column and row left out; "$10,000" a
+    bound, though a cell holds it too."""
+    (years,) = asked_of_sheet(
+        tmp_path / "hoa", "Category,2020*,2021,2022,2023,2024,2025,Total\n"
+        'Reserve Transfers,"$0","$4,146","$6,000","$10,000","$11,000","$11,722","$42,868"\n'
+        'Stormwater,"$0","$0","$20,372","$10,293","$10,312","$13,559","$54,536"\n'
+        'TOTAL OUTFLOW,"$8,000","$28,276","$58,522","$35,393","$36,762","$43,531","$210,484"\n',
+        "$10,000", "In how many years between 2020 and 2025 did the stormwater outflow "
+        "exceed $10,000?")
+    assert years.kind == "computed" and years.raw_answer == "4", years.answer

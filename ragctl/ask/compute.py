@@ -317,6 +317,11 @@ _FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
 _POSSESSIVE = re.compile(r"\S*\w['’]s\b")
 
 
+# words right before a figure that make it a bound, not a cell named ("exceed 10 000")
+_COMPARED = re.compile(r"\b(?:exceed|exceeds|exceeded|exceeding|over|above|under|below|"
+                       r"than|least|most|beyond)\s+$")
+
+
 def conditions(question: str, table: Table) -> list[Condition]:
     """The cells the question names, as conditions on their column, in the question's
     order: a cell whose words are all in the question, in order ("crettyard", "Los
@@ -352,6 +357,9 @@ def conditions(question: str, table: Table) -> list[Condition]:
                     found[key] = (at, at + len(after) - 1, Condition(c.column, c.value))
                 continue
             at = q.find(f" {key} ")
+            if at >= 0 and number(value) is not None and _COMPARED.search(q[:at + 1]):
+                continue  # "exceed $10,000": a bound compared with (comparisons), though a
+                # cell holds it too
             if at >= 0:
                 found[key] = (at, at + len(key) + 1, Condition(c.column, c.value))
             elif f"{words[-1]}s" in owners and (at := q.find(f" {key}s ")) >= 0:
@@ -1087,10 +1095,18 @@ def _count_along(question: str, table: Table, conds: list[Condition]) -> Compute
         return None
     asked = _keys(question) - _STOP_KEYS
     first = table.columns[0] if table.columns else ""
+    # "in how many years did stormwater spending exceed $10,000": the columns of years are
+    # the things counted (those of the span named, "between 2020 and 2025"); else they are
+    # periods, and none of them
+    years = _YEARS_COUNTED.search(question) is not None
+    span = _YEARS_BETWEEN.search(question)
     numeric = [c for c in table.columns if c and c not in (first, PART_OF)
-               and table.numeric(c) and not _YEAR.search(c)]
+               and table.numeric(c) and bool(y := _YEAR.search(c)) == years
+               and (span is None or y is None or int(span.group(1)) <= int(y.group(0)) <=
+                    int(span.group(2)))]
     named = [(len(words), r) for r in table.rows if (cell := r.cell(first)) is not None
-             and (words := _measure_words(cell.value)) and words <= asked]
+             and (words := _measure_words(cell.value)) and words <= asked
+             and not (years and totals_row(r))]  # "TOTAL OUTFLOW" of "stormwater outflow"
     top = max((n for n, _ in named), default=0)
     most = [r for n, r in named if n == top]
     if len(numeric) < MIN_ALONG_COLUMNS or len(most) != 1:
@@ -1109,6 +1125,12 @@ def _count_along(question: str, table: Table, conds: list[Condition]) -> Compute
                        if hits else ""),
                     column=_label(row), cells=[(row, c) for c, _ in hits[:1]],
                     count=len(hits), conditions=tuple(compare))
+
+
+_YEARS_COUNTED = re.compile(r"\bhow many (?:of the |different )?(?:years|fiscal years|"
+                            r"financial years)\b", re.I)
+_YEARS_BETWEEN = re.compile(r"\b(?:between|from) ((?:19|20)\d\d) (?:and|to|through|until) "
+                            r"((?:19|20)\d\d)\b", re.I)
 
 
 def _count(op: str, question: str, table: Table, embed: Embed,
