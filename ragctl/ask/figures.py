@@ -288,7 +288,9 @@ MAX_LISTED = 6
 def listed(question: str, low: str) -> Asked | None:
     """The sum of the figures of the things ``question`` lists (:data:`LIST_FORMS`): three
     to :data:`MAX_LISTED` of them, or two with a word that says they are added ("in total",
-    "combined"), each told apart from the others by words of its own; else None."""
+    "combined", "add up to") or after "the total of" (neither of them with a preposition:
+    "the total of the receipt for one pen and one pad" is one figure), each told apart from
+    the others by words of its own; else None."""
     for pattern in LIST_FORMS:
         m = re.search(pattern, low)
         if m is None:
@@ -654,9 +656,6 @@ def best_pair(what: Asked, found: Sequence[Figure], *, across: bool = True
             if what.operation in ("difference", "dates", "percent_change") and compute(
                     what.operation, fa, fb) == 0:
                 continue  # "how much longer" of two equal figures: not these two
-            if what.operation == "share" and (not math.isfinite(compute("share", fa, fb))
-                                              or "%" in (fa.unit, fb.unit)):
-                continue  # a part larger than its whole, or a percentage for an amount
             same = 0.5 if fa.column and fa.column == fb.column else 0.0
             same += 0.25 * sum(word_key(f.unit) == what.unit_word for f in (fa, fb))
             same += 0.25 if fa.sentence.id == fb.sentence.id else 0.0  # stated together

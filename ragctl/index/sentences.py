@@ -169,9 +169,8 @@ def line_based(para: str) -> bool:
 # a page's accounts or price list that no ruled table holds, written under its prose. Each
 # such line is a sentence of its own, as a table's row is, not one run-on sentence.
 FIGURE_RUN = 3
-_LABELLED_FIGURE = re.compile(
-    r"[ \t]*(?=[^\n]*[^\W\d_]{2})[^\n]{1,80}?[ \t][-–(]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?\)?[ \t]*$",
-    re.MULTILINE)
+_LABELLED_FIGURE = re.compile(  # a line, stripped: a word, then a figure at its end
+    r"(?=.*[^\W\d_]{2}).{1,80}?[ \t][-–(]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?\)?")
 HEADING_WORDS = 4
 _HEADING = re.compile(r"[^\W\d_][^\d\n]*[^\W\d]")  # words alone, no figure, no stop at the end
 
