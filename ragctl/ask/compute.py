@@ -317,11 +317,6 @@ _FORM = re.compile(r"^(?:on |in |for )?(?:how (?:many|much)|what|which|who)\b")
 _POSSESSIVE = re.compile(r"\S*\w['’]s\b")
 
 
-# words right before a figure that make it a bound, not a cell named ("exceed 10 000")
-_COMPARED = re.compile(r"\b(?:exceed|exceeds|exceeded|exceeding|over|above|under|below|"
-                       r"than|least|most|beyond)\s+$")
-
-
 def conditions(question: str, table: Table) -> list[Condition]:
     """The cells the question names, as conditions on their column, in the question's
     order: a cell whose words are all in the question, in order ("crettyard", "Los
@@ -357,9 +352,6 @@ def conditions(question: str, table: Table) -> list[Condition]:
                     found[key] = (at, at + len(after) - 1, Condition(c.column, c.value))
                 continue
             at = q.find(f" {key} ")
-            if at >= 0 and number(value) is not None and _COMPARED.search(q[:at + 1]):
-                continue  # "exceed $10,000": a bound compared with (comparisons), though a
-                # cell holds it too
             if at >= 0:
                 found[key] = (at, at + len(key) + 1, Condition(c.column, c.value))
             elif f"{words[-1]}s" in owners and (at := q.find(f" {key}s ")) >= 0:
@@ -989,10 +981,11 @@ def _share(op: str, question: str, table: Table, embed: Embed,
                     column=col, conditions=tuple(named[:1]), cells=cited)
 
 
-_PART_ASKED = re.compile(
-    r"\b(?:share|percentage|proportion|fraction|percent|part) of\b.*?\b(?:(?:came|comes?) "
-    r"from|went (?:on|to)|goes (?:on|to)|(?:is|was|are|were) (?:taken up|accounted for|made "
-    r"up) by|(?:is|was|are|were) spent on)\s+(?P<part>.+)$", re.I)
+# "what share of the budget went on rent": the share asked of, and the verb before its part
+_SHARE_OF = r"(?:share|percentage|proportion|fraction|percent|part) of"
+_SHARE_VERB = (r"(?:(?:came|comes?) from|went (?:on|to)|goes (?:on|to)|(?:is|was|are|were) "
+               r"(?:taken up|accounted for|made up) by|(?:is|was|are|were) spent on)")
+_PART_ASKED = re.compile(rf"\b{_SHARE_OF}\b.*?\b{_SHARE_VERB}\s+(?P<part>.+)$", re.I)
 
 
 def _part_asked(question: str) -> set[str]:
@@ -1982,9 +1975,7 @@ OPERATION_CUES: tuple[tuple[str, str], ...] = (
      r"(?:[\w'’-]+ ){0,6}?total\b", "share"),  # "… of the year's total payments"
     # "what percentage of its incoming funds came from the Turing Institute", "… of the
     # budget went on rent", "… is taken up by the motor": a part of the whole named
-    (r"\b(?:what|which) (?:share|percentage|proportion|fraction|percent|part) of\b.*\b(?:(?:came|"
-     r"comes?) from|went (?:on|to)|goes (?:on|to)|(?:is|was|are|were) (?:taken up|accounted "
-     r"for|made up) by|(?:is|was|are|were) spent on)\b", "share"),
+    (rf"\b(?:what|which) {_SHARE_OF}\b.*\b{_SHARE_VERB}\b", "share"),
     (r"\bas an? (?:share|percentage|proportion|fraction|percent) of (?:the )?(?:[\w'’-]+ ){0,4}?"
      r"total\b", "share"),  # "rent as a percentage of the total budget"
     (r"\bby how (?:much|many)\b|\bhow (?:much|many)(?: [a-z]+)? (?:more|less|fewer|higher|"
@@ -2046,28 +2037,23 @@ def tables_for(stages: LoadedStages, ev: Evidence) -> list[Table]:
     for seed in seeds:
         if seed.id in seen or not ev.grounding.grounded(seed.path):
             continue  # a table of a document that names none of the question's names
-        if seed.path not in documents:
-            documents[seed.path] = stages.collection.store.sentences_like(
-                seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
-            headers[seed.path] = page_headers(documents[seed.path])
-        rows = documents[seed.path]
         if not row_cells(seed.text):  # "Staff Costs: 5,360.00": a list of labelled figures
             if seed.path not in every:
                 every[seed.path] = stages.collection.store.sentences_like(
                     seed.path, ["%"], limit=MAX_TABLE_ROWS)
-            listed = Table.listed(*labelled_run(every[seed.path], seed))
-            seen.update(r.sentence.id for r in listed.rows if r.sentence is not None)
-            if len(listed.rows) >= 2 and all(listed.rows[0].sentence != t.rows[0].sentence
-                                             for t in out):
-                out.append(listed)
-            if len(out) >= TABLES_TRIED:
-                break
-            continue
-        place = named_place(ev.question, {s.place for s in rows})
-        if place is not None and named_place(ev.question, {seed.place}) is None:
-            seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
-        table = Table.of([(s.text, s) for s in same_table(
-            [s for s in rows if s.place in pages_on(seed.place, headers[seed.path])], seed)])
+            table = Table.listed(*labelled_run(every[seed.path], seed))
+        else:
+            if seed.path not in documents:
+                documents[seed.path] = stages.collection.store.sentences_like(
+                    seed.path, ["%: %"], limit=MAX_TABLE_ROWS)
+                headers[seed.path] = page_headers(documents[seed.path])
+            rows = documents[seed.path]
+            place = named_place(ev.question, {s.place for s in rows})
+            if place is not None and named_place(ev.question, {seed.place}) is None:
+                seed = next((s for s in rows if s.place == place and row_cells(s.text)), seed)
+            table = Table.of([(s.text, s) for s in same_table(
+                [s for s in rows if s.place in pages_on(seed.place, headers[seed.path])],
+                seed)])
         seen.update(r.sentence.id for r in table.rows if r.sentence is not None)
         seen.add(seed.id)
         if len(table.rows) >= 2 and table.rows[0].sentence not in [

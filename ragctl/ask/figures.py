@@ -587,13 +587,12 @@ _WHOLE = frozenset({"total", "overa", "all", "sum"})  # word keys a row of total
 TOTAL_TIE = 0.01  # what a row of totals adds to a pair's fit: less than any word does
 
 
-def best_share(what: Asked, found: Sequence[Figure], *, across: bool = False
-               ) -> tuple[Figure, Figure] | None:
+def best_share(what: Asked, found: Sequence[Figure]) -> tuple[Figure, Figure] | None:
     """The part's figure and its whole's, for a share (``what.operation`` "share"): the
     part is the figure that fits the part's words best (and the whole's next, the part of
     that whole); its whole, of those as large or larger in one kind of unit, the one that
-    fits the whole's words best, a row of totals first; None when no figure fits either,
-    or two wholes fit as well and disagree."""
+    fits the whole's words best, a row of totals first, in the part's own document; None
+    when no figure fits either, or two wholes fit as well and disagree."""
     found = [f for f in _of_kind(what, found) if f.unit != "%"]
     if len(found) < 2:
         return None
@@ -798,31 +797,23 @@ def answer(stages: LoadedStages, ans: Answer, ev: Evidence) -> bool:
         return False
     if what.more:
         return _listed_sum(stages, ans, ev, what)
-    pair = (best_share if what.operation == "share" else best_pair)(
-        what, candidates(stages, ev, what.counted), across=ev.grounding.applies)
+    found = candidates(stages, ev, what.counted)
+    pair = best_share(what, found) if what.operation == "share" else best_pair(
+        what, found, across=ev.grounding.applies)
     if pair is None:
         return False
     fa, fb = pair
     value = compute(what.operation, fa, fb)
-    if what.operation == "share":
-        if not math.isfinite(value):
-            return False
-        done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
-                        f"= {written(fa.value, [fa])} ÷ {written(fb.value, [fb])}",
-                        cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
-        fired("stated_figures")
-        cite(ans, ev, done, 1.0)
-        return True
-    if what.operation == "percent_change":
-        done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
-                        f"= ({written(fb.value, [fb])} − {written(fa.value, [fa])}) / "
-                        f"{written(fa.value, [fa])}",
-                        cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
-        fired("stated_figures")
-        cite(ans, ev, done, 1.0)
-        return True
     if not math.isfinite(value):
         return False
+    if what.operation in ("share", "percent_change"):  # in per cent, of the whole or the first
+        a, b = written(fa.value, [fa]), written(fb.value, [fb])
+        done = Computed(what.operation, f"{round(value, 2):,.2f}".rstrip("0").rstrip(".") + "%",
+                        f"= {a} ÷ {b}" if what.operation == "share" else f"= ({b} − {a}) / {a}",
+                        cells=_cells((fa, what.subjects[0]), (fb, what.subjects[1])))
+        fired("stated_figures")
+        cite(ans, ev, done, 1.0)
+        return True
     big, small = (fa, fb) if what.operation == "sum" or fa.value * _kind(fa.unit)[1] >= \
         fb.value * _kind(fb.unit)[1] else (fb, fa)
     result = times(value) if what.operation == "ratio" else written(value, [fa, fb])
