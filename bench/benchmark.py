@@ -65,6 +65,8 @@ SETS: dict[str, str] = {
     "calc-dev": "blind/calc-dev.json",
     "calc2-dev": "blind/calc2-dev.json",
     "calc3-dev": "blind/calc3-dev.json",
+    "photos-dev": "blind/photos-dev.json",
+    "tables4-dev": "blind/tables4-dev.json",
     "realdocs-test": "realdocs-test.json",
     "sheets-test": "sheets-test.json",
     "policies-test": "policies-test.json",
@@ -92,8 +94,9 @@ def files_of(spec: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(repo, commit, path in the repository, path in the folder) of every file."""
     sources = spec["sources"]
     out: list[tuple[str, str, str, str]] = []
-    if isinstance(sources, list):  # sheets-test: [{file, repo, path, commit}]
-        return [(s["repo"], s["commit"], s["path"], s["file"]) for s in sources]
+    if isinstance(sources, list):  # sheets-test: [{file, repo (or repository), path, commit}]
+        return [(s.get("repo") or s["repository"], s["commit"], s["path"], s["file"])
+                for s in sources]
     for key, value in sources.items():
         if isinstance(value, str):
             raise ValueError("built by bench/realdocs_folder.py")
