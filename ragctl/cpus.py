@@ -1,4 +1,5 @@
-"""How many CPU threads the generator should run: the cores free to this process now.
+"""How many CPU threads the generator and the OCR engine should run: the cores free to
+this process now.
 
 llama.cpp's threads wait on each other at every layer, so one thread that shares its core
 with another busy process holds all of them back: ``--long`` took 3.7–5.9 s on a quiet
@@ -6,7 +7,9 @@ with another busy process holds all of them back: ``--long`` took 3.7–5.9 s on
 So the count is the physical cores this process may run on (its affinity, a cgroup quota),
 less those another process keeps busy, measured over a short window just before
 generating, and at least one. The ``generator_threads`` setting
-(``RAGCTL_GENERATOR_THREADS``) overrides it.
+(``RAGCTL_GENERATOR_THREADS``) overrides it. Tesseract's threads wait on each other the
+same way: a receipt photo that one process read in 3 s took over 300 s with two more
+processes reading at two threads each on 2 cores, and its file was skipped as too slow.
 """
 
 from __future__ import annotations
@@ -88,9 +91,16 @@ def busy_cpus(cpus: set[int], sample_s: float = SAMPLE_S) -> int:
 def generator_threads(setting: int = 0, *, sample_s: float = SAMPLE_S) -> int:
     """Threads for the generator: ``setting`` when above 0 (at most the usable CPUs),
     else the physical cores free to this process now, at least 1."""
+    if setting > 0:
+        cpus = usable_cpus()
+        return max(1, min(setting, len(cpus), _quota() or len(cpus)))
+    return free_threads(sample_s=sample_s)
+
+
+def free_threads(*, sample_s: float = SAMPLE_S) -> int:
+    """The physical cores free to this process now (its affinity, a cgroup quota, less
+    the CPUs other processes keep busy), at least 1."""
     cpus = usable_cpus()
     limit = min(len(cpus), _quota() or len(cpus))
-    if setting > 0:
-        return max(1, min(setting, limit))
     free = len(cpus) - busy_cpus(cpus, sample_s)
     return max(1, min(physical_cores(cpus), limit, free))

@@ -133,3 +133,7 @@ def test_the_generator_takes_the_threads_setting(gguf: Path) -> None:
         assert gen.threads == 1 and gen.llm.n_threads == 1
     finally:
         gen.close()
+
+
+def test_free_threads_are_at_least_one_and_at_most_the_usable_cpus() -> None:
+    assert 1 <= cpus.free_threads(sample_s=0.01) <= len(cpus.usable_cpus())

@@ -682,3 +682,44 @@ def test_real_tesseract_reads_a_german_page_with_its_model() -> None:
         draw.text((50, 40 + i * 90), line, font=font, fill=0)
     text = ocr.Tesseract().read(img)
     assert "Hauptstraße" in text and "für" in text and "12,40" in text, text
+
+
+def test_a_photo_stored_on_its_side_is_read_as_a_viewer_shows_it(tmp_path: Path) -> None:
+    """A phone keeps a receipt photographed upright as its sensor saw it, on its side, with
+    an EXIF Orientation tag (6: turn it a quarter clockwise): the page is read turned."""
+    side = Image.new("RGB", (400, 300), "white")  # stored sideways: wider than tall
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    sizes: list[tuple[int, int]] = []
+
+    class Sizes(FakeEngine):
+        def read(self, image: Image.Image) -> str:
+            sizes.append(image.size)
+            return super().read(image)
+
+    ImageDraw.Draw(side).rectangle((50, 50, 60, 250), fill="black")  # not a blank page
+    for name, tagged in (("turned.jpg", exif), ("plain.jpg", Image.Exif())):
+        buf = io.BytesIO()
+        side.save(buf, format="JPEG", exif=tagged)
+        parse(tmp_path / name, buf.getvalue(), ocr=Ocr(given=Sizes()))
+    assert sizes == [(300, 400), (400, 300)]
+
+
+def test_tesseract_runs_as_many_threads_as_cores_are_free(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tesseract's threads wait on each other, so with other processes busy on the cores a
+    page read at a thread per core took a hundred times as long: it gets the cores free."""
+    seen: list[str] = []
+
+    def run(args: list[str], **kwargs: object) -> object:
+        env = kwargs["env"]
+        assert isinstance(env, dict)
+        seen.append(env["OMP_THREAD_LIMIT"])
+        return type("Done", (), {"returncode": 0, "stdout": b"", "stderr": b""})()
+
+    monkeypatch.setattr(ocr, "free_threads", lambda: 1)
+    monkeypatch.setattr(ocr.subprocess, "run", run)
+    monkeypatch.setattr(ocr.shutil, "which", lambda name: "/usr/bin/tesseract")
+    monkeypatch.setattr(ocr, "tesseract_languages", lambda: frozenset({"eng"}))
+    ocr.Tesseract().read(Image.new("L", (200, 100), 255))
+    assert seen and set(seen) == {"1"}

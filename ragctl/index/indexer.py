@@ -428,12 +428,13 @@ class Indexer:
         # PDF's soft hyphen inside a word the hyphen it prints; 57 — a PDF's amount whose
         # pence are drawn apart ("212  .11") whole; 58 — an HTML description list's terms
         # each with its value ("Staff Costs: 5,360.00"); a sheet's parts under their
-        # titles ("Sheet1 > Raspberry Pi Build")
+        # titles ("Sheet1 > Raspberry Pi Build"); 59 — a photo turned as its EXIF
+        # orientation tells (a phone's receipt photo stored on its side)
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
                 "max_sentence_words": self.settings.max_sentence_words, "sentences": 13,
-                "readers": 58}
+                "readers": 59}
 
     def _check_model(self) -> None:
         stored = self.collection.embedder_name

@@ -3069,6 +3069,7 @@ def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
                     too_large.append((n + 1, pixels))
                     texts.append("")
                     continue
+                page = _shown_upright(page)
                 # the page is decoded into the file's one buffer, which the next page reuses
                 texts.append(_ocr_image(page, ocr, f"p. {n + 1} of {pages}" if pages > 1
                                         else ""))
@@ -3086,6 +3087,20 @@ def _parse_image(path: Path, data: bytes, ocr: Ocr) -> ParsedDocument:
 
 
 _DRAFT_REDUCTION = 64  # a JPEG can be decoded at an eighth of its width and height
+_ORIENTATION = 0x0112  # the EXIF tag that tells a viewer how to turn the stored pixels
+
+
+def _shown_upright(page: Image) -> Image:
+    """A page as a viewer shows it: a phone keeps a photo as its sensor saw it (a receipt
+    photographed upright stored on its side) with an EXIF tag that says how to turn it."""
+    from PIL import ImageOps
+
+    try:
+        if page.getexif().get(_ORIENTATION, 1) in (None, 1):
+            return page
+        return ImageOps.exif_transpose(page) or page
+    except (OSError, ValueError, SyntaxError):  # a damaged tag: the pixels as stored
+        return page
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ragctl.cpus import free_threads
 from ragctl.errors import RagctlError
 
 if TYPE_CHECKING:
@@ -507,11 +508,14 @@ class Tesseract:
             raise RagctlError(f"tesseract is not installed; {HOW_TO_ENABLE}")
         self._path = path
         self._languages = tesseract_languages() & set(LANGUAGE_WORDS)
+        self._threads = 1
         others = sorted(self._languages - {"eng"})
         if others:  # a page read before the language was installed is read again
             self.version = f"{type(self).version}-{'-'.join(others)}"
 
     def read(self, image: Image) -> str:
+        # Tesseract's threads wait on each other: as many as the cores free now
+        self._threads = free_threads()
         local, words = False, list[_Word]()
         for local_threshold in (PHOTO_THRESHOLDS if uneven_light(image) else (False,)):
             found = self._words(image, local=local_threshold)
@@ -563,7 +567,7 @@ class Tesseract:
         read by the models of ``langs`` ("deu+eng")."""
         buf = io.BytesIO()
         image.convert("L").save(buf, format="PNG")
-        env = {**os.environ, "OMP_THREAD_LIMIT": str(os.cpu_count() or 1)}
+        env = {**os.environ, "OMP_THREAD_LIMIT": str(self._threads)}
         done = subprocess.run([self._path, "stdin", "stdout", "-l", langs, "--psm",
                                "11" if sparse else "3", "-c",
                                f"thresholding_method={THRESHOLDING if local else 0}",
