@@ -723,3 +723,40 @@ def test_tesseract_runs_as_many_threads_as_cores_are_free(
     monkeypatch.setattr(ocr, "tesseract_languages", lambda: frozenset({"eng"}))
     ocr.Tesseract().read(Image.new("L", (200, 100), 255))
     assert seen and set(seen) == {"1"}
+
+
+@pytest.mark.parametrize("slant", [-8.0, 6.0])
+def test_the_slant_of_a_photos_lines_is_measured_to_level_them(slant: float) -> None:
+    """A receipt photographed askew: the angle that levels its lines turns it back."""
+    page = page_image(SCANNED * 3, dpi=100).rotate(slant, expand=True, fillcolor=255)
+    assert abs(ocr.skew(page) + slant) <= 1.0
+    assert ocr.skew(page_image(SCANNED * 3, dpi=100)) == 0.0
+
+
+def test_a_slanting_photo_is_read_levelled_when_that_reads_surer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def word(text: str, confidence: float) -> ocr._Word:
+        return ocr._Word((1, 1, 1), _Box(0, 30, 0, 40, text), confidence)
+
+    sizes: list[tuple[int, int]] = []
+
+    def words(self: ocr.Tesseract, image: Image.Image, *, sparse: bool = False,
+              local: bool = False, langs: str = "eng") -> list[ocr._Word]:
+        sizes.append(image.size)
+        if image.size == (200, 100):  # as photographed: noise
+            return [word("Tl~", 30.0)]
+        return [word("Coffee", 95.0), word("2.40", 92.0)]
+
+    monkeypatch.setattr(ocr.Tesseract, "__init__",
+                        lambda self: setattr(self, "_languages", frozenset({"eng"})))
+    monkeypatch.setattr(ocr.Tesseract, "_words", words)
+    monkeypatch.setattr(ocr, "uneven_light", lambda image: True)
+    monkeypatch.setattr(ocr, "free_threads", lambda: 1)
+    monkeypatch.setattr(ocr, "skew", lambda image: 10.0)
+    assert ocr.Tesseract().read(Image.new("L", (200, 100), 255)) == "Coffee 2.40"
+    assert len(sizes) == 4 and sizes[0] == (200, 100) and sizes[2] != (200, 100)
+    sizes.clear()
+    monkeypatch.setattr(ocr, "skew", lambda image: 1.0)  # level enough: read as it is
+    ocr.Tesseract().read(Image.new("L", (200, 100), 255))
+    assert sizes[:2] == [(200, 100), (200, 100)]  # both thresholds, no levelled page
+    assert all(size in ((200, 100), (100, 200)) for size in sizes)  # (turns: on its side)

@@ -429,7 +429,8 @@ class Indexer:
         # pence are drawn apart ("212  .11") whole; 58 — an HTML description list's terms
         # each with its value ("Staff Costs: 5,360.00"); a sheet's parts under their
         # titles ("Sheet1 > Raspberry Pi Build"); 59 — a photo turned as its EXIF
-        # orientation tells (a phone's receipt photo stored on its side)
+        # orientation tells (a phone's receipt photo stored on its side), and its slanting
+        # lines levelled
         # (files are read again once, skipped ones too; unchanged passages keep their
         # vectors)
         return {"chunk_words": self.settings.chunk_words,
