@@ -624,22 +624,6 @@ def test_the_phrase_naming_a_document_picks_no_column(tmp_path: Path,
     assert b.answer == "983 [1]", (b.answer, b.abstain_reason)
 
 
-def test_a_run_of_words_its_document_is_headed_by_picks_no_column(
-        tmp_path: Path, fake_embedder: str) -> None:
-    # "the Harbour Trust's visitor count by gate" names the report by its heading, not
-    # its "Visitor count" column
-    indexed(tmp_path / "reports", {"gates.md": (
-        "# Harbour Trust visitor count by gate\n\n"
-        "| Gate | Visitor count | Staff |\n|---|---|---|\n"
-        "| North Gate | 412 | 9 |\n| South Gate | 315 | 6 |\n")})
-    q = "In the Harbour Trust's visitor count by gate, how many staff worked at the North Gate?"
-    assert _ask(q, FakeReader("x")).answer == "9 [1]"
-    with Collection.open(load_settings()) as c, Pipeline(c, reader=FakeReader("x")) as p:
-        off = p.ask(q, AskOptions(re_threshold=0.0, answer_threshold=0.0,
-                                  rules_off=frozenset({"source_phrase"})))
-    assert off.answer == "412 [1]"
-
-
 def test_a_cell_that_holds_nothing_is_refused_not_its_neighbour(tmp_path: Path,
                                                                 fake_embedder: str) -> None:
     indexed(tmp_path / "evals", {"evals.csv": "Model,MMLU,HumanEval,SimpleQA\n"

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragctl.ask.documents import _YEAR, document_name, question_names, unsourced, untitled
+from ragctl.ask.documents import _YEAR, document_name, question_names, unsourced
 from ragctl.ask.question import counted_noun
 from ragctl.ask.rules import answer_types, fits
 from ragctl.ask.switches import fired, on
@@ -545,11 +545,10 @@ def said_share(header: str, asked: set[str]) -> float:
 
 
 def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str, row: Row,
-                  expects: Expected, headings: Sequence[str] = ()) -> list[tuple[float, Cell]]:
+                  expects: Expected) -> list[tuple[float, Cell]]:
     """Each answerable cell of ``row`` (not one the question names) with how near its
     header comes to what the question asks, best first (:data:`COLUMN_WEIGHTS`);
-    ``vectors`` embeds texts with the index's embedder; ``headings``: its document's lines
-    that are not rows (a run of the question's words they hold names the document)."""
+    ``vectors`` embeds texts with the index's embedder."""
     # a code the question writes as it is ("DS1631Z+") is the row's key: cells that share
     # a word of it ("DS1631Z (See Note)") are answers, not keys
     code = [i for i in row.key if written_code(row.cells[i].value, question)]
@@ -558,7 +557,7 @@ def column_scores(vectors: Callable[[Sequence[str]], np.ndarray], question: str,
                     and not code_words & set(_tokens(row.cells[i].value)))]
     key_words = {t for i in key for t in _tokens(row.cells[i].value)}
     # not the words that name its document ("fatal crash report"): they name no column
-    asking = untitled(unsourced(question), headings) if on("source_phrase") else question
+    asking = unsourced(question) if on("source_phrase") else question
     if asking != question:
         fired("source_phrase")
     rest = " ".join(w for w in asking.split()
@@ -789,8 +788,7 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
     picks: list[CellChoice] = []
     lone = 0  # the rows picked whose one cell left is the measure asked for
     for row in top[:5]:
-        scored = column_scores(vectors, ev.question, row, expects,
-                               headings(ev, row.sentence))
+        scored = column_scores(vectors, ev.question, row, expects)
         if scored:
             measure = sole_measure(row, scored, expects, ev.question)
             picks.append(CellChoice(row, measure if measure is not None and scored[0][0] <
@@ -815,15 +813,6 @@ def _verdict_in(stages: LoadedStages, ev: Evidence, expects: Expected, rows: lis
     if blank(best.cell.value):  # the table's "-": it gives no value, and no neighbour's
         return CellVerdict(empty=best)
     return CellVerdict(choice=best)
-
-
-def headings(ev: Evidence, seed: Sentence) -> list[str]:
-    """The lines of ``seed``'s document retrieved for the question that are not rows of a
-    table (its title, headings, prose), and its title."""
-    seen = [*ev.per_passage.values(), *ev.retrieved.values()]
-    lines = {s.text for ss in seen for s in ss
-             if s.path == seed.path and len(row_cells(s.text)) < 2}
-    return [seed.title, *sorted(lines)]
 
 
 def _same_columns(a: Row, b: Row) -> bool:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ragctl.records import Hit, ScoredSentence, Sentence, SourceSpan
-from ragctl.text import CURRENCY_CODES, CURRENCY_SIGNS, STOPWORDS, content_words
+from ragctl.text import CURRENCY_CODES, CURRENCY_SIGNS, content_words
 
 if TYPE_CHECKING:
     from ragctl.ask.retrieve import Retriever
@@ -286,48 +286,6 @@ _ACCORDING = re.compile(r"(?:^|,\s*)(?P<who>according to [^,?;]{2,80}?)(?=\s*(?:
 def unsourced(question: str) -> str:
     """The question without the phrases that name its document (:func:`source_spans`)."""
     for a, b in reversed(source_spans(question)):
-        question = f"{question[:a]} {question[b:]}"
-    return question
-
-
-NAMING_RUN = 3  # words of the question in a row, as its document's own lines hold them
-NAMING_RUN_MAX = 16
-_RUN_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-
-
-def _run_words(text: str) -> list[str]:
-    return [re.sub(r"['’]s$", "", w.lower()) for w in _RUN_WORD.findall(text)]
-
-
-def untitled(question: str, lines: Iterable[str]) -> str:
-    """The question without each run of :data:`NAMING_RUN` or more of its words (two of
-    them not stopwords) that one of ``lines`` (its document's title and headings) holds in
-    that order: the run names the document, not a column of its table ("the Harbour
-    Trust's visitor count by gate" of a report headed "HARBOUR TRUST VISITOR COUNT BY
-    GATE")."""
-    grams: set[tuple[str, ...]] = set()
-    for line in lines:
-        held = _run_words(line)
-        for n in range(NAMING_RUN, min(len(held), NAMING_RUN_MAX) + 1):
-            grams.update(tuple(held[i:i + n]) for i in range(len(held) - n + 1))
-    if not grams:
-        return question
-    found = list(_RUN_WORD.finditer(question))
-    words = [re.sub(r"['’]s$", "", m.group().lower()) for m in found]
-    spans: list[tuple[int, int]] = []
-    i = 0
-    while i < len(words):
-        end = i
-        for k in range(i + NAMING_RUN, min(len(words), i + NAMING_RUN_MAX) + 1):
-            if tuple(words[i:k]) not in grams:
-                break
-            end = k
-        if end and sum(w not in STOPWORDS for w in words[i:end]) >= 2:
-            spans.append((found[i].start(), found[end - 1].end()))
-            i = end
-        else:
-            i += 1
-    for a, b in reversed(spans):
         question = f"{question[:a]} {question[b:]}"
     return question
 
