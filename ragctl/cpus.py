@@ -8,8 +8,8 @@ So the count is the physical cores this process may run on (its affinity, a cgro
 less those another process keeps busy, measured over a short window just before
 generating, and at least one. The ``generator_threads`` setting
 (``RAGCTL_GENERATOR_THREADS``) overrides it. Tesseract's threads wait on each other the
-same way: a receipt photo that one process read in 3 s took over 300 s with two more
-processes reading at two threads each on 2 cores, and its file was skipped as too slow.
+same way: one reading of a receipt photo that takes 1 to 3 s took 331 s at two threads
+with two more processes reading on 2 cores, and its file was skipped as too slow.
 """
 
 from __future__ import annotations

@@ -445,6 +445,7 @@ def skew(image: Image) -> float:
     around = np.asarray(grey.filter(ImageFilter.BoxBlur(8)), dtype=np.int16)
     ink = (np.asarray(grey, dtype=np.int16) < around - 12).astype(np.uint8) * 255
     marks = PILImage.fromarray(ink)
+
     def unevenness(angle: float) -> float:
         rows = np.asarray(marks.rotate(angle), dtype=np.float32).sum(axis=1)
         return float(np.square(np.diff(rows)).sum())
