@@ -92,15 +92,18 @@ def generator_threads(setting: int = 0, *, sample_s: float = SAMPLE_S) -> int:
     """Threads for the generator: ``setting`` when above 0 (at most the usable CPUs),
     else the physical cores free to this process now, at least 1."""
     if setting > 0:
-        cpus = usable_cpus()
-        return max(1, min(setting, len(cpus), _quota() or len(cpus)))
+        return max(1, min(setting, _limit(usable_cpus())))
     return free_threads(sample_s=sample_s)
+
+
+def _limit(cpus: set[int]) -> int:
+    """The most threads ``cpus`` run at once: their number, within a cgroup quota."""
+    return min(len(cpus), _quota() or len(cpus))
 
 
 def free_threads(*, sample_s: float = SAMPLE_S) -> int:
     """The physical cores free to this process now (its affinity, a cgroup quota, less
     the CPUs other processes keep busy), at least 1."""
     cpus = usable_cpus()
-    limit = min(len(cpus), _quota() or len(cpus))
     free = len(cpus) - busy_cpus(cpus, sample_s)
-    return max(1, min(physical_cores(cpus), limit, free))
+    return max(1, min(physical_cores(cpus), _limit(cpus), free))
